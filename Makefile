@@ -1,0 +1,103 @@
+# dtcast — build, test, install.
+#
+#   make            build/libdtcast.a, build/libdtcast.so, build/dtcast
+#   make demo       build, then convert the bundled example to five narrow types
+#   make test       build, run every test (plain and under ASan+UBSan), print "N passed, N failed"
+#   make install    PREFIX=/usr/local (DESTDIR honoured): header, libraries, CLI, pkg-config, CMake
+#
+# Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (AddressSanitizer + UBSan build).
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+PYTHON  ?= python3
+
+VERSION := 0.1.0
+SOMAJOR := 0
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+OPT     ?= -O2 -g
+CFLAGS  ?=
+LDFLAGS ?=
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+LIBS    := -lm -pthread
+
+ifeq ($(SAN),1)
+  ALL_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  LDFLAGS    += -fsanitize=address,undefined
+endif
+
+LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC  := $(sort $(wildcard programs/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all lib cli tests demo test test-plain test-san install uninstall clean
+all: lib cli
+
+lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so $(BUILD)/dtcast.pc
+cli: $(BUILD)/dtcast
+tests: $(TEST_BIN)
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libdtcast.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libdtcast.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libdtcast.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/dtcast: $(CLI_OBJ) $(BUILD)/libdtcast.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libdtcast.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libdtcast.a $(LIBS)
+
+$(BUILD)/dtcast.pc: packaging/dtcast.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+demo: all
+	@echo
+	$(BUILD)/dtcast compare examples/weights.npy --to float8e4m3fn,float8e5m2,float4e2m1,bfloat16,int4
+
+# The whole suite: the plain build, then the same C tests and conformance under ASan+UBSan.
+test: all tests
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT="-O1 -g" all tests
+	@PYTHON=$(PYTHON) tests/run build build/san
+
+test-plain: all tests
+	@PYTHON=$(PYTHON) tests/run build
+
+install: all
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+	           $(DESTDIR)$(LIBDIR)/cmake/dtcast
+	install -m 644 include/dtcast.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(BUILD)/libdtcast.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libdtcast.so $(DESTDIR)$(LIBDIR)/libdtcast.so.$(VERSION)
+	ln -sf libdtcast.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdtcast.so.$(SOMAJOR)
+	ln -sf libdtcast.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libdtcast.so
+	install -m 644 $(BUILD)/dtcast.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@VERSION@|$(VERSION)|g' packaging/dtcastConfigVersion.cmake.in \
+	    > $(DESTDIR)$(LIBDIR)/cmake/dtcast/dtcastConfigVersion.cmake
+	install -m 644 packaging/dtcastConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/dtcast/
+	install -m 755 $(BUILD)/dtcast $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/dtcast.h $(DESTDIR)$(LIBDIR)/libdtcast.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc $(DESTDIR)$(BINDIR)/dtcast
+	rm -rf $(DESTDIR)$(LIBDIR)/cmake/dtcast
+
+clean:
+	rm -rf build

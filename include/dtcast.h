@@ -1,0 +1,292 @@
+/*
+ * dtcast — exact conversion between every tensor data type used in machine learning.
+ *
+ * One header, one library. Every conversion rounds once, exactly, under the rounding mode and
+ * overflow policies in dtcast_options. Sub-byte types are packed as ONNX packs them; counts are in
+ * elements. All functions are thread-safe and keep no global mutable state (lookup tables are
+ * built once, on first use, under a once-guard).
+ *
+ * Errors: every entry point returns a dtcast_status (DTCAST_OK == 0). When the caller sets
+ * dtcast_options.error, the library also writes a message there that names the problem (which
+ * type, which element, which text). On error the output buffer is left untouched.
+ */
+#ifndef DTCAST_H
+#define DTCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DTCAST_VERSION_MAJOR 0
+#define DTCAST_VERSION_MINOR 1
+#define DTCAST_VERSION_PATCH 0
+#define DTCAST_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32) && defined(DTCAST_BUILD_SHARED)
+#define DTCAST_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define DTCAST_API __attribute__((visibility("default")))
+#else
+#define DTCAST_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Types. Values equal ONNX TensorProto.DataType where ONNX has the type; dtcast's own formats
+ * are numbered above 100.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum dtcast_type {
+    DTCAST_UNDEFINED = 0,
+    DTCAST_FLOAT32 = 1,
+    DTCAST_UINT8 = 2,
+    DTCAST_INT8 = 3,
+    DTCAST_UINT16 = 4,
+    DTCAST_INT16 = 5,
+    DTCAST_INT32 = 6,
+    DTCAST_INT64 = 7,
+    DTCAST_STRING = 8,
+    DTCAST_BOOL = 9,
+    DTCAST_FLOAT16 = 10,
+    DTCAST_FLOAT64 = 11,
+    DTCAST_UINT32 = 12,
+    DTCAST_UINT64 = 13,
+    DTCAST_COMPLEX64 = 14,
+    DTCAST_COMPLEX128 = 15,
+    DTCAST_BFLOAT16 = 16,
+    DTCAST_FLOAT8E4M3FN = 17,
+    DTCAST_FLOAT8E4M3FNUZ = 18,
+    DTCAST_FLOAT8E5M2 = 19,
+    DTCAST_FLOAT8E5M2FNUZ = 20,
+    DTCAST_UINT4 = 21,
+    DTCAST_INT4 = 22,
+    DTCAST_FLOAT4E2M1 = 23,
+    DTCAST_FLOAT8E8M0 = 24,
+    DTCAST_UINT2 = 25,
+    DTCAST_INT2 = 26,
+    /* Beyond ONNX (ml_dtypes, OCP MX, OpenVINO). */
+    DTCAST_COMPLEX32 = 101,         /* pair of float16 (real, imag) */
+    DTCAST_FLOAT8E4M3 = 102,        /* IEEE-like 4/3/7, Inf 0x78, max 240 */
+    DTCAST_FLOAT8E3M4 = 103,        /* IEEE-like 3/4/3, max 15.5 */
+    DTCAST_FLOAT8E4M3B11FNUZ = 104, /* 4/3/11, NaN 0x80, no -0, max 30 */
+    DTCAST_FLOAT6E2M3FN = 105,      /* 2/3/1, no Inf/NaN, max 7.5; one per byte, low 6 bits */
+    DTCAST_FLOAT6E3M2FN = 106,      /* 3/2/3, no Inf/NaN, max 28; one per byte, low 6 bits */
+    DTCAST_UINT1 = 107              /* packed 8 per byte, element 8k+j in bit j */
+} dtcast_type;
+
+typedef enum dtcast_status {
+    DTCAST_OK = 0,
+    DTCAST_ERR_INVALID_ARGUMENT, /* NULL buffer, bad option value, bad attribute */
+    DTCAST_ERR_UNKNOWN_TYPE,     /* not a dtcast_type, or a name nobody knows */
+    DTCAST_ERR_UNSUPPORTED,      /* the pair is not allowed by this profile / opset */
+    DTCAST_ERR_COMPLEX_TO_REAL,  /* complex -> real without discard_imaginary */
+    DTCAST_ERR_SIZE_OVERFLOW,    /* count * element size does not fit size_t */
+    DTCAST_ERR_BAD_STRING,       /* a string that is not a number (index in the message) */
+    DTCAST_ERR_OUT_OF_MEMORY,
+    DTCAST_ERR_BAD_SHAPE,        /* shape outside the profile's limits */
+    DTCAST_ERR_PROMOTION,        /* no common type under the rule set */
+    DTCAST_ERR_IO,               /* a file could not be opened, read or written */
+    DTCAST_ERR_BAD_FILE          /* truncated or malformed file */
+} dtcast_status;
+
+/* ---------------------------------------------------------------------------------------------
+ * Options.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum dtcast_round {
+    DTCAST_ROUND_DEFAULT = 0, /* rne for float targets, trunc for integer targets */
+    DTCAST_ROUND_RNE,         /* nearest, ties to even            ("rne",   CAST_RINT)  */
+    DTCAST_ROUND_RNA,         /* nearest, ties away from zero     ("round", CAST_ROUND) */
+    DTCAST_ROUND_FLOOR,       /* toward -infinity                 ("floor", CAST_FLOOR) */
+    DTCAST_ROUND_CEIL,        /* toward +infinity                 ("ceil",  CAST_CEIL)  */
+    DTCAST_ROUND_TRUNC,       /* toward zero                      ("trunc", CAST_TRUNC) */
+    DTCAST_ROUND_ODD          /* inexact -> the odd neighbour     ("odd",   CAST_ODD)   */
+} dtcast_round;
+
+typedef enum dtcast_float_overflow {
+    DTCAST_FLOAT_OVERFLOW_IEEE = 0, /* +-Inf, else NaN, else +-max; directed modes as IEEE 754 */
+    DTCAST_FLOAT_OVERFLOW_SATURATE  /* +-max finite; +-Inf inputs become +-max too */
+} dtcast_float_overflow;
+
+typedef enum dtcast_int_overflow {
+    DTCAST_INT_OVERFLOW_WRAP = 0, /* modulo 2^bits (two's complement); NaN, +-Inf -> 0 */
+    DTCAST_INT_OVERFLOW_SATURATE  /* clamp to [min, max]; NaN -> 0 */
+} dtcast_int_overflow;
+
+typedef enum dtcast_string_style {
+    DTCAST_STRING_PYTHON = 0, /* shortest round-trip digits, Python repr layout: 1.0, 1e-05, nan */
+    DTCAST_STRING_ORT         /* ONNX Runtime: %.8g (float64: %.17g), NaN, INF, -INF, bool 1/0 */
+} dtcast_string_style;
+
+typedef struct dtcast_error {
+    dtcast_status status;
+    size_t index;      /* element the error is about, or (size_t)-1 */
+    char message[256]; /* one line, no trailing newline */
+} dtcast_error;
+
+typedef struct dtcast_options {
+    dtcast_round round;
+    dtcast_float_overflow float_overflow;
+    dtcast_int_overflow int_overflow;
+    unsigned threads;                 /* 0 = automatic (large tensors only); 1 = this thread */
+    int discard_imaginary;            /* complex -> real keeps the real part instead of failing */
+    dtcast_string_style string_style; /* number -> string layout */
+    int string_to_bool_numeric;       /* string -> bool parses the number (else "" -> 0, other -> 1) */
+    int float4_nan_as_max;            /* NaN -> +max for NaN-less targets (older ONNX text: 0x7) */
+    int via_float32;                  /* reproduce the ONNX reference: round to float32 first */
+    dtcast_error *error;              /* optional: receives the message of a failure */
+} dtcast_options;
+
+/* Fills *opts with the defaults: round DEFAULT, float overflow IEEE, integer overflow WRAP,
+ * threads 0, Python string style, everything else off. */
+DTCAST_API void dtcast_options_init(dtcast_options *opts);
+
+/* ---------------------------------------------------------------------------------------------
+ * Conversion.
+ *
+ * dst and src hold count elements of their types, packed as ONNX packs them (int4/uint4/float4e2m1
+ * two per byte, element 2k in the low nibble; int2/uint2 four per byte; uint1 eight per byte), an
+ * odd tail padded with zero bits. Multi-byte elements are little-endian, native alignment is not
+ * required. Complex types are (real, imag) pairs.
+ *
+ * Strings: a DTCAST_STRING source is an array of count NUL-terminated `const char *`. A
+ * DTCAST_STRING destination is an array of count `char *` that receives strings allocated by the
+ * library; release them with dtcast_strings_free(). For caller-owned buffers use
+ * dtcast_format_element() and dtcast_parse_element().
+ *
+ * dst and src must not overlap unless dst == src and the destination element is not wider than
+ * the source element (an in-place narrowing or same-size conversion); anything else is refused.
+ * ------------------------------------------------------------------------------------------- */
+DTCAST_API dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
+                                        dtcast_type src_type, size_t count,
+                                        const dtcast_options *opts /* NULL = defaults */);
+
+/* Frees count strings produced by a conversion to DTCAST_STRING (not the array itself).
+ * NULL entries are skipped; the entries are set to NULL. */
+DTCAST_API void dtcast_strings_free(char **strings, size_t count);
+
+/* Longest string dtcast_format_element() writes, including the NUL. */
+#define DTCAST_FORMAT_MAX 64
+
+/* Writes element `index` of src (of src_type) as text into buf (size bytes, NUL-terminated). */
+DTCAST_API dtcast_status dtcast_format_element(char *buf, size_t size, const void *src,
+                                               dtcast_type src_type, size_t index,
+                                               const dtcast_options *opts);
+
+/* Parses text into element `index` of dst (of dst_type), rounding once under opts. */
+DTCAST_API dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index,
+                                              const char *text, const dtcast_options *opts);
+
+DTCAST_API const char *dtcast_status_string(dtcast_status status);
+
+/* ---------------------------------------------------------------------------------------------
+ * Type queries.
+ * ------------------------------------------------------------------------------------------- */
+/* Canonical lower-case name ("float8e4m3fn"), or NULL for a value that is not a type. */
+DTCAST_API const char *dtcast_type_name(dtcast_type type);
+/* ONNX enum name ("FLOAT8E4M3FN", "DOUBLE"), or NULL when ONNX has no such type. */
+DTCAST_API const char *dtcast_type_onnx_name(dtcast_type type);
+/* Accepts canonical names, ONNX enum names and numbers, and the common aliases (f32, bf16, i8,
+ * s8, fp8_e4m3, float8_e4m3fn, double, half, ...), case-insensitively. */
+DTCAST_API dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type);
+/* Bits of one element (4 for int4, 64 for complex64, 0 for string or an unknown value). */
+DTCAST_API int dtcast_type_bits(dtcast_type type);
+/* Bytes that count packed elements occupy (string: count pointers). */
+DTCAST_API dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes);
+/* The types, in a fixed order: fills up to max entries, returns how many there are. */
+DTCAST_API size_t dtcast_type_list(dtcast_type *types, size_t max);
+
+typedef enum dtcast_kind {
+    DTCAST_KIND_BOOL,
+    DTCAST_KIND_UNSIGNED,
+    DTCAST_KIND_SIGNED,
+    DTCAST_KIND_FLOAT,
+    DTCAST_KIND_COMPLEX,
+    DTCAST_KIND_STRING
+} dtcast_kind;
+
+typedef struct dtcast_info {
+    dtcast_type type;
+    const char *name;
+    dtcast_kind kind;
+    int bits; /* of one element */
+    /* Floats (complex: of each part). */
+    int exponent_bits, mantissa_bits, bias;
+    int has_inf, has_nan, has_negative_zero;
+    double max;           /* largest finite */
+    double lowest;        /* most negative finite */
+    double min_normal;    /* smallest positive normal */
+    double min_subnormal; /* smallest positive value */
+    double epsilon;       /* 2^-mantissa_bits: the gap above 1 */
+    uint64_t max_bits;    /* encoding of max */
+    uint64_t inf_bits;    /* encoding of +Inf (0 when none) */
+    uint64_t nan_bits;    /* canonical NaN (0 when none) */
+    int nan_count;        /* number of NaN encodings */
+    /* Integers and bool. */
+    int64_t int_min;
+    uint64_t int_max;
+} dtcast_info;
+
+DTCAST_API dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info);
+
+/* Rounding-mode names: "rne", "round", "floor", "ceil", "trunc", "odd" (and "default"). */
+DTCAST_API const char *dtcast_round_name(dtcast_round round);
+DTCAST_API dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round);
+
+/* ---------------------------------------------------------------------------------------------
+ * ONNX Cast / CastLike (opsets 1..25). `to` is the TensorProto.DataType code; saturate is the
+ * attribute (1 = default); round_mode is "up" (default, NULL), "down" or "nearest". The pair is
+ * checked against the opset's type constraints, then converted with ONNX's semantics. opts may
+ * be NULL; only its threads, string and error fields are used.
+ * ------------------------------------------------------------------------------------------- */
+#define DTCAST_ONNX_OPSET_MAX 25
+
+/* Translates ONNX attributes to options for (src_type -> to) at opset, checking the rules. */
+DTCAST_API dtcast_status dtcast_onnx_options(dtcast_options *out, int opset, dtcast_type src_type,
+                                             int64_t to, int64_t saturate, const char *round_mode,
+                                             const dtcast_options *base);
+
+DTCAST_API dtcast_status dtcast_onnx_cast(void *dst, const void *src, dtcast_type src_type,
+                                          size_t count, int opset, int64_t to, int64_t saturate,
+                                          const char *round_mode, const dtcast_options *opts);
+
+/* CastLike (opset >= 15): the target type is that of the second input. */
+DTCAST_API dtcast_status dtcast_onnx_cast_like(void *dst, dtcast_type like_type, const void *src,
+                                               dtcast_type src_type, size_t count, int opset,
+                                               int64_t saturate, const char *round_mode,
+                                               const dtcast_options *opts);
+
+/* Whether opset's Cast accepts type t (as input or output). */
+DTCAST_API int dtcast_onnx_opset_allows(int opset, dtcast_type t);
+
+/* ---------------------------------------------------------------------------------------------
+ * Ascend PyPTO pypto.cast. Supported pairs, CastMode defaults and fallbacks, saturating integers,
+ * shapes of 1..4 dimensions with at most INT32_MAX elements.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum dtcast_pypto_mode {
+    DTCAST_CAST_NONE = 0,
+    DTCAST_CAST_RINT,
+    DTCAST_CAST_ROUND,
+    DTCAST_CAST_FLOOR,
+    DTCAST_CAST_CEIL,
+    DTCAST_CAST_TRUNC,
+    DTCAST_CAST_ODD
+} dtcast_pypto_mode;
+
+DTCAST_API const char *dtcast_pypto_mode_name(dtcast_pypto_mode mode);
+DTCAST_API dtcast_status dtcast_pypto_mode_from_name(const char *name, dtcast_pypto_mode *mode);
+
+/* Options pypto.cast(src_type -> dst_type, mode) uses, after checking the pair. */
+DTCAST_API dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type src_type,
+                                              dtcast_type dst_type, dtcast_pypto_mode mode,
+                                              const dtcast_options *base);
+
+DTCAST_API dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src,
+                                           dtcast_type src_type, const int64_t *shape, int ndim,
+                                           dtcast_pypto_mode mode, const dtcast_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DTCAST_H */

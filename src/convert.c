@@ -1,0 +1,356 @@
+/* dtcast_convert: checks the arguments, then moves every element through decode -> encode.
+ * Strings and complex numbers are handled here; the rounding itself lives in exact.c. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_INDEX ((size_t)-1)
+
+static bool is_integer_like(const dt_format *f)
+{
+    return f->tc == DT_TC_UINT || f->tc == DT_TC_SINT || f->tc == DT_TC_BOOL;
+}
+
+/* ---- argument checks ---------------------------------------------------------------------- */
+
+static dtcast_status check_options(const dtcast_options *o)
+{
+    if ((unsigned)o->round > DTCAST_ROUND_ODD)
+        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid rounding mode %d",
+                       (int)o->round);
+    if ((unsigned)o->float_overflow > DTCAST_FLOAT_OVERFLOW_SATURATE)
+        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+                       "invalid float overflow policy %d", (int)o->float_overflow);
+    if ((unsigned)o->int_overflow > DTCAST_INT_OVERFLOW_SATURATE)
+        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+                       "invalid integer overflow policy %d", (int)o->int_overflow);
+    if ((unsigned)o->string_style > DTCAST_STRING_ORT)
+        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid string style %d",
+                       (int)o->string_style);
+    return DTCAST_OK;
+}
+
+/* Overlapping buffers are refused, except the in-place case that a forward pass handles:
+ * dst == src and the destination element is not wider than the source element. */
+static bool overlap_is_safe(const void *dst, size_t dst_bytes, const dt_format *df,
+                            const void *src, size_t src_bytes, const dt_format *sf)
+{
+    const uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d + dst_bytes <= s || s + src_bytes <= d)
+        return true;
+    if (df->tc == DT_TC_STRING || sf->tc == DT_TC_STRING)
+        return false;
+    return d == s && df->stride_bits <= sf->stride_bits;
+}
+
+/* ---- numbers -> numbers ------------------------------------------------------------------- */
+
+/* One element of src as an exact value; complex sources give both parts. */
+static void load_value(const dt_format *f, const dt_format *part, const void *src, size_t i,
+                       dt_value *re, dt_value *im)
+{
+    if (f->tc == DT_TC_COMPLEX) {
+        dt_decode(part, dt_load(part, src, 2 * i), re);
+        dt_decode(part, dt_load(part, src, 2 * i + 1), im);
+        return;
+    }
+    dt_decode(f, dt_load(f, src, i), re);
+    memset(im, 0, sizeof *im);
+    im->cls = DT_ZERO;
+}
+
+/* The ONNX reference rounds to float32 first on the way to narrower floats (double rounding).
+ * via_float32 reproduces it; by default dtcast rounds once. */
+static void through_float32(dt_value *v)
+{
+    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
+    dt_decode(f32, dt_encode(f32, v, &rne), v);
+}
+
+static bool wants_float32_first(const dtcast_options *o, const dt_format *sf, const dt_format *df)
+{
+    if (!o->via_float32 || sf->type == DTCAST_FLOAT32)
+        return false;
+    return (df->tc == DT_TC_FLOAT || df->tc == DT_TC_E8M0) && df->bits < 32;
+}
+
+static void convert_numbers(void *dst, const dt_format *df, const void *src, const dt_format *sf,
+                            size_t count, const dtcast_options *o)
+{
+    const dt_format *spart = sf->tc == DT_TC_COMPLEX ? dt_format_of(sf->part) : sf;
+    const dt_format *dpart = df->tc == DT_TC_COMPLEX ? dt_format_of(df->part) : df;
+    const bool float32_first = wants_float32_first(o, spart, dpart);
+    dt_rules rules;
+    dt_rules_for(dpart, o, &rules);
+
+    for (size_t i = 0; i < count; i++) {
+        dt_value re, im;
+        load_value(sf, spart, src, i, &re, &im);
+        if (float32_first) {
+            through_float32(&re);
+            through_float32(&im);
+        }
+        if (df->tc == DT_TC_COMPLEX) {
+            dt_store(dpart, dst, 2 * i, dt_encode(dpart, &re, &rules));
+            dt_store(dpart, dst, 2 * i + 1, dt_encode(dpart, &im, &rules));
+        } else if (df->tc == DT_TC_BOOL) { /* a complex number is true when either part is */
+            dt_store(df, dst, i, re.cls != DT_ZERO || im.cls != DT_ZERO);
+        } else {
+            dt_store(df, dst, i, dt_encode(df, &re, &rules));
+        }
+    }
+    if (df->stride_bits < 8) { /* zero the padding bits after the last element */
+        const size_t per_byte = (size_t)(8 / df->stride_bits);
+        if (count % per_byte) {
+            uint8_t *last = (uint8_t *)dst + count / per_byte;
+            *last &= (uint8_t)((1u << ((count % per_byte) * (unsigned)df->stride_bits)) - 1);
+        }
+    }
+}
+
+/* ---- numbers -> strings ------------------------------------------------------------------- */
+
+static size_t format_element(char *buf, size_t size, const dt_format *sf, const void *src,
+                             size_t i, dtcast_string_style style)
+{
+    if (sf->tc == DT_TC_COMPLEX) {
+        const dt_format *part = dt_format_of(sf->part);
+        return dt_text_format_complex(buf, size, part, dt_load(part, src, 2 * i),
+                                      dt_load(part, src, 2 * i + 1), style);
+    }
+    return dt_text_format(buf, size, sf, dt_load(sf, src, i), style);
+}
+
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+void dtcast_strings_free(char **strings, size_t count)
+{
+    if (!strings)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        free(strings[i]);
+        strings[i] = NULL;
+    }
+}
+
+/* All strings are made in a scratch array first, so a failure leaves dst untouched. */
+static dtcast_status convert_to_strings(char **dst, const void *src, const dt_format *sf,
+                                        size_t count, const dtcast_options *o)
+{
+    char **made = calloc(count, sizeof *made);
+    if (!made)
+        return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory for %zu strings",
+                       count);
+    for (size_t i = 0; i < count; i++) {
+        char buf[DTCAST_FORMAT_MAX];
+        if (sf->tc == DT_TC_STRING) {
+            const char *s = ((const char *const *)src)[i];
+            if (!s) {
+                dtcast_strings_free(made, i);
+                free(made);
+                return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
+            }
+            made[i] = copy_string(s);
+        } else {
+            format_element(buf, sizeof buf, sf, src, i, o->string_style);
+            made[i] = copy_string(buf);
+        }
+        if (!made[i]) {
+            dtcast_strings_free(made, i);
+            free(made);
+            return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, i, "out of memory at string %zu", i);
+        }
+    }
+    memcpy(dst, made, count * sizeof *made);
+    free(made);
+    return DTCAST_OK;
+}
+
+/* ---- strings -> numbers ------------------------------------------------------------------- */
+
+static dtcast_status bad_string(const dtcast_options *o, size_t i, const char *s)
+{
+    return dt_fail(o, DTCAST_ERR_BAD_STRING, i, "element %zu: \"%.60s%s\" is not a number", i, s,
+                   strlen(s) > 60 ? "..." : "");
+}
+
+/* Parses s and writes its code(s) into element i of out. */
+static dtcast_status parse_into(void *out, const dt_format *df, size_t i, const char *s,
+                                const dtcast_options *o)
+{
+    dt_rules rules;
+    if (df->tc == DT_TC_COMPLEX) {
+        const dt_format *part = dt_format_of(df->part);
+        dt_value re, im;
+        dt_int_parts rip, iip;
+        if (!dt_text_parse_complex(s, &re, &rip, &im, &iip))
+            return bad_string(o, i, s);
+        dt_rules_for(part, o, &rules);
+        dt_store(part, out, 2 * i, dt_encode(part, &re, &rules));
+        dt_store(part, out, 2 * i + 1, dt_encode(part, &im, &rules));
+        return DTCAST_OK;
+    }
+    if (df->tc == DT_TC_BOOL && !o->string_to_bool_numeric) { /* ONNX: "" is false, else true */
+        dt_store(df, out, i, s[0] != '\0');
+        return DTCAST_OK;
+    }
+    dt_value v;
+    dt_int_parts ip;
+    if (!dt_text_parse(s, &v, &ip))
+        return bad_string(o, i, s);
+    dt_rules_for(df, o, &rules);
+    /* Integer targets use the exact integer parts: a parsed decimal may not fit 64 bits. */
+    uint64_t code = is_integer_like(df) ? dt_encode_int_parts(df, &ip, &rules)
+                                        : dt_encode(df, &v, &rules);
+    dt_store(df, out, i, code);
+    return DTCAST_OK;
+}
+
+static dtcast_status convert_from_strings(void *dst, const dt_format *df, const char *const *src,
+                                          size_t count, size_t dst_bytes, const dtcast_options *o)
+{
+    uint8_t *scratch = calloc(dst_bytes ? dst_bytes : 1, 1);
+    if (!scratch)
+        return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory (%zu bytes)",
+                       dst_bytes);
+    for (size_t i = 0; i < count; i++) {
+        if (!src[i]) {
+            free(scratch);
+            return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
+        }
+        dtcast_status st = parse_into(scratch, df, i, src[i], o);
+        if (st != DTCAST_OK) {
+            free(scratch);
+            return st;
+        }
+    }
+    memcpy(dst, scratch, dst_bytes);
+    free(scratch);
+    return DTCAST_OK;
+}
+
+/* ---- the entry point ---------------------------------------------------------------------- */
+
+dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
+                             dtcast_type src_type, size_t count, const dtcast_options *opts)
+{
+    dtcast_options defaults;
+    if (!opts) {
+        dtcast_options_init(&defaults);
+        opts = &defaults;
+    }
+    const dt_format *df = dt_format_of(dst_type);
+    const dt_format *sf = dt_format_of(src_type);
+    if (!sf)
+        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown source type %d",
+                       (int)src_type);
+    if (!df)
+        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown destination type %d",
+                       (int)dst_type);
+    dtcast_status st = check_options(opts);
+    if (st != DTCAST_OK)
+        return st;
+    if (sf->tc == DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX && df->tc != DT_TC_STRING &&
+        df->tc != DT_TC_BOOL && !opts->discard_imaginary)
+        return dt_fail(opts, DTCAST_ERR_COMPLEX_TO_REAL, NO_INDEX,
+                       "%s -> %s would discard the imaginary part (set discard_imaginary)",
+                       sf->name, df->name);
+    size_t src_bytes, dst_bytes;
+    if (dtcast_storage_size(src_type, count, &src_bytes) != DTCAST_OK ||
+        dtcast_storage_size(dst_type, count, &dst_bytes) != DTCAST_OK)
+        return dt_fail(opts, DTCAST_ERR_SIZE_OVERFLOW, NO_INDEX,
+                       "%zu elements of %s -> %s do not fit in memory", count, sf->name, df->name);
+    if (count == 0)
+        return DTCAST_OK;
+    if (!src)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "source buffer is NULL");
+    if (!dst)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "destination buffer is NULL");
+    if (!overlap_is_safe(dst, dst_bytes, df, src, src_bytes, sf))
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+                       "source and destination overlap (only dst == src with a destination "
+                       "element no wider than the source is allowed)");
+
+    if (df->tc == DT_TC_STRING)
+        return convert_to_strings(dst, src, sf, count, opts);
+    if (sf->tc == DT_TC_STRING)
+        return convert_from_strings(dst, df, src, count, dst_bytes, opts);
+    convert_numbers(dst, df, src, sf, count, opts);
+    return DTCAST_OK;
+}
+
+/* ---- single elements with caller-owned text ------------------------------------------------ */
+
+dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtcast_type src_type,
+                                    size_t index, const dtcast_options *opts)
+{
+    dtcast_options defaults;
+    if (!opts) {
+        dtcast_options_init(&defaults);
+        opts = &defaults;
+    }
+    const dt_format *sf = dt_format_of(src_type);
+    if (!sf)
+        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)src_type);
+    if (!buf || !src || size == 0)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL or empty buffer");
+    if (sf->tc == DT_TC_STRING) {
+        const char *s = ((const char *const *)src)[index];
+        if (!s || strlen(s) >= size)
+            return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+                           "string element %zu is NULL or longer than the buffer", index);
+        memcpy(buf, s, strlen(s) + 1);
+        return DTCAST_OK;
+    }
+    char tmp[DTCAST_FORMAT_MAX];
+    size_t n = format_element(tmp, sizeof tmp, sf, src, index, opts->string_style);
+    if (n == 0 || n >= size)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+                       "buffer of %zu bytes is too small for element %zu", size, index);
+    memcpy(buf, tmp, n + 1);
+    return DTCAST_OK;
+}
+
+dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index, const char *text,
+                                   const dtcast_options *opts)
+{
+    dtcast_options defaults;
+    if (!opts) {
+        dtcast_options_init(&defaults);
+        opts = &defaults;
+    }
+    const dt_format *df = dt_format_of(dst_type);
+    if (!df)
+        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)dst_type);
+    if (df->tc == DT_TC_STRING)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+                       "parse into a string element: use dtcast_convert");
+    if (!dst || !text)
+        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL buffer or text");
+    dtcast_status st = check_options(opts);
+    if (st != DTCAST_OK)
+        return st;
+    /* Parse into a scratch element first so that a failure leaves dst untouched. */
+    uint8_t scratch[16] = {0};
+    const size_t bits = (size_t)df->stride_bits;
+    const size_t sub_index = bits < 8 ? index % (8 / bits) : 0;
+    if (bits < 8)
+        scratch[0] = ((const uint8_t *)dst)[index / (8 / bits)];
+    st = parse_into(scratch, df, sub_index, text, opts);
+    if (st != DTCAST_OK)
+        return st;
+    if (bits < 8)
+        ((uint8_t *)dst)[index / (8 / bits)] = scratch[0];
+    else
+        memcpy((uint8_t *)dst + index * (bits / 8), scratch, bits / 8);
+    return DTCAST_OK;
+}

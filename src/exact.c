@@ -1,0 +1,446 @@
+/* The reference path: decode any code into its exact value, round that value once into any
+ * format. Every conversion in dtcast is defined by these functions; every fast path is checked
+ * against them. Slow is fine here; obviously right is not negotiable. */
+#include "internal.h"
+
+#include <string.h>
+
+static uint64_t low_mask(int bits) { return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1; }
+
+static int bit_length(uint64_t x)
+{
+    int n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+}
+
+/* ---- decode ------------------------------------------------------------------------------ */
+
+static void set_finite(dt_value *v, bool neg, uint64_t sig, int32_t exp)
+{
+    v->cls = DT_FINITE;
+    v->neg = neg;
+    v->sig = sig;
+    v->exp = exp;
+}
+
+static void decode_float(const dt_format *f, uint64_t code, dt_value *v)
+{
+    const uint64_t sign = UINT64_C(1) << (f->bits - 1);
+    const uint64_t exp_ones = low_mask(f->exp_bits);
+    const uint64_t man_ones = low_mask(f->man_bits);
+    const bool neg = (code & sign) != 0;
+    const uint64_t e = (code >> f->man_bits) & exp_ones;
+    const uint64_t m = code & man_ones;
+
+    v->neg = neg;
+    switch (f->nan) {
+    case DT_NAN_IEEE:
+        if (e == exp_ones) {
+            v->cls = m ? DT_NAN : DT_INF;
+            return;
+        }
+        break;
+    case DT_NAN_FN: /* S.1111.111 is NaN; S.1111.110 is an ordinary number */
+        if (e == exp_ones && m == man_ones) {
+            v->cls = DT_NAN;
+            return;
+        }
+        break;
+    case DT_NAN_FNUZ: /* the would-be -0 is the only NaN; it has no meaningful sign */
+        if (code == sign) {
+            v->cls = DT_NAN;
+            v->neg = false;
+            return;
+        }
+        break;
+    case DT_NAN_NONE:
+        break;
+    }
+    if (e == 0) {
+        if (m == 0) {
+            v->cls = DT_ZERO;
+            return;
+        }
+        set_finite(v, neg, m, 1 - f->bias - f->man_bits); /* subnormal: 0.m * 2^(1-bias) */
+        return;
+    }
+    /* normal: 1.m * 2^(e-bias) = (2^man + m) * 2^(e - bias - man) */
+    set_finite(v, neg, m | (UINT64_C(1) << f->man_bits), (int32_t)e - f->bias - f->man_bits);
+}
+
+void dt_decode(const dt_format *f, uint64_t code, dt_value *v)
+{
+    memset(v, 0, sizeof *v);
+    code &= low_mask(f->bits);
+    switch (f->tc) {
+    case DT_TC_BOOL:
+        if (code)
+            set_finite(v, false, 1, 0);
+        else
+            v->cls = DT_ZERO;
+        return;
+    case DT_TC_UINT:
+        if (code)
+            set_finite(v, false, code, 0);
+        else
+            v->cls = DT_ZERO;
+        return;
+    case DT_TC_SINT: {
+        const uint64_t sign = UINT64_C(1) << (f->bits - 1);
+        if (!code) {
+            v->cls = DT_ZERO;
+        } else if (code & sign) { /* two's complement: magnitude = 2^bits - code */
+            set_finite(v, true, (~code + 1) & low_mask(f->bits), 0);
+        } else {
+            set_finite(v, false, code, 0);
+        }
+        return;
+    }
+    case DT_TC_E8M0: /* 2^(code - 127); 0xFF is NaN; there is no zero */
+        if (code == 0xFF)
+            v->cls = DT_NAN;
+        else
+            set_finite(v, false, 1, (int32_t)code - 127);
+        return;
+    case DT_TC_FLOAT:
+        decode_float(f, code, v);
+        return;
+    default: /* complex and string are not single codes */
+        v->cls = DT_NAN;
+        return;
+    }
+}
+
+/* ---- rounding ------------------------------------------------------------------------------ */
+
+/* Whether a magnitude whose last kept bit is lsb, first dropped bit is round and lower dropped
+ * bits are sticky must be incremented by one unit under mode (neg: the value is negative). */
+static bool rounds_up(dtcast_round mode, bool neg, bool lsb, bool round, bool sticky)
+{
+    const bool inexact = round || sticky;
+    switch (mode) {
+    case DTCAST_ROUND_RNA:
+        return round;
+    case DTCAST_ROUND_FLOOR:
+        return neg && inexact;
+    case DTCAST_ROUND_CEIL:
+        return !neg && inexact;
+    case DTCAST_ROUND_TRUNC:
+        return false;
+    case DTCAST_ROUND_ODD: /* an inexact result takes the odd one of its two neighbours */
+        return inexact && !lsb;
+    case DTCAST_ROUND_RNE:
+    default:
+        return round && (sticky || lsb);
+    }
+}
+
+/* Whether mode, on a value of this sign, never rounds the magnitude up: then an overflow gives
+ * the largest finite number, as IEEE 754 says for directed rounding. Round-to-odd joins them. */
+static bool rounds_magnitude_down(dtcast_round mode, bool neg)
+{
+    switch (mode) {
+    case DTCAST_ROUND_TRUNC:
+    case DTCAST_ROUND_ODD:
+        return true;
+    case DTCAST_ROUND_FLOOR:
+        return !neg;
+    case DTCAST_ROUND_CEIL:
+        return neg;
+    default:
+        return false;
+    }
+}
+
+/* sig (with the sticky flag below it) shifted right by shift >= 1 bits, rounded under mode. */
+static uint64_t round_right_shift(uint64_t sig, bool sticky, int shift, dtcast_round mode, bool neg)
+{
+    uint64_t kept;
+    bool round, rest;
+    if (shift > 64) {
+        kept = 0;
+        round = false;
+        rest = sig != 0;
+    } else if (shift == 64) {
+        kept = 0;
+        round = (sig >> 63) != 0;
+        rest = (sig << 1) != 0;
+    } else {
+        kept = sig >> shift;
+        round = ((sig >> (shift - 1)) & 1) != 0;
+        rest = (sig & low_mask(shift - 1)) != 0;
+    }
+    rest = rest || sticky;
+    return kept + rounds_up(mode, neg, kept & 1, round, rest);
+}
+
+/* ---- encode: floats ------------------------------------------------------------------------ */
+
+static uint64_t sign_of(const dt_format *f, bool neg)
+{
+    return neg ? UINT64_C(1) << (f->bits - 1) : 0;
+}
+
+static uint64_t nan_result(const dt_format *f, bool neg, const dt_rules *r)
+{
+    if (dt_float_has_nan(f))
+        return dt_float_nan_code(f, neg);
+    if (r->nan_as_max) /* the older ONNX text: NaN -> +max */
+        return dt_float_max_code(f);
+    /* Current ONNX data for float4e2m1: +NaN -> 0x8 (the -0 code), -NaN -> 0x0. */
+    return sign_of(f, !neg);
+}
+
+static uint64_t overflow_result(const dt_format *f, bool neg, const dt_rules *r)
+{
+    if (r->saturate_float || rounds_magnitude_down(r->round, neg))
+        return sign_of(f, neg) | dt_float_max_code(f);
+    if (dt_float_has_inf(f))
+        return dt_float_inf_code(f, neg);
+    if (dt_float_has_nan(f))
+        return dt_float_nan_code(f, neg);
+    return sign_of(f, neg) | dt_float_max_code(f);
+}
+
+static uint64_t zero_result(const dt_format *f, bool neg)
+{
+    return dt_float_has_neg_zero(f) ? sign_of(f, neg) : 0;
+}
+
+static uint64_t encode_float(const dt_format *f, const dt_value *v, const dt_rules *r)
+{
+    switch (v->cls) {
+    case DT_NAN:
+        return nan_result(f, v->neg, r);
+    case DT_INF:
+        if (r->saturate_float || !(dt_float_has_inf(f) || dt_float_has_nan(f)))
+            return sign_of(f, v->neg) | dt_float_max_code(f);
+        return dt_float_has_inf(f) ? dt_float_inf_code(f, v->neg) : dt_float_nan_code(f, v->neg);
+    case DT_ZERO:
+        return zero_result(f, v->neg);
+    case DT_FINITE:
+        break;
+    }
+    const int man = f->man_bits;
+    const int32_t emin = 1 - f->bias;                     /* exponent of the smallest normal */
+    const int32_t e = v->exp + bit_length(v->sig) - 1;    /* 2^e <= |v| < 2^(e+1) */
+    int32_t q = (e < emin ? emin : e) - man;              /* exponent of one unit in the last place */
+    const int32_t shift = q - v->exp;                     /* bits of sig below that unit */
+
+    uint64_t m;
+    if (shift <= 0) /* exact: sig << -shift < 2^(man+1), see the bound on e */
+        m = v->sig << -shift;
+    else
+        m = round_right_shift(v->sig, v->sticky, shift, r->round, v->neg);
+    if (m == 0)
+        return zero_result(f, v->neg); /* rounded below the smallest subnormal */
+    if (m >> (man + 1)) {             /* rounding carried into a new binade: m == 2^(man+1) */
+        m >>= 1;
+        q++;
+    }
+
+    uint64_t biased_exp, mant;
+    if (m >> man) { /* normal: the leading 1 is implicit */
+        int64_t be = (int64_t)q + man + f->bias;
+        if (be > (int64_t)low_mask(f->exp_bits))
+            return overflow_result(f, v->neg, r);
+        biased_exp = (uint64_t)be;
+        mant = m & low_mask(man);
+    } else { /* subnormal: q is the subnormal quantum, exponent field 0 */
+        biased_exp = 0;
+        mant = m;
+    }
+    const uint64_t magnitude = (biased_exp << man) | mant;
+    if (magnitude > dt_float_max_code(f)) /* the codes above max are Inf/NaN or do not exist */
+        return overflow_result(f, v->neg, r);
+    return sign_of(f, v->neg) | magnitude;
+}
+
+/* float8e8m0: unsigned powers of two 2^-127 .. 2^127, 0xFF NaN, no zero. The sign is ignored. */
+static uint64_t encode_e8m0(const dt_value *v, const dt_rules *r)
+{
+    switch (v->cls) {
+    case DT_NAN:
+    case DT_INF:
+        return 0xFF;
+    case DT_ZERO:
+        return 0x00;
+    case DT_FINITE:
+        break;
+    }
+    int32_t e = v->exp + bit_length(v->sig) - 1; /* 2^e <= |v| < 2^(e+1) */
+    if (e < -127)
+        return 0x00; /* below the smallest value: the format has nothing smaller */
+    const int shift = bit_length(v->sig) - 1;     /* keep one significant bit */
+    if (shift > 0 || v->sticky) {
+        uint64_t m = shift > 0 ? round_right_shift(v->sig, v->sticky, shift, r->round, false)
+                               : v->sig;
+        if (m == 2) /* rounded up to the next power of two */
+            e++;
+    }
+    if (e > 127) {
+        if (r->saturate_float || rounds_magnitude_down(r->round, false))
+            return 0xFE;
+        return 0xFF;
+    }
+    return (uint64_t)(e + 127);
+}
+
+/* ---- encode: integers ---------------------------------------------------------------------- */
+
+void dt_int_parts_of(const dt_value *v, dt_int_parts *p)
+{
+    memset(p, 0, sizeof *p);
+    p->cls = v->cls;
+    p->neg = v->neg;
+    p->frac = DT_FRAC_ZERO;
+    if (v->cls != DT_FINITE)
+        return;
+    if (v->exp >= 0) { /* an integer; keep it modulo 2^64 and note whether it reached 2^64 */
+        if (v->exp >= 64) {
+            p->low = 0;
+            p->huge = true;
+        } else {
+            p->low = v->sig << v->exp;
+            p->huge = v->exp > 0 && (v->sig >> (64 - v->exp)) != 0;
+        }
+        return;
+    }
+    const int k = -v->exp; /* fraction bits */
+    bool half, rest;
+    if (k > 64) {
+        p->low = 0;
+        half = false;
+        rest = v->sig != 0;
+    } else if (k == 64) {
+        p->low = 0;
+        half = (v->sig >> 63) != 0;
+        rest = (v->sig << 1) != 0;
+    } else {
+        p->low = v->sig >> k;
+        half = ((v->sig >> (k - 1)) & 1) != 0;
+        rest = (v->sig & low_mask(k - 1)) != 0;
+    }
+    rest = rest || v->sticky;
+    p->frac = half ? (rest ? DT_FRAC_ABOVE : DT_FRAC_HALF) : (rest ? DT_FRAC_BELOW : DT_FRAC_ZERO);
+}
+
+uint64_t dt_encode_int_parts(const dt_format *f, const dt_int_parts *p, const dt_rules *r)
+{
+    if (f->tc == DT_TC_BOOL) /* nonzero, NaN included, is true */
+        return p->cls != DT_ZERO;
+    const int bits = f->bits;
+    const uint64_t mask = low_mask(bits);
+    const bool is_signed = f->tc == DT_TC_SINT;
+    const uint64_t max = is_signed ? mask >> 1 : mask;           /* largest value */
+    const uint64_t min_code = is_signed ? (mask >> 1) + 1 : 0;    /* bits of the smallest */
+
+    switch (p->cls) {
+    case DT_NAN:
+    case DT_ZERO:
+        return 0;
+    case DT_INF:
+        if (!r->saturate_int)
+            return 0;
+        return p->neg ? min_code : max;
+    case DT_FINITE:
+        break;
+    }
+    uint64_t mag = p->low;
+    bool huge = p->huge;
+    const bool round = p->frac == DT_FRAC_HALF || p->frac == DT_FRAC_ABOVE;
+    const bool sticky = p->frac == DT_FRAC_BELOW || p->frac == DT_FRAC_ABOVE;
+    if (rounds_up(r->round, p->neg, mag & 1, round, sticky)) {
+        mag++;
+        if (mag == 0)
+            huge = true; /* carried out of 64 bits */
+    }
+    if (!r->saturate_int) /* wrap: -mag modulo 2^bits, as two's complement does */
+        return (p->neg ? 0 - mag : mag) & mask;
+    if (!p->neg)
+        return (huge || mag > max) ? max : mag;
+    if (!is_signed || mag == 0)
+        return 0;
+    if (huge || mag > min_code) /* min_code is also the magnitude of the smallest value */
+        return min_code;
+    return (0 - mag) & mask;
+}
+
+/* ---- encode: dispatch -------------------------------------------------------------------- */
+
+uint64_t dt_encode(const dt_format *f, const dt_value *v, const dt_rules *r)
+{
+    switch (f->tc) {
+    case DT_TC_FLOAT:
+        return encode_float(f, v, r);
+    case DT_TC_E8M0:
+        return encode_e8m0(v, r);
+    case DT_TC_BOOL:
+        return v->cls != DT_ZERO;
+    case DT_TC_UINT:
+    case DT_TC_SINT: {
+        dt_int_parts p;
+        dt_int_parts_of(v, &p);
+        return dt_encode_int_parts(f, &p, r);
+    }
+    default:
+        return 0;
+    }
+}
+
+void dt_rules_for(const dt_format *target, const dtcast_options *opts, dt_rules *r)
+{
+    dtcast_options defaults;
+    if (!opts) {
+        dtcast_options_init(&defaults);
+        opts = &defaults;
+    }
+    const bool integer = target->tc == DT_TC_UINT || target->tc == DT_TC_SINT ||
+                         target->tc == DT_TC_BOOL;
+    r->round = opts->round;
+    if (r->round == DTCAST_ROUND_DEFAULT)
+        r->round = integer ? DTCAST_ROUND_TRUNC : DTCAST_ROUND_RNE;
+    r->saturate_float = opts->float_overflow == DTCAST_FLOAT_OVERFLOW_SATURATE;
+    r->saturate_int = opts->int_overflow == DTCAST_INT_OVERFLOW_SATURATE;
+    r->nan_as_max = opts->float4_nan_as_max != 0;
+}
+
+/* ---- element access ------------------------------------------------------------------------ */
+
+uint64_t dt_load(const dt_format *f, const void *base, size_t index)
+{
+    const uint8_t *p = base;
+    const int stride = f->stride_bits;
+    if (stride < 8) { /* sub-byte: element k of a byte sits at bit k*stride */
+        const size_t per_byte = (size_t)(8 / stride);
+        const unsigned shift = (unsigned)(index % per_byte) * (unsigned)stride;
+        return (uint64_t)(p[index / per_byte] >> shift) & low_mask(stride);
+    }
+    const size_t size = (size_t)stride / 8;
+    const uint8_t *e = p + index * size;
+    uint64_t code = 0;
+    for (size_t i = 0; i < size && i < 8; i++) /* little-endian, any alignment */
+        code |= (uint64_t)e[i] << (8 * i);
+    return code & low_mask(f->bits);
+}
+
+void dt_store(const dt_format *f, void *base, size_t index, uint64_t code)
+{
+    uint8_t *p = base;
+    const int stride = f->stride_bits;
+    if (stride < 8) {
+        const size_t per_byte = (size_t)(8 / stride);
+        const unsigned shift = (unsigned)(index % per_byte) * (unsigned)stride;
+        uint8_t *b = &p[index / per_byte];
+        *b = (uint8_t)((*b & ~(low_mask(stride) << shift)) | ((code & low_mask(stride)) << shift));
+        return;
+    }
+    const size_t size = (size_t)stride / 8;
+    uint8_t *e = p + index * size;
+    for (size_t i = 0; i < size && i < 8; i++)
+        e[i] = (uint8_t)(code >> (8 * i));
+}
