@@ -161,7 +161,12 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
             }
             made[i] = copy_string(s);
         } else {
-            format_element(buf, sizeof buf, sf, src, i, o->string_style);
+            if (format_element(buf, sizeof buf, sf, src, i, o->string_style) == 0) {
+                dtcast_strings_free(made, i);
+                free(made);
+                return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i,
+                               "element %zu of %s could not be formatted", i, sf->name);
+            }
             made[i] = copy_string(buf);
         }
         if (!made[i]) {

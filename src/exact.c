@@ -363,7 +363,7 @@ uint64_t dt_encode_int_parts(const dt_format *f, const dt_int_parts *p, const dt
         return (p->neg ? 0 - mag : mag) & mask;
     if (!p->neg)
         return (huge || mag > max) ? max : mag;
-    if (!is_signed || mag == 0)
+    if (!is_signed) /* a negative value saturates to 0 */
         return 0;
     if (huge || mag > min_code) /* min_code is also the magnitude of the smallest value */
         return min_code;
