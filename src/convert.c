@@ -1,6 +1,7 @@
 /* dtcast_convert: checks the arguments, then moves every element through decode -> encode.
  * Strings and complex numbers are handled here; the rounding itself lives in exact.c. */
 #include "internal.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,31 +77,51 @@ static bool wants_float32_first(const dtcast_options *o, const dt_format *sf, co
     return (df->tc == DT_TC_FLOAT || df->tc == DT_TC_E8M0) && df->bits < 32;
 }
 
-static void convert_numbers(void *dst, const dt_format *df, const void *src, const dt_format *sf,
-                            size_t count, const dtcast_options *o)
-{
-    const dt_format *spart = sf->tc == DT_TC_COMPLEX ? dt_format_of(sf->part) : sf;
-    const dt_format *dpart = df->tc == DT_TC_COMPLEX ? dt_format_of(df->part) : df;
-    const bool float32_first = wants_float32_first(o, spart, dpart);
+typedef struct number_job {
+    void *dst;
+    const dt_format *df, *dpart;
+    const void *src;
+    const dt_format *sf, *spart;
+    bool float32_first;
     dt_rules rules;
-    dt_rules_for(dpart, o, &rules);
+} number_job;
 
-    for (size_t i = 0; i < count; i++) {
+static void convert_number_range(void *ctx, size_t begin, size_t end)
+{
+    const number_job *j = ctx;
+    for (size_t i = begin; i < end; i++) {
         dt_value re, im;
-        load_value(sf, spart, src, i, &re, &im);
-        if (float32_first) {
+        load_value(j->sf, j->spart, j->src, i, &re, &im);
+        if (j->float32_first) {
             through_float32(&re);
             through_float32(&im);
         }
-        if (df->tc == DT_TC_COMPLEX) {
-            dt_store(dpart, dst, 2 * i, dt_encode(dpart, &re, &rules));
-            dt_store(dpart, dst, 2 * i + 1, dt_encode(dpart, &im, &rules));
-        } else if (df->tc == DT_TC_BOOL) { /* a complex number is true when either part is */
-            dt_store(df, dst, i, re.cls != DT_ZERO || im.cls != DT_ZERO);
+        if (j->df->tc == DT_TC_COMPLEX) {
+            dt_store(j->dpart, j->dst, 2 * i, dt_encode(j->dpart, &re, &j->rules));
+            dt_store(j->dpart, j->dst, 2 * i + 1, dt_encode(j->dpart, &im, &j->rules));
+        } else if (j->df->tc == DT_TC_BOOL) { /* a complex number is true when either part is */
+            dt_store(j->df, j->dst, i, re.cls != DT_ZERO || im.cls != DT_ZERO);
         } else {
-            dt_store(df, dst, i, dt_encode(df, &re, &rules));
+            dt_store(j->df, j->dst, i, dt_encode(j->df, &re, &j->rules));
         }
     }
+}
+
+static void convert_numbers(void *dst, const dt_format *df, const void *src, const dt_format *sf,
+                            size_t count, const dtcast_options *o)
+{
+    number_job j = {dst, df, df, src, sf, sf, false, {DTCAST_ROUND_RNE, false, false, false}};
+    if (sf->tc == DT_TC_COMPLEX)
+        j.spart = dt_format_of(sf->part);
+    if (df->tc == DT_TC_COMPLEX)
+        j.dpart = dt_format_of(df->part);
+    j.float32_first = wants_float32_first(o, j.spart, j.dpart);
+    dt_rules_for(j.dpart, o, &j.rules);
+
+    /* In place, only a forward pass on one thread is safe. */
+    const unsigned threads = dst == src ? 1 : dt_thread_count(o->threads, count);
+    dt_parallel_for(count, threads, convert_number_range, &j);
+
     if (df->stride_bits < 8) { /* zero the padding bits after the last element */
         const size_t per_byte = (size_t)(8 / df->stride_bits);
         if (count % per_byte) {

@@ -619,6 +619,42 @@ static void test_strings(void)
           "parse_element bad text leaves dst", "%02x", packed);
 }
 
+/* threads = 1, 3 and automatic give identical bytes, also for a packed target with a tail. */
+static void test_threads(void)
+{
+    const size_t n = 300001;
+    float *x = malloc(n * sizeof *x);
+    uint8_t *a = malloc(n), *b = malloc(n), *c = malloc(n);
+    uint32_t seed = 12345;
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = float_of_bits(seed);
+    }
+    static const dtcast_type targets[] = {DTCAST_FLOAT8E4M3FN, DTCAST_INT4, DTCAST_UINT1};
+    for (size_t t = 0; t < 3; t++) {
+        dtcast_options o;
+        dtcast_options_init(&o);
+        size_t bytes = 0;
+        dtcast_storage_size(targets[t], n, &bytes);
+        memset(a, 0xEE, n);
+        memset(b, 0x11, n);
+        memset(c, 0x77, n);
+        o.threads = 1;
+        dtcast_convert(a, targets[t], x, DTCAST_FLOAT32, n, &o);
+        o.threads = 3;
+        dtcast_convert(b, targets[t], x, DTCAST_FLOAT32, n, &o);
+        o.threads = 0;
+        dtcast_convert(c, targets[t], x, DTCAST_FLOAT32, n, &o);
+        char label[64];
+        snprintf(label, sizeof label, "threads 1/3/auto agree (%s)", dtcast_type_name(targets[t]));
+        CHECK(memcmp(a, b, bytes) == 0 && memcmp(a, c, bytes) == 0, label, "results differ");
+    }
+    free(x);
+    free(a);
+    free(b);
+    free(c);
+}
+
 int main(void)
 {
     test_type_table();
@@ -633,5 +669,6 @@ int main(void)
     test_pypto_profile();
     test_errors();
     test_strings();
+    test_threads();
     return CHECK_EXIT();
 }
