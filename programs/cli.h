@@ -1,0 +1,184 @@
+/* The dtcast command-line tool: what the subcommand files share.
+ *
+ * Conventions: every subcommand is `int cmd_NAME(int argc, char **argv)` with argv[0] the
+ * subcommand's name; it returns the process exit status (CLI_OK, CLI_FAIL for runtime and data
+ * errors, CLI_USAGE for usage errors) after printing at most one error line on stderr. */
+#ifndef DTCAST_CLI_H
+#define DTCAST_CLI_H
+
+#include "dtcast.h"
+#include "io/tensor.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* ---- messages (cli_args.c) ------------------------------------------------------------------ */
+
+/* "dtcast: <message>" on stderr; returns CLI_FAIL. */
+int cli_fail(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* "dtcast: <cmd>: <message> (see 'dtcast <cmd> --help')" on stderr; returns CLI_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- argument parsing (cli_args.c) ---------------------------------------------------------- */
+
+typedef struct cli_option {
+    const char *name;  /* long name without the dashes: "to" for --to */
+    char short_name;   /* 'h' for -h, or 0 */
+    int takes_value;   /* --name VALUE or --name=VALUE */
+    int id;            /* what cli_args_next() returns */
+} cli_option;          /* tables end with an entry whose name is NULL */
+
+enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
+
+typedef struct cli_args {
+    const char *cmd;
+    int argc;
+    char **argv;
+    int next;
+    int only_positional; /* after "--" */
+    const cli_option *options;
+    const char *value;   /* the option's value, or the positional argument */
+    const char *spelled; /* the option as the user wrote it ("--to", "-h") */
+} cli_args;
+
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv, const cli_option *options);
+/* The next option's id (value in a->value), CLI_ARG_POSITIONAL (a->value = the argument),
+ * CLI_ARG_END, or CLI_ARG_ERROR after printing a usage error. */
+int cli_args_next(cli_args *a);
+
+/* Value parsers: on a bad value they print a usage error naming the option and return CLI_USAGE. */
+int cli_parse_type(const char *cmd, const char *option, const char *text, dtcast_type *type);
+int cli_parse_uint(const char *cmd, const char *option, const char *text, unsigned long max,
+                   unsigned long *value);
+/* One of the NULL-terminated choices (case-insensitive); *index receives its position. */
+int cli_parse_choice(const char *cmd, const char *option, const char *text,
+                     const char *const *choices, int *index);
+/* "2x3x4", "2,3,4" or "[2, 3]"; "" or "scalar" is a 0-d shape. */
+int cli_parse_shape(const char *cmd, const char *option, const char *text, int64_t *dims,
+                    int *ndim);
+
+/* ---- tensors in files (cli_tensor.c) -------------------------------------------------------- */
+
+typedef struct cli_input_spec {
+    dtcast_type from;    /* --from, or DTCAST_UNDEFINED */
+    int has_shape;       /* --shape given (raw input) */
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+} cli_input_spec;
+
+/* Reads IN (.npy, .pb, raw) into t; prints the error and returns its status on failure. */
+int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spec, dt_tensor *t);
+/* Writes t to OUT in the format its name asks for; nothing is left behind on failure. */
+int cli_save_tensor(const char *path, const dt_tensor *t);
+/* Frees a tensor whose strings (if any) a dtcast conversion allocated. */
+void cli_tensor_free_converted(dt_tensor *t);
+
+/* Bits one element occupies in a packed buffer (1, 2, 4, 8, ... 128); 0 for strings. */
+int cli_element_stride_bits(dtcast_type type);
+/* The encoding of element index (up to 128 bits: code[0] low, code[1] high). */
+void cli_element_code(const void *data, dtcast_type type, size_t index, uint64_t code[2]);
+/* Writes an encoding as element 0 of buf (at least 16 bytes). */
+void cli_element_store(void *buf, dtcast_type type, const uint64_t code[2]);
+/* "0x7e", "0x3f800000": as many hex digits as the element has. */
+void cli_format_code(char *buf, size_t size, dtcast_type type, const uint64_t code[2]);
+/* The low `bits` binary digits of an encoding (groups of four joined by '_' beyond 8 bits). */
+void cli_format_binary(char *buf, size_t size, int bits, const uint64_t code[2]);
+/* The value of element index as text (dtcast_format_element; strings quoted as they are). */
+void cli_format_value(char *buf, size_t size, const dt_tensor *t, size_t index,
+                      dtcast_string_style style);
+/* A type's name for messages: canonical name, or "type 123". */
+const char *cli_type_label(dtcast_type type, char *buf, size_t size);
+/* "2x3x4" (or "scalar"). */
+void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims);
+
+/* ---- conversion settings shared by cast and compare (cmd_cast.c) ------------------------------ */
+
+typedef enum cli_profile { CLI_PROFILE_EXACT, CLI_PROFILE_ONNX, CLI_PROFILE_PYPTO } cli_profile;
+
+/* Option ids of the conversion flags; commands add their own ids from CLI_OPT_COMMAND on. */
+enum {
+    CLI_OPT_HELP = 1,
+    CLI_OPT_TO,
+    CLI_OPT_FROM,
+    CLI_OPT_SHAPE,
+    CLI_OPT_PROFILE,
+    CLI_OPT_ROUND,
+    CLI_OPT_OVERFLOW,
+    CLI_OPT_INT_OVERFLOW,
+    CLI_OPT_SATURATE,
+    CLI_OPT_ROUND_MODE,
+    CLI_OPT_CAST_MODE,
+    CLI_OPT_DISCARD_IMAG,
+    CLI_OPT_STRING_STYLE,
+    CLI_OPT_STRING_BOOL_NUMERIC,
+    CLI_OPT_FLOAT4_NAN_MAX,
+    CLI_OPT_THREADS,
+    CLI_OPT_VIA_FLOAT32,
+    CLI_OPT_COMMAND = 100
+};
+
+/* The table entries of the conversion flags (no terminator), for a command's option table. */
+#define CLI_CONVERSION_OPTIONS                                                                   \
+    {"from", 0, 1, CLI_OPT_FROM}, {"shape", 0, 1, CLI_OPT_SHAPE},                                \
+        {"profile", 'p', 1, CLI_OPT_PROFILE}, {"round", 'r', 1, CLI_OPT_ROUND},                  \
+        {"overflow", 0, 1, CLI_OPT_OVERFLOW}, {"int-overflow", 0, 1, CLI_OPT_INT_OVERFLOW},      \
+        {"saturate", 0, 1, CLI_OPT_SATURATE}, {"round-mode", 0, 1, CLI_OPT_ROUND_MODE},          \
+        {"cast-mode", 0, 1, CLI_OPT_CAST_MODE}, {"discard-imag", 0, 0, CLI_OPT_DISCARD_IMAG},    \
+        {"string-style", 0, 1, CLI_OPT_STRING_STYLE},                                            \
+        {"string-bool-numeric", 0, 0, CLI_OPT_STRING_BOOL_NUMERIC},                              \
+        {"float4-nan-max", 0, 0, CLI_OPT_FLOAT4_NAN_MAX}, {"threads", 'T', 1, CLI_OPT_THREADS},  \
+        {"via-float32", 0, 0, CLI_OPT_VIA_FLOAT32}
+
+/* Help text of the conversion flags. */
+extern const char cli_conversion_help[];
+
+typedef struct cli_settings {
+    cli_input_spec input;
+    cli_profile profile;
+    int opset;                   /* onnx */
+    dtcast_options options;      /* exact (and the shared fields of the others) */
+    int64_t saturate;            /* onnx */
+    const char *round_mode;      /* onnx, or NULL */
+    dtcast_pypto_mode cast_mode; /* pypto */
+    /* Which flags the user gave, so a profile can refuse the ones it does not take. */
+    unsigned given;
+    char given_spelling[CLI_OPT_VIA_FLOAT32 + 1][24];
+} cli_settings;
+
+void cli_settings_init(cli_settings *s);
+/* Handles one of the conversion option ids; returns CLI_OK or CLI_USAGE (message printed), or -1
+ * when id is not a conversion flag. */
+int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int id);
+/* After parsing: refuses flags the chosen profile does not take. */
+int cli_settings_check(const cli_settings *s, const char *cmd);
+/* Converts src to type `to` under the settings into dst (allocated here; free it with
+ * cli_tensor_free_converted). Prints the error naming `what` (the input) on failure. */
+int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type to,
+                       dt_tensor *dst, const char *what);
+/* "exact", "onnx:25", "pypto". */
+void cli_profile_label(const cli_settings *s, char *buf, size_t size);
+
+/* ---- type names (cmd_info.c) ---------------------------------------------------------------- */
+
+/* The names other than the canonical one that dtcast_type_from_name() maps to type, comma
+ * separated (the ONNX name and code first). */
+void cli_type_aliases(dtcast_type type, char *buf, size_t size);
+
+/* ---- subcommands ---------------------------------------------------------------------------- */
+
+int cmd_cast(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_table(int argc, char **argv);
+int cmd_types(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_onnx_test(int argc, char **argv);
+
+#endif /* DTCAST_CLI_H */

@@ -1,0 +1,455 @@
+/* dtcast cast: one tensor file to another type; and the conversion settings (profile, rounding,
+ * overflow, ...) that `compare` shares. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char cli_conversion_help[] =
+    "Input:\n"
+    "      --from TYPE        type of raw input (required for raw data and stdin, unless it\n"
+    "                         holds .npy bytes); for .npy, reads a uint8 array as packed TYPE\n"
+    "                         elements (how dtcast writes types numpy lacks)\n"
+    "      --shape DIMS       shape of raw input, e.g. 2x3x4 (default: 1-D, every element)\n"
+    "\n"
+    "Profile:\n"
+    "  -p, --profile P        exact (default)   dtcast_convert with the options below\n"
+    "                         onnx[:OPSET]      ONNX Cast at OPSET (default 25)\n"
+    "                         pypto             Ascend pypto.cast (1-4 dimensions)\n"
+    "\n"
+    "Profile exact:\n"
+    "  -r, --round MODE       rne | round | floor | ceil | trunc | odd\n"
+    "                         (default: rne; float to integer truncates)\n"
+    "      --overflow P       ieee (default) | saturate: float results beyond the max finite\n"
+    "      --int-overflow P   wrap (default) | saturate: integer results out of range\n"
+    "      --discard-imag     complex to real keeps the real part (else an error)\n"
+    "\n"
+    "Profile onnx:\n"
+    "      --saturate 0|1     float8 targets: 1 (default) clamps to +-max, 0 gives Inf/NaN\n"
+    "      --round-mode M     float8e8m0 target: up (default) | down | nearest\n"
+    "\n"
+    "Profile pypto:\n"
+    "      --cast-mode M      CAST_NONE (default) | CAST_RINT | CAST_ROUND | CAST_FLOOR |\n"
+    "                         CAST_CEIL | CAST_TRUNC | CAST_ODD\n"
+    "\n"
+    "Profiles exact and onnx:\n"
+    "      --via-float32      round to float32 first, as the ONNX reference does\n"
+    "      --float4-nan-max   NaN to a NaN-less type (float4e2m1) gives +max (older ONNX text)\n"
+    "      --string-style S   number to string: python (default: 0.1, 1e-05, nan)\n"
+    "                         | ort (ONNX Runtime %.8g: 0.1, 1e-05, NaN)\n"
+    "      --string-bool-numeric\n"
+    "                         string to bool parses the number (\"0\" is false)\n"
+    "\n"
+    "All profiles:\n"
+    "  -T, --threads N        worker threads (0 = automatic, the default)\n"
+    "  -h, --help             show this help\n";
+
+static const char cast_help[] =
+    "usage: dtcast cast --to TYPE [options] IN OUT\n"
+    "\n"
+    "Converts the tensor in IN to TYPE and writes it to OUT. IN and OUT are .npy files, ONNX\n"
+    "TensorProto .pb files, or raw little-endian element data (any other name, or - for\n"
+    "stdin/stdout); the output format follows OUT's name. Strings in raw data are one per line.\n"
+    "A type numpy lacks (float8, int4, ...) is written to .npy as its packed uint8 bytes: read it\n"
+    "back with --from TYPE. On error nothing is written to OUT.\n"
+    "\n"
+    "  -t, --to TYPE          target type (see 'dtcast types')\n"
+    "\n";
+
+static const char cast_examples[] =
+    "\n"
+    "Examples:\n"
+    "  dtcast cast --to float8e4m3fn weights.npy weights_f8.npy\n"
+    "  dtcast cast --to bf16 --round trunc in.npy out.pb\n"
+    "  dtcast cast --to int8 --int-overflow saturate --round round in.npy out.npy\n"
+    "  dtcast cast --profile onnx:19 --to float8e5m2 --saturate 0 in.pb out.pb\n"
+    "  dtcast cast --profile pypto --to int32 --cast-mode CAST_FLOOR in.npy out.npy\n"
+    "  dtcast cast --from float32 --to float16 - - < in.raw > out.raw\n"
+    "  dtcast cast --to string --string-style ort weights.npy -     # one value per line\n";
+
+/* ---- settings ------------------------------------------------------------------------------- */
+
+void cli_settings_init(cli_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->input.from = DTCAST_UNDEFINED;
+    s->profile = CLI_PROFILE_EXACT;
+    s->opset = DTCAST_ONNX_OPSET_MAX;
+    dtcast_options_init(&s->options);
+    s->saturate = 1;
+    s->round_mode = NULL;
+    s->cast_mode = DTCAST_CAST_NONE;
+}
+
+static int parse_profile(cli_settings *s, const char *cmd, const char *text)
+{
+    if (strcasecmp(text, "exact") == 0) {
+        s->profile = CLI_PROFILE_EXACT;
+        return CLI_OK;
+    }
+    if (strcasecmp(text, "pypto") == 0) {
+        s->profile = CLI_PROFILE_PYPTO;
+        return CLI_OK;
+    }
+    if (strncasecmp(text, "onnx", 4) == 0) {
+        const char *opset = text + 4;
+        s->profile = CLI_PROFILE_ONNX;
+        s->opset = DTCAST_ONNX_OPSET_MAX;
+        if (*opset == 0)
+            return CLI_OK;
+        if (*opset == ':' || *opset == '-' || *opset == '@')
+            opset++;
+        unsigned long v;
+        if (!isdigit((unsigned char)*opset) || strlen(opset) > 3 ||
+            (v = strtoul(opset, NULL, 10)) < 1 || v > DTCAST_ONNX_OPSET_MAX ||
+            strspn(opset, "0123456789") != strlen(opset))
+            return cli_usage(cmd, "--profile: bad ONNX opset in '%s' (1 to %d)", text,
+                             DTCAST_ONNX_OPSET_MAX);
+        s->opset = (int)v;
+        return CLI_OK;
+    }
+    return cli_usage(cmd, "--profile: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto)",
+                     text);
+}
+
+static int parse_round(cli_settings *s, const char *cmd, const char *text)
+{
+    if (dtcast_round_from_name(text, &s->options.round) == DTCAST_OK)
+        return CLI_OK;
+    return cli_usage(cmd,
+                     "--round: unknown rounding mode '%s' (one of: rne, round, floor, ceil, trunc, "
+                     "odd)",
+                     text);
+}
+
+static int parse_cast_mode(cli_settings *s, const char *cmd, const char *text)
+{
+    if (dtcast_pypto_mode_from_name(text, &s->cast_mode) == DTCAST_OK)
+        return CLI_OK;
+    /* Also "rint", "cast_rint" in any case. */
+    char upper[40];
+    const char *body = strncasecmp(text, "cast_", 5) == 0 ? text + 5 : text;
+    snprintf(upper, sizeof upper, "CAST_%.30s", body);
+    for (char *p = upper; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    if (dtcast_pypto_mode_from_name(upper, &s->cast_mode) == DTCAST_OK)
+        return CLI_OK;
+    return cli_usage(cmd,
+                     "--cast-mode: unknown mode '%s' (one of: CAST_NONE, CAST_RINT, CAST_ROUND, "
+                     "CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)",
+                     text);
+}
+
+static int parse_saturate(cli_settings *s, const char *cmd, const char *text)
+{
+    static const char *const choices[] = {"0", "1", "false", "true", NULL};
+    int i;
+    if (cli_parse_choice(cmd, "--saturate", text, choices, &i) != CLI_OK)
+        return CLI_USAGE;
+    s->saturate = i % 2;
+    return CLI_OK;
+}
+
+static int parse_enum_option(cli_settings *s, const char *cmd, int id, const char *text)
+{
+    static const char *const overflow[] = {"ieee", "saturate", NULL};
+    static const char *const int_overflow[] = {"wrap", "saturate", NULL};
+    static const char *const round_mode[] = {"up", "down", "nearest", NULL};
+    static const char *const style[] = {"python", "ort", NULL};
+    int i;
+    switch (id) {
+    case CLI_OPT_OVERFLOW:
+        if (cli_parse_choice(cmd, "--overflow", text, overflow, &i) != CLI_OK)
+            return CLI_USAGE;
+        s->options.float_overflow = i ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
+        return CLI_OK;
+    case CLI_OPT_INT_OVERFLOW:
+        if (cli_parse_choice(cmd, "--int-overflow", text, int_overflow, &i) != CLI_OK)
+            return CLI_USAGE;
+        s->options.int_overflow = i ? DTCAST_INT_OVERFLOW_SATURATE : DTCAST_INT_OVERFLOW_WRAP;
+        return CLI_OK;
+    case CLI_OPT_ROUND_MODE:
+        if (cli_parse_choice(cmd, "--round-mode", text, round_mode, &i) != CLI_OK)
+            return CLI_USAGE;
+        s->round_mode = round_mode[i];
+        return CLI_OK;
+    case CLI_OPT_STRING_STYLE:
+        if (cli_parse_choice(cmd, "--string-style", text, style, &i) != CLI_OK)
+            return CLI_USAGE;
+        s->options.string_style = i ? DTCAST_STRING_ORT : DTCAST_STRING_PYTHON;
+        return CLI_OK;
+    default:
+        return -1;
+    }
+}
+
+int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int id)
+{
+    if (id < CLI_OPT_FROM || id > CLI_OPT_VIA_FLOAT32)
+        return -1;
+    s->given |= 1u << id;
+    snprintf(s->given_spelling[id], sizeof s->given_spelling[id], "%s", a->spelled);
+    unsigned long n;
+    switch (id) {
+    case CLI_OPT_FROM:
+        return cli_parse_type(cmd, "--from", a->value, &s->input.from);
+    case CLI_OPT_SHAPE:
+        s->input.has_shape = 1;
+        return cli_parse_shape(cmd, "--shape", a->value, s->input.dims, &s->input.ndim);
+    case CLI_OPT_PROFILE:
+        return parse_profile(s, cmd, a->value);
+    case CLI_OPT_ROUND:
+        return parse_round(s, cmd, a->value);
+    case CLI_OPT_SATURATE:
+        return parse_saturate(s, cmd, a->value);
+    case CLI_OPT_CAST_MODE:
+        return parse_cast_mode(s, cmd, a->value);
+    case CLI_OPT_DISCARD_IMAG:
+        s->options.discard_imaginary = 1;
+        return CLI_OK;
+    case CLI_OPT_STRING_BOOL_NUMERIC:
+        s->options.string_to_bool_numeric = 1;
+        return CLI_OK;
+    case CLI_OPT_FLOAT4_NAN_MAX:
+        s->options.float4_nan_as_max = 1;
+        return CLI_OK;
+    case CLI_OPT_VIA_FLOAT32:
+        s->options.via_float32 = 1;
+        return CLI_OK;
+    case CLI_OPT_THREADS:
+        if (cli_parse_uint(cmd, "--threads", a->value, 1024, &n) != CLI_OK)
+            return CLI_USAGE;
+        s->options.threads = (unsigned)n;
+        return CLI_OK;
+    default:
+        return parse_enum_option(s, cmd, id, a->value);
+    }
+}
+
+/* What a profile does not take, and what to use instead. */
+typedef struct refused_flag {
+    cli_profile profile;
+    int id;
+    const char *why;
+} refused_flag;
+
+static const refused_flag refused_flags[] = {
+    {CLI_PROFILE_EXACT, CLI_OPT_SATURATE, "it is an ONNX attribute: use --overflow saturate"},
+    {CLI_PROFILE_EXACT, CLI_OPT_ROUND_MODE, "it is an ONNX attribute: use --round or --profile onnx"},
+    {CLI_PROFILE_EXACT, CLI_OPT_CAST_MODE, "it is a pypto mode: use --round or --profile pypto"},
+    {CLI_PROFILE_ONNX, CLI_OPT_ROUND,
+     "ONNX Cast rounds to nearest even (float to integer truncates); use --round-mode for "
+     "float8e8m0 or --profile exact"},
+    {CLI_PROFILE_ONNX, CLI_OPT_OVERFLOW, "use --saturate 0|1 (float8 targets)"},
+    {CLI_PROFILE_ONNX, CLI_OPT_INT_OVERFLOW, "ONNX Cast wraps integers; use --profile exact"},
+    {CLI_PROFILE_ONNX, CLI_OPT_CAST_MODE, "it is a pypto mode: use --profile pypto"},
+    {CLI_PROFILE_ONNX, CLI_OPT_DISCARD_IMAG, "ONNX Cast does not take complex types"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_ROUND, "use --cast-mode"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_OVERFLOW, "pypto.cast saturates integers and has no float option"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_INT_OVERFLOW, "pypto.cast saturates integer results"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_SATURATE, "it is an ONNX attribute: use --profile onnx"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_ROUND_MODE, "it is an ONNX attribute: use --profile onnx"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_DISCARD_IMAG, "pypto.cast does not take complex types"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_STRING_STYLE, "pypto.cast does not take strings"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_STRING_BOOL_NUMERIC, "pypto.cast does not take strings"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_FLOAT4_NAN_MAX, "pypto.cast does not take float4e2m1"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_VIA_FLOAT32, "pypto.cast rounds once"},
+};
+
+void cli_profile_label(const cli_settings *s, char *buf, size_t size)
+{
+    switch (s->profile) {
+    case CLI_PROFILE_EXACT:
+        snprintf(buf, size, "exact");
+        break;
+    case CLI_PROFILE_ONNX:
+        snprintf(buf, size, "onnx:%d", s->opset);
+        break;
+    case CLI_PROFILE_PYPTO:
+        snprintf(buf, size, "pypto");
+        break;
+    }
+}
+
+int cli_settings_check(const cli_settings *s, const char *cmd)
+{
+    char profile[32];
+    cli_profile_label(s, profile, sizeof profile);
+    for (size_t i = 0; i < sizeof refused_flags / sizeof refused_flags[0]; i++) {
+        const refused_flag *r = &refused_flags[i];
+        if (r->profile == s->profile && (s->given & (1u << r->id)))
+            return cli_usage(cmd, "%s is not an option of --profile %s: %s",
+                             s->given_spelling[r->id], profile, r->why);
+    }
+    return CLI_OK;
+}
+
+/* ---- conversion ----------------------------------------------------------------------------- */
+
+static dtcast_status convert_onnx(const cli_settings *s, const dt_tensor *src, dt_tensor *dst,
+                                  dtcast_options *base)
+{
+    const dtcast_options *o = &s->options;
+    if (!o->via_float32 && !o->float4_nan_as_max && !o->string_to_bool_numeric)
+        return dtcast_onnx_cast(dst->data, src->data, src->type, src->count, s->opset,
+                                (int64_t)dst->type, s->saturate, s->round_mode, base);
+    /* The compatibility switches live in dtcast_options: take ONNX's options, then add them. */
+    dtcast_options onnx;
+    dtcast_status st = dtcast_onnx_options(&onnx, s->opset, src->type, (int64_t)dst->type,
+                                           s->saturate, s->round_mode, base);
+    if (st != DTCAST_OK)
+        return st;
+    onnx.via_float32 |= o->via_float32;
+    onnx.float4_nan_as_max |= o->float4_nan_as_max;
+    onnx.string_to_bool_numeric |= o->string_to_bool_numeric;
+    onnx.error = base->error;
+    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &onnx);
+}
+
+static dtcast_status convert_with_profile(const cli_settings *s, const dt_tensor *src,
+                                          dt_tensor *dst, dtcast_error *error)
+{
+    dtcast_options opts = s->options;
+    opts.error = error;
+    switch (s->profile) {
+    case CLI_PROFILE_ONNX:
+        return convert_onnx(s, src, dst, &opts);
+    case CLI_PROFILE_PYPTO:
+        return dtcast_pypto_cast(dst->data, dst->type, src->data, src->type, src->dims,
+                                 src->ndim, s->cast_mode, &opts);
+    case CLI_PROFILE_EXACT:
+        break;
+    }
+    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &opts);
+}
+
+static int allocate_like(const dt_tensor *src, dtcast_type to, dt_tensor *dst, const char *what)
+{
+    dt_io_error err;
+    dt_tensor_init(dst);
+    dst->type = to;
+    if (dt_tensor_set_shape(dst, src->ndim, src->dims, what, &err) != DTCAST_OK ||
+        dt_tensor_alloc(dst, &err) != DTCAST_OK) {
+        dt_tensor_free(dst);
+        return cli_fail("%s", err.message);
+    }
+    if (src->name && !(dst->name = strdup(src->name))) {
+        dt_tensor_free(dst);
+        return cli_fail("out of memory");
+    }
+    return CLI_OK;
+}
+
+int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type to,
+                       dt_tensor *dst, const char *what)
+{
+    int status = allocate_like(src, to, dst, what);
+    if (status != CLI_OK)
+        return status;
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
+    dtcast_status st = convert_with_profile(s, src, dst, &error);
+    if (st == DTCAST_OK)
+        return CLI_OK;
+    char a[32], b[32], profile[32];
+    cli_profile_label(s, profile, sizeof profile);
+    const char *why = error.message[0] ? error.message : dtcast_status_string(st);
+    cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
+             cli_type_label(src->type, a, sizeof a), cli_type_label(to, b, sizeof b), profile,
+             why ? why : "failed");
+    cli_tensor_free_converted(dst);
+    return CLI_FAIL;
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static const cli_option cast_options[] = {
+    {"help", 'h', 0, CLI_OPT_HELP},
+    {"to", 't', 1, CLI_OPT_TO},
+    CLI_CONVERSION_OPTIONS,
+    {NULL, 0, 0, 0},
+};
+
+static void print_cast_help(void)
+{
+    fputs(cast_help, stdout);
+    fputs(cli_conversion_help, stdout);
+    fputs(cast_examples, stdout);
+}
+
+typedef struct cast_request {
+    cli_settings settings;
+    const char *to_name;
+    dtcast_type to;
+    const char *in;
+    const char *out;
+} cast_request;
+
+/* Parses the command line; returns -1 after --help, else an exit status. */
+static int parse_cast_args(cast_request *r, int argc, char **argv)
+{
+    cli_args a;
+    const char *cmd = "cast";
+    cli_args_init(&a, cmd, argc, argv, cast_options);
+    for (;;) {
+        int id = cli_args_next(&a);
+        if (id == CLI_ARG_END)
+            break;
+        if (id == CLI_ARG_ERROR)
+            return CLI_USAGE;
+        if (id == CLI_OPT_HELP) {
+            print_cast_help();
+            return -1;
+        }
+        if (id == CLI_ARG_POSITIONAL) {
+            if (!r->in)
+                r->in = a.value;
+            else if (!r->out)
+                r->out = a.value;
+            else
+                return cli_usage(cmd, "unexpected argument '%s' (only IN and OUT)", a.value);
+            continue;
+        }
+        if (id == CLI_OPT_TO) {
+            r->to_name = a.value;
+            continue;
+        }
+        if (cli_settings_option(&r->settings, cmd, &a, id) != CLI_OK)
+            return CLI_USAGE;
+    }
+    if (!r->to_name)
+        return cli_usage(cmd, "missing --to TYPE");
+    if (cli_parse_type(cmd, "--to", r->to_name, &r->to) != CLI_OK)
+        return CLI_USAGE;
+    if (!r->in)
+        return cli_usage(cmd, "missing IN and OUT");
+    if (!r->out)
+        return cli_usage(cmd, "missing OUT (use - for stdout)");
+    return cli_settings_check(&r->settings, cmd);
+}
+
+int cmd_cast(int argc, char **argv)
+{
+    cast_request r;
+    memset(&r, 0, sizeof r);
+    cli_settings_init(&r.settings);
+    int status = parse_cast_args(&r, argc, argv);
+    if (status != CLI_OK)
+        return status < 0 ? CLI_OK : status;
+
+    dt_tensor src, dst;
+    status = cli_load_tensor("cast", r.in, &r.settings.input, &src);
+    if (status != CLI_OK)
+        return status;
+    const char *what = strcmp(r.in, "-") == 0 ? "<stdin>" : r.in;
+    status = cli_convert_tensor(&r.settings, &src, r.to, &dst, what);
+    if (status == CLI_OK) {
+        status = cli_save_tensor(r.out, &dst);
+        cli_tensor_free_converted(&dst);
+    }
+    dt_tensor_free(&src);
+    return status;
+}

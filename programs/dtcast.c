@@ -1,0 +1,100 @@
+/* dtcast: the command-line tool. main() finds the subcommand in a table and hands it argv. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {"cast", cmd_cast, "convert a tensor file (.npy, .pb, raw) to another type"},
+    {"compare", cmd_compare, "show a tensor's values converted to several types side by side"},
+    {"info", cmd_info, "describe a type: range, encodings, aliases"},
+    {"table", cmd_table, "list every code of a type of at most 8 bits with its value"},
+    {"types", cmd_types, "list every type with its code, bits and aliases"},
+    {"onnx-test", cmd_onnx_test, "run ONNX Cast/CastLike node test directories"},
+};
+
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+
+static void print_help(void)
+{
+    printf("usage: dtcast <command> [options] [args]\n"
+           "\n"
+           "Converts tensors between ML data types bit-exactly, as ONNX, PyPTO and others\n"
+           "define the conversions.\n"
+           "\n"
+           "Commands:\n");
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        printf("  %-11s %s\n", subcommands[i].name, subcommands[i].summary);
+    printf("  %-11s %s\n", "help", "show the help of a command (dtcast help cast)");
+    printf("\n"
+           "Options:\n"
+           "  -h, --help      show this help\n"
+           "  -V, --version   show the version\n"
+           "\n"
+           "Examples:\n"
+           "  dtcast cast --to float8e4m3fn weights.npy weights_f8.npy\n"
+           "  dtcast cast --profile onnx:21 --to int4 input.pb output.pb\n"
+           "  dtcast compare weights.npy --to float8e4m3fn,float8e5m2,float4e2m1,bf16\n"
+           "  dtcast info float8e4m3fn\n"
+           "  dtcast table float4e2m1\n"
+           "  dtcast onnx-test onnx/node\n"
+           "\n"
+           "Run 'dtcast <command> --help' for the options of a command.\n");
+}
+
+static const subcommand *find_subcommand(const char *name)
+{
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        if (strcmp(subcommands[i].name, name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+/* "dtcast help [COMMAND]": the command's own --help. */
+static int run_help(int argc, char **argv)
+{
+    if (argc < 3) {
+        print_help();
+        return CLI_OK;
+    }
+    const subcommand *c = find_subcommand(argv[2]);
+    if (!c)
+        return cli_usage(NULL, "unknown command '%s'", argv[2]);
+    char help_flag[] = "--help";
+    char *args[] = {argv[2], help_flag, NULL};
+    return c->run(2, args);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage(NULL, "missing command");
+    const char *first = argv[1];
+    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0) {
+        print_help();
+        return CLI_OK;
+    }
+    if (strcmp(first, "-V") == 0 || strcmp(first, "--version") == 0 ||
+        strcmp(first, "version") == 0) {
+        printf("dtcast %s\n", DTCAST_VERSION_STRING);
+        return CLI_OK;
+    }
+    if (strcmp(first, "help") == 0)
+        return run_help(argc, argv);
+    const subcommand *c = find_subcommand(first);
+    if (!c) {
+        if (first[0] == '-')
+            return cli_usage(NULL, "unknown option '%s'", first);
+        return cli_usage(NULL, "unknown command '%s'", first);
+    }
+    int status = c->run(argc - 1, argv + 1);
+    if (fflush(stdout) != 0 && status == CLI_OK)
+        return cli_fail("cannot write to stdout");
+    return status;
+}
