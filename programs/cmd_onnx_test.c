@@ -27,8 +27,8 @@ static const char onnx_test_help[] =
     "per test and a final 'N passed, N failed'; exits 0 when every test passes.\n"
     "\n"
     "Outputs must be bit-identical, except NaN against NaN of another sign (the fnuz NaN-sign\n"
-    "artefact of the generator) and FLOAT8E8M0 0x00 -> FLOAT stored as 0x003FFFFF; number to\n"
-    "string outputs are compared by parsing both strings back into the source type.\n"
+    "artefact of the generator) and FLOAT8E8M0 0x00 -> FLOAT stored as 0x003FFFFF. Strings must\n"
+    "be equal exactly.\n"
     "\n"
     "  -q, --quiet      print only failures and the summary\n"
     "  -v, --verbose    list every differing element of a failing test\n"
@@ -423,38 +423,17 @@ static int judge_numbers(const runner *r, const dt_tensor *in, const dt_tensor *
     return 0;
 }
 
-/* Both texts parsed into the source type give the same bits (NaN equal to NaN). */
-static int same_at_source_precision(dtcast_type src, const char *a, const char *b)
-{
-    uint8_t x[16] = {0}, y[16] = {0};
-    uint64_t cx[2], cy[2];
-    dtcast_options opts;
-    dtcast_options_init(&opts);
-    if (dtcast_parse_element(x, src, 0, a, &opts) != DTCAST_OK ||
-        dtcast_parse_element(y, src, 0, b, &opts) != DTCAST_OK)
-        return 0;
-    cli_element_code(x, src, 0, cx);
-    cli_element_code(y, src, 0, cy);
-    if (cx[0] == cy[0] && cx[1] == cy[1])
-        return 1;
-    return is_nan_code(src, cx) && is_nan_code(src, cy);
-}
-
-static int judge_strings(const runner *r, const dt_tensor *in, const dt_tensor *exp,
+static int judge_strings(const runner *r, const dt_tensor *exp,
                          const dt_tensor *got, verdict *v)
 {
     char *const *e = exp->data;
     char *const *g = got->data;
-    size_t differ = 0, by_value = 0;
+    size_t differ = 0;
     char first_msg[300] = "";
     for (size_t i = 0; i < exp->count; i++) {
         const char *es = e[i] ? e[i] : "", *gs = g[i] ? g[i] : "";
         if (strcmp(es, gs) == 0)
             continue;
-        if (in->type != DTCAST_STRING && same_at_source_precision(in->type, es, gs)) {
-            by_value++;
-            continue;
-        }
         char line[300];
         snprintf(line, sizeof line, "element %zu: expected \"%.100s\" got \"%.100s\"", i, es, gs);
         if (differ++ == 0)
@@ -464,12 +443,6 @@ static int judge_strings(const runner *r, const dt_tensor *in, const dt_tensor *
     }
     if (differ)
         return fail(v, "%s; %zu of %zu elements differ", first_msg, differ, exp->count);
-    if (by_value) {
-        char note[128], name[32];
-        snprintf(note, sizeof note, "string values equal at %s precision",
-                 cli_type_label(in->type, name, sizeof name));
-        add_note(v, note);
-    }
     return 0;
 }
 
@@ -487,7 +460,7 @@ static int judge(const runner *r, const dt_tensor *in, const dt_tensor *exp, con
         return fail(v, "shape: expected %s got %s", es, gs);
     }
     if (exp->type == DTCAST_STRING)
-        return judge_strings(r, in, exp, got, v);
+        return judge_strings(r, exp, got, v);
     return judge_numbers(r, in, exp, got, v);
 }
 
