@@ -99,8 +99,6 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
         if (j->df->tc == DT_TC_COMPLEX) {
             dt_store(j->dpart, j->dst, 2 * i, dt_encode(j->dpart, &re, &j->rules));
             dt_store(j->dpart, j->dst, 2 * i + 1, dt_encode(j->dpart, &im, &j->rules));
-        } else if (j->df->tc == DT_TC_BOOL) { /* a complex number is true when either part is */
-            dt_store(j->df, j->dst, i, re.cls != DT_ZERO || im.cls != DT_ZERO);
         } else {
             dt_store(j->df, j->dst, i, dt_encode(j->df, &re, &j->rules));
         }
@@ -286,7 +284,7 @@ dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
     if (st != DTCAST_OK)
         return st;
     if (sf->tc == DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX && df->tc != DT_TC_STRING &&
-        df->tc != DT_TC_BOOL && !opts->discard_imaginary)
+        !opts->discard_imaginary)
         return dt_fail(opts, DTCAST_ERR_COMPLEX_TO_REAL, NO_INDEX,
                        "%s -> %s would discard the imaginary part (set discard_imaginary)",
                        sf->name, df->name);
