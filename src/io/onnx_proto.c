@@ -1,0 +1,813 @@
+/* ONNX protobuf files: the wire format, TensorProto (read and write) and the few ModelProto
+ * fields a Cast test needs (read).
+ *
+ * Wire format: each field is a varint key (field number << 3 | wire type) and a value: 0 varint,
+ * 1 fixed64, 2 length-delimited, 5 fixed32 (3 and 4, groups, are not used by ONNX). Repeated
+ * numbers come packed (one length-delimited run) or one per key; readers must take both. */
+#include "internal.h"
+#include "io/tensor.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_BYTES = 2, WT_FIXED32 = 5 };
+
+/* ---- reading the wire format ------------------------------------------------------------- */
+
+typedef struct pb {
+    const uint8_t *buf; /* the whole file: positions are file offsets */
+    size_t pos, end;
+    const char *what; /* "pb" or "onnx model", the prefix of messages */
+    dt_io_error *err;
+} pb;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static dtcast_status pb_fail(const pb *r, size_t at, const char *fmt, ...)
+{
+    char text[192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    dt_io_fail(r->err, DTCAST_ERR_BAD_FILE, "%s: %s at byte %zu", r->what, text, at);
+    return DTCAST_ERR_BAD_FILE; /* a constant lets the compiler see the outputs are not used */
+}
+
+static bool pb_more(const pb *r) { return r->pos < r->end; }
+
+static dtcast_status pb_varint(pb *r, uint64_t *v)
+{
+    uint64_t value = 0;
+    size_t at = r->pos;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->pos >= r->end)
+            return pb_fail(r, at, "truncated varint");
+        uint8_t b = r->buf[r->pos++];
+        value |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) {
+            *v = value;
+            return DTCAST_OK;
+        }
+    }
+    return pb_fail(r, at, "varint longer than 10 bytes");
+}
+
+static dtcast_status pb_fixed(pb *r, int bytes, uint64_t *v)
+{
+    if (r->end - r->pos < (size_t)bytes)
+        return pb_fail(r, r->pos, "truncated %d-byte value", bytes);
+    uint64_t value = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        value = value << 8 | r->buf[r->pos + (size_t)i];
+    r->pos += (size_t)bytes;
+    *v = value;
+    return DTCAST_OK;
+}
+
+static dtcast_status pb_key(pb *r, uint32_t *field, int *wt, size_t *at)
+{
+    uint64_t key = 0;
+    *at = r->pos;
+    dtcast_status st = pb_varint(r, &key);
+    if (st != DTCAST_OK)
+        return st;
+    if (key >> 3 == 0 || key >> 3 > 0x1FFFFFFF)
+        return pb_fail(r, *at, "invalid field number %llu", (unsigned long long)(key >> 3));
+    *field = (uint32_t)(key >> 3);
+    *wt = (int)(key & 7);
+    return DTCAST_OK;
+}
+
+/* A length-delimited value: a sub-reader over its bytes. */
+static dtcast_status pb_sub(pb *r, pb *sub)
+{
+    uint64_t n = 0;
+    size_t at = r->pos;
+    dtcast_status st = pb_varint(r, &n);
+    if (st != DTCAST_OK)
+        return st;
+    if (n > r->end - r->pos)
+        return pb_fail(r, at, "length %llu runs past the end (%zu bytes left)",
+                       (unsigned long long)n, r->end - r->pos);
+    *sub = *r;
+    sub->end = r->pos + (size_t)n;
+    r->pos = sub->end;
+    return DTCAST_OK;
+}
+
+static dtcast_status pb_skip(pb *r, int wt, size_t at)
+{
+    uint64_t v = 0;
+    pb sub = {NULL, 0, 0, NULL, NULL};
+    switch (wt) {
+    case WT_VARINT: return pb_varint(r, &v);
+    case WT_FIXED64: return pb_fixed(r, 8, &v);
+    case WT_FIXED32: return pb_fixed(r, 4, &v);
+    case WT_BYTES: return pb_sub(r, &sub);
+    default: return pb_fail(r, at, "unsupported wire type %d", wt);
+    }
+}
+
+static dtcast_status pb_expect(const pb *r, const char *name, int wt, int expected, size_t at)
+{
+    if (wt == expected)
+        return DTCAST_OK;
+    return pb_fail(r, at, "field %s has wire type %d, expected %d", name, wt, expected);
+}
+
+/* Two's complement without the implementation-defined conversion. */
+static int64_t to_int64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? -(int64_t)(~v) - 1 : (int64_t)v;
+}
+
+/* Values of a repeated number field: one (wire type elem_wt) or a packed run (wire type 2).
+ * emit(ctx, value) is called for each; returns how many in *n. */
+typedef void (*pb_emit)(void *ctx, uint64_t value);
+
+static dtcast_status pb_read_one(pb *r, int elem_wt, uint64_t *v)
+{
+    if (elem_wt == WT_VARINT)
+        return pb_varint(r, v);
+    return pb_fixed(r, elem_wt == WT_FIXED64 ? 8 : 4, v);
+}
+
+static dtcast_status pb_numbers(pb *r, const char *name, int wt, int elem_wt, size_t at,
+                                pb_emit emit, void *ctx, size_t *n)
+{
+    uint64_t v = 0;
+    dtcast_status st;
+    if (wt == elem_wt) {
+        if ((st = pb_read_one(r, elem_wt, &v)) != DTCAST_OK)
+            return st;
+        emit(ctx, v);
+        *n = 1;
+        return DTCAST_OK;
+    }
+    if (wt != WT_BYTES)
+        return pb_fail(r, at, "field %s has wire type %d, expected %d or 2", name, wt, elem_wt);
+    pb run = {NULL, 0, 0, NULL, NULL};
+    if ((st = pb_sub(r, &run)) != DTCAST_OK)
+        return st;
+    size_t count = 0;
+    while (pb_more(&run)) {
+        if ((st = pb_read_one(&run, elem_wt, &v)) != DTCAST_OK)
+            return st;
+        emit(ctx, v);
+        count++;
+    }
+    *n = count;
+    return DTCAST_OK;
+}
+
+static void ignore_value(void *ctx, uint64_t value)
+{
+    (void)ctx;
+    (void)value;
+}
+
+/* Copies a length-delimited text into out (NUL-terminated). */
+static dtcast_status pb_text(pb *r, char *out, size_t size, const char *name)
+{
+    pb s = {NULL, 0, 0, NULL, NULL};
+    dtcast_status st = pb_sub(r, &s);
+    if (st != DTCAST_OK)
+        return st;
+    size_t n = s.end - s.pos;
+    if (n >= size)
+        return pb_fail(r, s.pos, "%s of %zu bytes is longer than %zu", name, n, size - 1);
+    memcpy(out, r->buf + s.pos, n);
+    out[n] = '\0';
+    return DTCAST_OK;
+}
+
+/* ---- TensorProto: where each type keeps its values ---------------------------------------- */
+
+enum {
+    TP_DIMS = 1, TP_DATA_TYPE = 2, TP_SEGMENT = 3, TP_FLOAT = 4, TP_INT32 = 5, TP_STRING = 6,
+    TP_INT64 = 7, TP_NAME = 8, TP_RAW = 9, TP_DOUBLE = 10, TP_UINT64 = 11, TP_EXTERNAL = 13,
+    TP_LOCATION = 14, TP_NFIELDS = 16
+};
+
+static const char *field_name(uint32_t field)
+{
+    switch (field) {
+    case TP_FLOAT: return "float_data";
+    case TP_INT32: return "int32_data";
+    case TP_STRING: return "string_data";
+    case TP_INT64: return "int64_data";
+    case TP_DOUBLE: return "double_data";
+    case TP_UINT64: return "uint64_data";
+    case TP_RAW: return "raw_data";
+    default: return "?";
+    }
+}
+
+static bool is_typed_field(uint32_t field)
+{
+    return field == TP_FLOAT || field == TP_INT32 || field == TP_STRING || field == TP_INT64 ||
+           field == TP_DOUBLE || field == TP_UINT64;
+}
+
+static int element_wire_type(uint32_t field)
+{
+    return field == TP_FLOAT ? WT_FIXED32 : field == TP_DOUBLE ? WT_FIXED64 : WT_VARINT;
+}
+
+/* The typed field of a type and how many bytes of the packed storage one value carries
+ * (ONNX: complex parts are separate values; int32_data holds 16-bit patterns, one byte of
+ * 8-bit and packed sub-byte data, or an int32). */
+typedef struct tp_layout {
+    uint32_t field;
+    size_t width;
+} tp_layout;
+
+static tp_layout layout_of(const dt_format *f)
+{
+    switch (f->type) {
+    case DTCAST_FLOAT32:
+    case DTCAST_COMPLEX64: return (tp_layout){TP_FLOAT, 4};
+    case DTCAST_FLOAT64:
+    case DTCAST_COMPLEX128: return (tp_layout){TP_DOUBLE, 8};
+    case DTCAST_INT64: return (tp_layout){TP_INT64, 8};
+    case DTCAST_UINT32: return (tp_layout){TP_UINT64, 4};
+    case DTCAST_UINT64: return (tp_layout){TP_UINT64, 8};
+    case DTCAST_STRING: return (tp_layout){TP_STRING, 0};
+    case DTCAST_COMPLEX32: return (tp_layout){TP_INT32, 2}; /* two float16 patterns */
+    default: return (tp_layout){TP_INT32, f->stride_bits <= 8 ? 1 : (size_t)f->stride_bits / 8};
+    }
+}
+
+/* ---- TensorProto: the first pass records what is where ------------------------------------- */
+
+typedef struct tp_scan {
+    bool has_type;
+    uint64_t data_type;
+    size_t type_at;
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+    bool has_name;
+    size_t name_at, name_len;
+    bool has_raw;
+    size_t raw_at, raw_len;
+    size_t values[TP_NFIELDS]; /* values seen per typed field */
+    size_t first_at[TP_NFIELDS];
+} tp_scan;
+
+typedef struct dims_ctx {
+    tp_scan *s;
+    bool too_many;
+} dims_ctx;
+
+static void add_dim(void *ctx, uint64_t value)
+{
+    dims_ctx *d = ctx;
+    if (d->s->ndim == DT_MAX_DIMS)
+        d->too_many = true;
+    else
+        d->s->dims[d->s->ndim++] = to_int64(value);
+}
+
+static dtcast_status scan_dims(pb *r, int wt, size_t at, tp_scan *s)
+{
+    dims_ctx d = {s, false};
+    size_t n;
+    dtcast_status st = pb_numbers(r, "dims", wt, WT_VARINT, at, add_dim, &d, &n);
+    if (st == DTCAST_OK && d.too_many)
+        return pb_fail(r, at, "more than %d dims", DT_MAX_DIMS);
+    return st;
+}
+
+static dtcast_status scan_location(pb *r, int wt, size_t at)
+{
+    uint64_t v = 0;
+    dtcast_status st = pb_expect(r, "data_location", wt, WT_VARINT, at);
+    if (st == DTCAST_OK)
+        st = pb_varint(r, &v);
+    if (st == DTCAST_OK && v != 0)
+        return pb_fail(r, at, "data_location EXTERNAL: external data is not supported");
+    return st;
+}
+
+static dtcast_status scan_bytes(pb *r, int wt, size_t at, const char *name, size_t *start,
+                                size_t *len)
+{
+    pb sub = {NULL, 0, 0, NULL, NULL};
+    dtcast_status st = pb_expect(r, name, wt, WT_BYTES, at);
+    if (st == DTCAST_OK)
+        st = pb_sub(r, &sub);
+    if (st == DTCAST_OK) {
+        *start = sub.pos;
+        *len = sub.end - sub.pos;
+    }
+    return st;
+}
+
+static dtcast_status scan_typed(pb *r, uint32_t field, int wt, size_t at, tp_scan *s)
+{
+    size_t n = 1, start = 0, len = 0;
+    dtcast_status st =
+        field == TP_STRING
+            ? scan_bytes(r, wt, at, "string_data", &start, &len)
+            : pb_numbers(r, field_name(field), wt, element_wire_type(field), at, ignore_value,
+                         NULL, &n);
+    if (st != DTCAST_OK)
+        return st;
+    if (s->values[field] == 0)
+        s->first_at[field] = at;
+    s->values[field] += n; /* cannot overflow: each value takes at least one byte of the file */
+    return DTCAST_OK;
+}
+
+static dtcast_status scan_field(pb *r, uint32_t field, int wt, size_t at, tp_scan *s)
+{
+    dtcast_status st;
+    switch (field) {
+    case TP_DIMS: return scan_dims(r, wt, at, s);
+    case TP_DATA_TYPE:
+        s->has_type = true;
+        s->type_at = at;
+        st = pb_expect(r, "data_type", wt, WT_VARINT, at);
+        return st == DTCAST_OK ? pb_varint(r, &s->data_type) : st;
+    case TP_NAME:
+        s->has_name = true;
+        s->name_at = at;
+        return scan_bytes(r, wt, at, "name", &s->name_at, &s->name_len);
+    case TP_RAW:
+        s->has_raw = true;
+        return scan_bytes(r, wt, at, "raw_data", &s->raw_at, &s->raw_len);
+    case TP_SEGMENT: return pb_fail(r, at, "segmented tensors are not supported");
+    case TP_EXTERNAL: return pb_fail(r, at, "external_data: external data is not supported");
+    case TP_LOCATION: return scan_location(r, wt, at);
+    default:
+        if (is_typed_field(field))
+            return scan_typed(r, field, wt, at, s);
+        return pb_skip(r, wt, at);
+    }
+}
+
+static dtcast_status scan_tensor(pb *r, tp_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    while (pb_more(r)) {
+        uint32_t field = 0;
+        int wt = 0;
+        size_t at = 0;
+        dtcast_status st = pb_key(r, &field, &wt, &at);
+        if (st == DTCAST_OK)
+            st = scan_field(r, field, wt, at, s);
+        if (st != DTCAST_OK)
+            return st;
+    }
+    return DTCAST_OK;
+}
+
+/* ---- TensorProto: checks between the passes ----------------------------------------------- */
+
+static dtcast_status check_type(const pb *r, const tp_scan *s, const dt_format **f)
+{
+    if (!s->has_type || s->data_type == 0)
+        return pb_fail(r, s->has_type ? s->type_at : r->end, "data_type is missing or UNDEFINED");
+    *f = s->data_type < 1000 ? dt_format_of((dtcast_type)s->data_type) : NULL;
+    if (!*f)
+        return pb_fail(r, s->type_at, "unknown data_type %llu",
+                       (unsigned long long)s->data_type);
+    return DTCAST_OK;
+}
+
+/* The values must sit in the type's own field (or raw_data), and be exactly as many as the
+ * dims ask for. */
+static dtcast_status check_payload(const pb *r, const tp_scan *s, const dt_format *f,
+                                   size_t count, size_t nbytes)
+{
+    tp_layout l = layout_of(f);
+    for (uint32_t k = 0; k < TP_NFIELDS; k++)
+        if (s->values[k] && k != l.field)
+            return pb_fail(r, s->first_at[k], "data_type %s keeps its values in %s, not %s",
+                           f->name, field_name(l.field), field_name(k));
+    if (s->has_raw && f->type == DTCAST_STRING)
+        return pb_fail(r, s->raw_at, "raw_data cannot hold a string tensor");
+    if (s->has_raw && s->values[l.field])
+        return pb_fail(r, s->raw_at, "both raw_data and %s are present", field_name(l.field));
+    if (s->has_raw && s->raw_len != nbytes)
+        return pb_fail(r, s->raw_at, "raw_data is %zu bytes but %zu %s elements need %zu",
+                       s->raw_len, count, f->name, nbytes);
+    size_t want = l.field == TP_STRING ? count : nbytes / l.width;
+    if (!s->has_raw && s->values[l.field] != want)
+        return pb_fail(r, s->values[l.field] ? s->first_at[l.field] : r->end,
+                       "%s has %zu values but %zu %s elements need %zu", field_name(l.field),
+                       s->values[l.field], count, f->name, want);
+    return DTCAST_OK;
+}
+
+/* ---- TensorProto: the second pass copies the values ----------------------------------------- */
+
+typedef struct fill_ctx {
+    uint8_t *data;
+    size_t width, n, cap;
+} fill_ctx;
+
+/* Stores the low `width` bytes of a value, little-endian (int32_data holds narrower patterns). */
+static void store_value(void *ctx, uint64_t value)
+{
+    fill_ctx *c = ctx;
+    if (c->n >= c->cap)
+        return;
+    for (size_t i = 0; i < c->width; i++)
+        c->data[c->n * c->width + i] = (uint8_t)(value >> (8 * i));
+    c->n++;
+}
+
+static dtcast_status fill_strings(pb *r, int wt, size_t at, char **strings, size_t *n,
+                                  size_t cap, dt_io_error *err)
+{
+    size_t start = 0, len = 0;
+    dtcast_status st = scan_bytes(r, wt, at, "string_data", &start, &len);
+    if (st != DTCAST_OK || *n >= cap)
+        return st;
+    char *s = malloc(len + 1);
+    if (!s)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory for a string");
+    memcpy(s, r->buf + start, len);
+    s[len] = '\0';
+    strings[(*n)++] = s;
+    return DTCAST_OK;
+}
+
+static dtcast_status fill_values(pb *r, dt_tensor *t, const tp_layout *l)
+{
+    fill_ctx c = {t->data, l->width, 0, l->width ? t->nbytes / l->width : t->count};
+    while (pb_more(r)) {
+        uint32_t field = 0;
+        int wt = 0;
+        size_t at = 0, n = 0;
+        dtcast_status st = pb_key(r, &field, &wt, &at);
+        if (st != DTCAST_OK)
+            return st;
+        if (field != l->field)
+            st = pb_skip(r, wt, at);
+        else if (field == TP_STRING)
+            st = fill_strings(r, wt, at, t->data, &c.n, c.cap, r->err);
+        else
+            st = pb_numbers(r, field_name(field), wt, element_wire_type(field), at, store_value,
+                            &c, &n);
+        if (st != DTCAST_OK)
+            return st;
+    }
+    return DTCAST_OK;
+}
+
+static dtcast_status copy_name(const pb *r, const tp_scan *s, dt_tensor *t)
+{
+    if (!s->has_name)
+        return DTCAST_OK;
+    t->name = malloc(s->name_len + 1);
+    if (!t->name)
+        return dt_io_fail(r->err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory for the name");
+    memcpy(t->name, r->buf + s->name_at, s->name_len);
+    t->name[s->name_len] = '\0';
+    return DTCAST_OK;
+}
+
+static dtcast_status parse_tensor(pb *r, dt_tensor *t)
+{
+    tp_scan s;
+    const dt_format *f = NULL;
+    size_t nbytes = 0, start = r->pos;
+    dtcast_status st = scan_tensor(r, &s);
+    if (st == DTCAST_OK)
+        st = check_type(r, &s, &f);
+    if (st == DTCAST_OK)
+        st = dt_tensor_set_shape(t, s.ndim, s.dims, "pb", r->err);
+    if (st == DTCAST_OK && (st = dtcast_storage_size(f->type, t->count, &nbytes)) != DTCAST_OK)
+        return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
+                          f->name);
+    if (st == DTCAST_OK)
+        st = check_payload(r, &s, f, t->count, nbytes);
+    if (st != DTCAST_OK)
+        return st;
+    t->type = f->type;
+    if ((st = dt_tensor_alloc(t, r->err)) != DTCAST_OK || (st = copy_name(r, &s, t)) != DTCAST_OK)
+        return st;
+    if (s.has_raw) {
+        memcpy(t->data, r->buf + s.raw_at, nbytes);
+        return DTCAST_OK;
+    }
+    tp_layout l = layout_of(f);
+    r->pos = start;
+    return fill_values(r, t, &l);
+}
+
+dtcast_status dt_pb_parse(const uint8_t *buf, size_t len, dt_tensor *t, dt_io_error *err)
+{
+    if (!t)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: NULL tensor");
+    dt_tensor_init(t);
+    if (!buf && len)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: NULL buffer");
+    pb r = {buf, 0, len, "pb", err};
+    dtcast_status st = parse_tensor(&r, t);
+    if (st != DTCAST_OK)
+        dt_tensor_free(t);
+    return st;
+}
+
+/* ---- writing TensorProto ----------------------------------------------------------------- */
+
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint8_t *put_bytes(uint8_t *p, uint32_t field, const void *data, size_t len)
+{
+    p = put_varint(p, (uint64_t)field << 3 | WT_BYTES);
+    p = put_varint(p, len);
+    if (len)
+        memcpy(p, data, len);
+    return p + len;
+}
+
+/* Bytes of a length-delimited field with a one-byte key, added to *total. */
+static bool add_bytes_field(size_t *total, size_t len)
+{
+    size_t field;
+    return !__builtin_add_overflow(1 + varint_size(len), len, &field) &&
+           !__builtin_add_overflow(*total, field, total);
+}
+
+static bool serialized_size(const dt_tensor *t, size_t *total)
+{
+    *total = 0;
+    for (int k = 0; k < t->ndim; k++)
+        *total += 1 + varint_size((uint64_t)t->dims[k]);
+    *total += 1 + varint_size((uint64_t)t->type);
+    if (t->type == DTCAST_STRING) {
+        char *const *strings = t->data;
+        for (size_t i = 0; i < t->count; i++)
+            if (!add_bytes_field(total, strings[i] ? strlen(strings[i]) : 0))
+                return false;
+    }
+    if (t->name && !add_bytes_field(total, strlen(t->name)))
+        return false;
+    return t->type == DTCAST_STRING || t->nbytes == 0 || add_bytes_field(total, t->nbytes);
+}
+
+dtcast_status dt_pb_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt_io_error *err)
+{
+    if (!t || !buf || !len || (!t->data && t->count))
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: NULL argument");
+    if (!dt_format_of(t->type) || t->ndim < 0 || t->ndim > DT_MAX_DIMS)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: bad tensor (type %d, %d dims)",
+                          (int)t->type, t->ndim);
+    size_t total;
+    if (!serialized_size(t, &total))
+        return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW, "pb: tensor too large to serialize");
+    uint8_t *out = malloc(total ? total : 1), *p = out;
+    if (!out)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory for %zu bytes", total);
+    /* Fields in number order, as protobuf writes them; dims unpacked (proto2 without packed). */
+    for (int k = 0; k < t->ndim; k++) {
+        p = put_varint(p, TP_DIMS << 3 | WT_VARINT);
+        p = put_varint(p, (uint64_t)t->dims[k]);
+    }
+    p = put_varint(p, TP_DATA_TYPE << 3 | WT_VARINT);
+    p = put_varint(p, (uint64_t)t->type);
+    if (t->type == DTCAST_STRING) {
+        char *const *strings = t->data;
+        for (size_t i = 0; i < t->count; i++)
+            p = put_bytes(p, TP_STRING, strings[i], strings[i] ? strlen(strings[i]) : 0);
+    }
+    if (t->name)
+        p = put_bytes(p, TP_NAME, t->name, strlen(t->name));
+    if (t->type != DTCAST_STRING && t->nbytes) /* an empty tensor has no raw_data, as in ONNX */
+        p = put_bytes(p, TP_RAW, t->data, t->nbytes);
+    *buf = out;
+    *len = (size_t)(p - out);
+    return DTCAST_OK;
+}
+
+/* ---- ModelProto ----------------------------------------------------------------------------- */
+
+/* Walks the fields of a message, handing each to visit(r, field, wt, at, ctx). */
+typedef dtcast_status (*pb_visit)(pb *r, uint32_t field, int wt, size_t at, void *ctx);
+
+static dtcast_status pb_message(pb *r, pb_visit visit, void *ctx)
+{
+    while (pb_more(r)) {
+        uint32_t field = 0;
+        int wt = 0;
+        size_t at = 0;
+        dtcast_status st = pb_key(r, &field, &wt, &at);
+        if (st == DTCAST_OK)
+            st = visit(r, field, wt, at, ctx);
+        if (st != DTCAST_OK)
+            return st;
+    }
+    return DTCAST_OK;
+}
+
+/* A sub-message field: expects wire type 2, then visits its fields. */
+static dtcast_status pb_nested(pb *r, const char *name, int wt, size_t at, pb_visit visit,
+                               void *ctx)
+{
+    pb sub = {NULL, 0, 0, NULL, NULL};
+    dtcast_status st = pb_expect(r, name, wt, WT_BYTES, at);
+    if (st == DTCAST_OK)
+        st = pb_sub(r, &sub);
+    return st == DTCAST_OK ? pb_message(&sub, visit, ctx) : st;
+}
+
+static dtcast_status pb_uint(pb *r, const char *name, int wt, size_t at, uint64_t *v)
+{
+    dtcast_status st = pb_expect(r, name, wt, WT_VARINT, at);
+    return st == DTCAST_OK ? pb_varint(r, v) : st;
+}
+
+/* TypeProto.tensor_type.elem_type; anything else (sequence, map, ...) stays UNDEFINED. */
+static dtcast_status visit_tensor_type(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    dtcast_type *type = ctx;
+    uint64_t v = 0;
+    if (field != 1)
+        return pb_skip(r, wt, at);
+    dtcast_status st = pb_uint(r, "elem_type", wt, at, &v);
+    if (st == DTCAST_OK)
+        *type = v < 1000 && dt_format_of((dtcast_type)v) ? (dtcast_type)v : DTCAST_UNDEFINED;
+    return st;
+}
+
+static dtcast_status visit_type_proto(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    if (field != 1)
+        return pb_skip(r, wt, at);
+    return pb_nested(r, "tensor_type", wt, at, visit_tensor_type, ctx);
+}
+
+static dtcast_status visit_value_info(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    if (field != 2)
+        return pb_skip(r, wt, at);
+    return pb_nested(r, "type", wt, at, visit_type_proto, ctx);
+}
+
+static dtcast_status visit_attribute(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    dt_onnx_attr *a = ctx;
+    uint64_t v = 0;
+    dtcast_status st;
+    switch (field) {
+    case 1:
+        st = pb_expect(r, "attribute name", wt, WT_BYTES, at);
+        return st == DTCAST_OK ? pb_text(r, a->name, sizeof a->name, "attribute name") : st;
+    case 2:
+        st = pb_expect(r, "attribute f", wt, WT_FIXED32, at);
+        if (st == DTCAST_OK && (st = pb_fixed(r, 4, &v)) == DTCAST_OK) {
+            uint32_t bits = (uint32_t)v;
+            float f;
+            memcpy(&f, &bits, sizeof f);
+            a->f = f;
+            a->kind = a->kind ? a->kind : 1;
+        }
+        return st;
+    case 3:
+        st = pb_uint(r, "attribute i", wt, at, &v);
+        a->i = to_int64(v);
+        a->kind = a->kind ? a->kind : 2;
+        return st;
+    case 4:
+        st = pb_expect(r, "attribute s", wt, WT_BYTES, at);
+        a->kind = a->kind ? a->kind : 3;
+        return st == DTCAST_OK ? pb_text(r, a->s, sizeof a->s, "attribute string") : st;
+    case 20: /* type: wins over the guess from the value fields (old models omit it) */
+        st = pb_uint(r, "attribute type", wt, at, &v);
+        a->kind = v >= 1 && v <= 3 ? (int)v : -1;
+        return st;
+    default: return pb_skip(r, wt, at);
+    }
+}
+
+static dtcast_status visit_node(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    dt_onnx_model *m = ctx;
+    dtcast_status st;
+    if (field == 4) {
+        st = pb_expect(r, "op_type", wt, WT_BYTES, at);
+        return st == DTCAST_OK ? pb_text(r, m->op_type, sizeof m->op_type, "op_type") : st;
+    }
+    if (field != 5)
+        return pb_skip(r, wt, at);
+    if (m->nattrs == (int)(sizeof m->attrs / sizeof m->attrs[0]))
+        return pb_fail(r, at, "more than %d attributes", m->nattrs);
+    dt_onnx_attr *a = &m->attrs[m->nattrs++];
+    memset(a, 0, sizeof *a);
+    return pb_nested(r, "attribute", wt, at, visit_attribute, a);
+}
+
+typedef struct graph_ctx {
+    dt_onnx_model *m;
+    bool have_node;
+} graph_ctx;
+
+static dtcast_status add_value_info(pb *r, int wt, size_t at, dtcast_type *types, int *n,
+                                    const char *name)
+{
+    if (*n == 8)
+        return pb_fail(r, at, "more than 8 graph %ss", name);
+    types[*n] = DTCAST_UNDEFINED;
+    return pb_nested(r, name, wt, at, visit_value_info, &types[(*n)++]);
+}
+
+static dtcast_status visit_graph(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    graph_ctx *g = ctx;
+    switch (field) {
+    case 1: /* node: the first one only */
+        if (g->have_node)
+            return pb_skip(r, wt, at);
+        g->have_node = true;
+        return pb_nested(r, "node", wt, at, visit_node, g->m);
+    case 11: return add_value_info(r, wt, at, g->m->input_types, &g->m->ninputs, "input");
+    case 12: return add_value_info(r, wt, at, g->m->output_types, &g->m->noutputs, "output");
+    default: return pb_skip(r, wt, at);
+    }
+}
+
+typedef struct opset_ctx {
+    char domain[64];
+    uint64_t version;
+} opset_ctx;
+
+static dtcast_status visit_opset(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    opset_ctx *o = ctx;
+    dtcast_status st;
+    if (field == 1) {
+        st = pb_expect(r, "domain", wt, WT_BYTES, at);
+        return st == DTCAST_OK ? pb_text(r, o->domain, sizeof o->domain, "domain") : st;
+    }
+    if (field == 2)
+        return pb_uint(r, "version", wt, at, &o->version);
+    return pb_skip(r, wt, at);
+}
+
+static dtcast_status visit_model(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    graph_ctx *g = ctx;
+    if (field == 7)
+        return pb_nested(r, "graph", wt, at, visit_graph, g);
+    if (field != 8)
+        return pb_skip(r, wt, at);
+    opset_ctx o = {"", 0};
+    dtcast_status st = pb_nested(r, "opset_import", wt, at, visit_opset, &o);
+    if (st == DTCAST_OK && (o.domain[0] == '\0' || strcmp(o.domain, "ai.onnx") == 0))
+        g->m->opset = to_int64(o.version);
+    return st;
+}
+
+dtcast_status dt_onnx_model_parse(const uint8_t *buf, size_t len, dt_onnx_model *m,
+                                  dt_io_error *err)
+{
+    if (!m || (!buf && len))
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "onnx model: NULL argument");
+    memset(m, 0, sizeof *m);
+    pb r = {buf, 0, len, "onnx model", err};
+    graph_ctx g = {m, false};
+    dtcast_status st = pb_message(&r, visit_model, &g);
+    for (int k = 0; k < m->nattrs; k++)
+        if (m->attrs[k].kind < 0)
+            m->attrs[k].kind = 0; /* a type other than FLOAT, INT, STRING */
+    if (st != DTCAST_OK)
+        memset(m, 0, sizeof *m);
+    return st;
+}
+
+const dt_onnx_attr *dt_onnx_model_attr(const dt_onnx_model *m, const char *name)
+{
+    if (!m || !name)
+        return NULL;
+    for (int k = 0; k < m->nattrs; k++)
+        if (strcmp(m->attrs[k].name, name) == 0)
+            return &m->attrs[k];
+    return NULL;
+}

@@ -1,0 +1,234 @@
+/* The tensor record, whole-file reading and writing, and which reader a file name asks for. */
+#include "io/tensor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* ---- the tensor record ------------------------------------------------------------------- */
+
+void dt_tensor_init(dt_tensor *t)
+{
+    memset(t, 0, sizeof *t); /* type UNDEFINED, no dims, no elements, no data */
+}
+
+void dt_tensor_free(dt_tensor *t)
+{
+    if (t->type == DTCAST_STRING && t->data) {
+        char **strings = t->data;
+        for (size_t i = 0; i < t->count; i++)
+            free(strings[i]);
+    }
+    free(t->data);
+    free(t->name);
+    dt_tensor_init(t);
+}
+
+dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, const char *what,
+                                  dt_io_error *err)
+{
+    if (ndim < 0 || ndim > DT_MAX_DIMS)
+        return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: %d dimensions, at most %d supported",
+                          what, ndim, DT_MAX_DIMS);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < 0)
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: dimension %d is negative (%lld)",
+                              what, i, (long long)dims[i]);
+        if ((uint64_t)dims[i] > SIZE_MAX)
+            return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW,
+                              "%s: dimension %d (%lld) does not fit in memory", what, i,
+                              (long long)dims[i]);
+        if (__builtin_mul_overflow(count, (size_t)dims[i], &count))
+            return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW,
+                              "%s: the product of the dimensions overflows", what);
+    }
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        t->dims[i] = dims[i];
+    t->count = count;
+    return DTCAST_OK;
+}
+
+dtcast_status dt_tensor_alloc(dt_tensor *t, dt_io_error *err)
+{
+    size_t nbytes = 0;
+    dtcast_status st = dtcast_storage_size(t->type, t->count, &nbytes);
+    if (st != DTCAST_OK)
+        return dt_io_fail(err, st, "cannot size %zu elements of type %d: %s", t->count,
+                          (int)t->type, dtcast_status_string(st));
+    /* One byte at least, so that data is never NULL, even for an empty tensor. */
+    void *data = calloc(nbytes ? nbytes : 1, 1);
+    if (!data)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes",
+                          nbytes);
+    t->data = data;
+    t->nbytes = nbytes;
+    return DTCAST_OK;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+static dtcast_status read_stream(FILE *f, const char *path, uint8_t **buf, size_t *len,
+                                 dt_io_error *err)
+{
+    size_t cap = 1 << 16, used = 0;
+    uint8_t *data = malloc(cap);
+    if (!data)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", path);
+    for (;;) {
+        if (used == cap) {
+            if (cap > SIZE_MAX / 2) {
+                free(data);
+                return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW, "'%s' is too large", path);
+            }
+            uint8_t *bigger = realloc(data, cap * 2);
+            if (!bigger) {
+                free(data);
+                return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY,
+                                  "out of memory reading '%s' (%zu bytes so far)", path, used);
+            }
+            data = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(data + used, 1, cap - used, f);
+        used += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(data);
+                return dt_io_fail(err, DTCAST_ERR_IO, "cannot read '%s' at byte %zu: %s", path,
+                                  used, strerror(e));
+            }
+            break;
+        }
+    }
+    *buf = data;
+    *len = used;
+    return DTCAST_OK;
+}
+
+dtcast_status dt_read_file(const char *path, uint8_t **buf, size_t *len, dt_io_error *err)
+{
+    if (!path || !buf || !len)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "read: NULL argument");
+    *buf = NULL;
+    *len = 0;
+    if (strcmp(path, "-") == 0)
+        return read_stream(stdin, "<stdin>", buf, len, err);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dt_io_fail(err, DTCAST_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    dtcast_status st = read_stream(f, path, buf, len, err);
+    fclose(f);
+    return st;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+static dtcast_status write_all(int fd, const void *buf, size_t len, const char *path,
+                               dt_io_error *err)
+{
+    const uint8_t *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return dt_io_fail(err, DTCAST_ERR_IO, "cannot write '%s' at byte %zu: %s", path, done,
+                              n < 0 ? strerror(errno) : "no progress");
+        done += (size_t)n;
+    }
+    return DTCAST_OK;
+}
+
+static dtcast_status write_stdout(const void *buf, size_t len, dt_io_error *err)
+{
+    if (len && fwrite(buf, 1, len, stdout) != len)
+        return dt_io_fail(err, DTCAST_ERR_IO, "cannot write <stdout>: %s", strerror(errno));
+    if (fflush(stdout) != 0)
+        return dt_io_fail(err, DTCAST_ERR_IO, "cannot write <stdout>: %s", strerror(errno));
+    return DTCAST_OK;
+}
+
+/* Creates "<path>.tmp<pid>.<n>" exclusively; open() with 0666 lets the umask choose the mode, as
+ * for any new file (mkstemp would give 0600). */
+static int create_temp(const char *path, char *tmp, size_t size)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(tmp, size, "%s.tmp%ld.%d", path, (long)getpid(), attempt);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+dtcast_status dt_write_file(const char *path, const void *buf, size_t len, dt_io_error *err)
+{
+    if (!path || (!buf && len))
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "write: NULL argument");
+    if (strcmp(path, "-") == 0)
+        return write_stdout(buf, len, err);
+    size_t size = strlen(path) + 48;
+    char *tmp = malloc(size);
+    if (!tmp)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
+    int fd = create_temp(path, tmp, size);
+    if (fd < 0) {
+        dtcast_status st = dt_io_fail(err, DTCAST_ERR_IO,
+                                      "cannot create a temporary file next to '%s': %s", path,
+                                      strerror(errno));
+        free(tmp);
+        return st;
+    }
+    dtcast_status st = write_all(fd, buf, len, path, err);
+    if (st == DTCAST_OK && fsync(fd) != 0 && errno != EINVAL)
+        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot sync '%s': %s", path, strerror(errno));
+    if (close(fd) != 0 && st == DTCAST_OK)
+        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot close '%s': %s", path, strerror(errno));
+    if (st == DTCAST_OK && rename(tmp, path) != 0)
+        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
+                        strerror(errno));
+    if (st != DTCAST_OK)
+        unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+/* ---- file kinds -------------------------------------------------------------------------- */
+
+static int has_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && strcasecmp(path + n - k, suffix) == 0;
+}
+
+dt_file_kind dt_file_kind_of(const char *path)
+{
+    if (!path)
+        return DT_FILE_RAW;
+    if (has_suffix(path, ".npy"))
+        return DT_FILE_NPY;
+    if (has_suffix(path, ".pb"))
+        return DT_FILE_PB;
+    return DT_FILE_RAW;
+}
