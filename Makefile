@@ -41,32 +41,43 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 .PHONY: all lib cli tests demo test test-plain test-san install uninstall clean
 all: lib cli
 
-lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so $(BUILD)/dtcast.pc
+lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so
 cli: $(BUILD)/dtcast
 tests: $(TEST_BIN)
 
+# V=1 shows the full commands.
+ifeq ($(V),1)
+  Q :=
+  say = @true
+else
+  Q := @
+  say = @printf '  %-6s %s\n'
+endif
+
+.SECONDARY:
+
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(say) CC $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(say) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libdtcast.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libdtcast.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(say) LD $@
+	$(Q)$(CC) -shared -Wl,-soname,libdtcast.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/dtcast: $(CLI_OBJ) $(BUILD)/libdtcast.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libdtcast.a $(LIBS)
-
-$(BUILD)/dtcast.pc: packaging/dtcast.pc.in Makefile
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	$(say) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libdtcast.a $(LIBS)
 
 demo: all
 	@echo
@@ -88,7 +99,8 @@ install: all
 	install -m 755 $(BUILD)/libdtcast.so $(DESTDIR)$(LIBDIR)/libdtcast.so.$(VERSION)
 	ln -sf libdtcast.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdtcast.so.$(SOMAJOR)
 	ln -sf libdtcast.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libdtcast.so
-	install -m 644 $(BUILD)/dtcast.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' packaging/dtcast.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc
 	sed -e 's|@VERSION@|$(VERSION)|g' packaging/dtcastConfigVersion.cmake.in \
 	    > $(DESTDIR)$(LIBDIR)/cmake/dtcast/dtcastConfigVersion.cmake
 	install -m 644 packaging/dtcastConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/dtcast/
