@@ -38,7 +38,11 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all lib cli tests demo test test-plain test-san install uninstall clean
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all lib cli tests demo test test-plain install uninstall clean \
+        bench check-long check-valgrind check-tsan fuzz
 all: lib cli
 
 lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so
@@ -90,6 +94,31 @@ test: all tests
 
 test-plain: all tests
 	@PYTHON=$(PYTHON) tests/run build
+
+# Speed: throughput, ratio to memcpy and to numpy / torch (bench/run; --json for tools).
+bench: all $(BUILD)/dtcast-bench
+	@bench/run $(BUILD) $(BENCH_ARGS)
+
+$(BUILD)/dtcast-bench: $(BENCH_OBJ) $(BUILD)/libdtcast.a
+	$(say) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+
+# The long sweeps (every float32 value; 10^8 random values per fast path).
+check-long: all tests
+	@tests/long/run $(BUILD)
+
+# The whole suite under valgrind memcheck, and the threaded paths under ThreadSanitizer.
+check-valgrind: all tests
+	@tests/run-valgrind $(BUILD)
+
+check-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" CFLAGS="-fsanitize=thread" \
+	    LDFLAGS="-fsanitize=thread" all tests
+	@tests/run-tsan build/tsan
+
+# Every fuzz harness for a bounded time (FUZZ_SECONDS each, default 60; clang + libFuzzer).
+fuzz:
+	@fuzz/run $(FUZZ_SECONDS)
 
 install: all
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \

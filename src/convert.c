@@ -1,6 +1,7 @@
 /* dtcast_convert: checks the arguments, then moves every element through decode -> encode.
  * Strings and complex numbers are handled here; the rounding itself lives in exact.c. */
 #include "internal.h"
+#include "kernels/kernels.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -84,11 +85,16 @@ typedef struct number_job {
     const dt_format *sf, *spart;
     bool float32_first;
     dt_rules rules;
+    const dt_kernel *kernel; /* a fast path, or NULL */
 } number_job;
 
 static void convert_number_range(void *ctx, size_t begin, size_t end)
 {
     const number_job *j = ctx;
+    if (j->kernel) {
+        dt_kernel_run(j->kernel, j->dst, j->src, begin, end);
+        return;
+    }
     for (size_t i = begin; i < end; i++) {
         dt_value re, im;
         load_value(j->sf, j->spart, j->src, i, &re, &im);
@@ -108,13 +114,15 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
 static void convert_numbers(void *dst, const dt_format *df, const void *src, const dt_format *sf,
                             size_t count, const dtcast_options *o)
 {
-    number_job j = {dst, df, df, src, sf, sf, false, {DTCAST_ROUND_RNE, false, false, false}};
+    number_job j = {dst, df, df, src, sf, sf, false, {DTCAST_ROUND_RNE, false, false, false}, NULL};
     if (sf->tc == DT_TC_COMPLEX)
         j.spart = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)
         j.dpart = dt_format_of(df->part);
     j.float32_first = wants_float32_first(o, j.spart, j.dpart);
     dt_rules_for(j.dpart, o, &j.rules);
+    if (!j.float32_first && sf->tc != DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX)
+        j.kernel = dt_kernel_find(df, sf, &j.rules);
 
     /* In place, only a forward pass on one thread is safe. */
     const unsigned threads = dst == src ? 1 : dt_thread_count(o->threads, count);
