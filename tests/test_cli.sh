@@ -4,14 +4,14 @@
 #
 #   tests/test_cli.sh [path/to/dtcast]        (default: build/dtcast)
 #
-# DTCAST_CONFORMANCE points at the conformance data (default: /work/shared/conformance); the
+# DTCAST_CONFORMANCE points at the conformance data (default: tests/conformance); the
 # onnx-test check is skipped when it is not there.
 set -u
 
 DTCAST=${1:-build/dtcast}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WEIGHTS=$ROOT/examples/weights.npy
-CONFORMANCE=${DTCAST_CONFORMANCE:-/work/shared/conformance}
+CONFORMANCE=${DTCAST_CONFORMANCE:-$ROOT/tests/conformance}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dtcast-cli.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 

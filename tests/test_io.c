@@ -1,6 +1,6 @@
 /* Tests of the file formats: .npy, ONNX TensorProto and ModelProto, whole-file reading and
  * writing. Fixtures are built as bytes here; the ONNX conformance data is read from
- * ../shared/conformance when it is present. */
+ * tests/conformance (the in-repo copy of ../shared/conformance). */
 #include "check.h"
 #include "io/tensor.h"
 
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CONFORMANCE "../shared/conformance/onnx"
+#define CONFORMANCE "tests/conformance/onnx" /* the in-repo copy; tests run from the top */
 
 /* ---- byte builders ------------------------------------------------------------------------- */
 
