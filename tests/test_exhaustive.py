@@ -189,7 +189,10 @@ def check_type_info(lib):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else 'build/libdtcast.so'
+    if len(sys.argv) > 1 and sys.argv[1].startswith('-'):
+        print(__doc__)
+        return 0
+    path = sys.argv[1] if len(sys.argv) > 1 else dtlib.default_path()
     t0 = time.time()
     lib = dtlib.Lib(path)
     rng = random.Random(12345)

@@ -46,6 +46,13 @@ class Info(ct.Structure):
                 ('nan_count', ct.c_int), ('int_min', ct.c_int64), ('int_max', ct.c_uint64)]
 
 
+def default_path():
+    """build/libdtcast.so of the working directory, else of this repository."""
+    if os.path.exists('build/libdtcast.so'):
+        return 'build/libdtcast.so'
+    return os.path.normpath(os.path.join(HERE, '..', '..', 'build', 'libdtcast.so'))
+
+
 KIND = ['bool', 'unsigned', 'signed', 'float', 'complex', 'string']
 
 

@@ -690,7 +690,6 @@ def _nan_fast(f, neg):
 
 
 def _encode_int_fast(t, v, mode, iov):
-    n = len(v)
     fin = v.cls == 0
     M = np.where(fin, v.M, U64(0))
     E = np.where(fin, v.E, 0)
