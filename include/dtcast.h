@@ -131,7 +131,8 @@ typedef struct dtcast_options {
     unsigned threads;                 /* 0 = automatic (large tensors only); 1 = this thread */
     int discard_imaginary;            /* complex -> real keeps the real part instead of failing */
     dtcast_string_style string_style; /* number -> string layout */
-    int string_to_bool_numeric;       /* string -> bool parses the number (else "" -> 0, other -> 1) */
+    int string_to_bool_numeric;       /* string -> bool: "true"/"false" or a number (nonzero is
+                                       * true); default: "" -> 0, any other string -> 1 (ONNX) */
     int float4_nan_as_max;            /* NaN -> +max for NaN-less targets (older ONNX text: 0x7) */
     int via_float32;                  /* reproduce the ONNX reference: round to float32 first */
     dtcast_error *error;              /* optional: receives the message of a failure */

@@ -4,6 +4,7 @@
 #include "kernels/kernels.h"
 #include "parallel.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,14 +86,15 @@ typedef struct number_job {
     const dt_format *sf, *spart;
     bool float32_first;
     dt_rules rules;
-    const dt_kernel *kernel; /* a fast path, or NULL */
+    bool has_kernel; /* a fast path was found: kernel runs instead of the element loop */
+    dt_kernel kernel;
 } number_job;
 
 static void convert_number_range(void *ctx, size_t begin, size_t end)
 {
     const number_job *j = ctx;
-    if (j->kernel) {
-        dt_kernel_run(j->kernel, j->dst, j->src, begin, end);
+    if (j->has_kernel) {
+        dt_kernel_run(&j->kernel, j->dst, j->src, begin, end);
         return;
     }
     for (size_t i = begin; i < end; i++) {
@@ -114,7 +116,12 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
 static void convert_numbers(void *dst, const dt_format *df, const void *src, const dt_format *sf,
                             size_t count, const dtcast_options *o)
 {
-    number_job j = {dst, df, df, src, sf, sf, false, {DTCAST_ROUND_RNE, false, false, false}, NULL};
+    number_job j;
+    memset(&j, 0, sizeof j);
+    j.dst = dst;
+    j.df = j.dpart = df;
+    j.src = src;
+    j.sf = j.spart = sf;
     if (sf->tc == DT_TC_COMPLEX)
         j.spart = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)
@@ -122,10 +129,14 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
     j.float32_first = wants_float32_first(o, j.spart, j.dpart);
     dt_rules_for(j.dpart, o, &j.rules);
     if (!j.float32_first && sf->tc != DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX)
-        j.kernel = dt_kernel_find(df, sf, &j.rules);
+        j.has_kernel = dt_kernel_find(&j.kernel, df, sf, &j.rules, count);
 
-    /* In place, only a forward pass on one thread is safe. */
-    const unsigned threads = dst == src ? 1 : dt_thread_count(o->threads, count);
+    /* In place, only a forward pass on one thread is safe. A fast kernel moves bytes, not
+     * elements: it gets threads only when there are enough bytes for each (dt_thread_count). */
+    size_t work = count; /* in units of one reference-path element (~30 ns) */
+    if (j.has_kernel)    /* a kernel moves ~16 bytes (read + written) in that time */
+        work = count / 16 * (size_t)(sf->stride_bits + df->stride_bits) / 8;
+    const unsigned threads = dst == src ? 1 : dt_thread_count(o->threads, work);
     dt_parallel_for(count, threads, convert_number_range, &j);
 
     if (df->stride_bits < 8) { /* zero the padding bits after the last element */
@@ -215,6 +226,27 @@ static dtcast_status bad_string(const dtcast_options *o, size_t i, const char *s
                    strlen(s) > 60 ? "..." : "");
 }
 
+/* 1 for "true", 0 for "false" (any case, surrounding white space), -1 otherwise. */
+static int bool_word(const char *s)
+{
+    static const char *const words[2] = {"false", "true"};
+    while (isspace((unsigned char)*s))
+        s++;
+    for (int w = 0; w < 2; w++) {
+        size_t n = strlen(words[w]), k = 0;
+        while (k < n && s[k] && tolower((unsigned char)s[k]) == words[w][k])
+            k++;
+        if (k != n)
+            continue;
+        const char *rest = s + n;
+        while (isspace((unsigned char)*rest))
+            rest++;
+        if (*rest == '\0')
+            return w;
+    }
+    return -1;
+}
+
 /* Parses s and writes its code(s) into element i of out. */
 static dtcast_status parse_into(void *out, const dt_format *df, size_t i, const char *s,
                                 const dtcast_options *o)
@@ -234,6 +266,13 @@ static dtcast_status parse_into(void *out, const dt_format *df, size_t i, const 
     if (df->tc == DT_TC_BOOL && !o->string_to_bool_numeric) { /* ONNX: "" is false, else true */
         dt_store(df, out, i, s[0] != '\0');
         return DTCAST_OK;
+    }
+    if (df->tc == DT_TC_BOOL) { /* numeric: the words dtcast prints, or any number */
+        int word = bool_word(s);
+        if (word >= 0) {
+            dt_store(df, out, i, (uint64_t)word);
+            return DTCAST_OK;
+        }
     }
     dt_value v;
     dt_int_parts ip;
