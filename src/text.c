@@ -12,6 +12,8 @@
 #include "internal.h"
 
 #include "bignum.h"
+#include "text_internal.h"
+#include "text_tables.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -233,7 +235,7 @@ static bool significant_digits(const decimal *d, dt_bn *big, int64_t *first, int
     return true;
 }
 
-static bool decimal_to_value(const decimal *d, dt_value *v)
+static bool reference_decimal_to_value(const decimal *d, dt_value *v)
 {
     memset(v, 0, sizeof *v);
     v->neg = d->neg;
@@ -268,6 +270,281 @@ static bool decimal_to_value(const decimal *d, dt_value *v)
     }
     return divide_by_pow10(&big, -e10, v);
 }
+
+/* ---- decimal -> binary value, fast (Eisel-Lemire style) -------------------------------------
+ *
+ * For at most 19 significant digits D (a 64-bit integer) and value = D * 10^e10, the top 64 bits
+ * come from one 64 x 128-bit product with the table's 5^e10 ~ T * 2^s; the truncation of T errs
+ * low by less than one unit of T, so the product errs low by less than 2^64, which can change the
+ * top 64 bits only when every bit between them and bit 64 is one: then the exact path decides.
+ * The sticky bit needs no product: D * 5^q (q >= 28) and D / 10^t (5^t not dividing D) always
+ * have bits below the top 64. The result is the reference's, field for field. */
+
+#if defined(__SIZEOF_INT128__)
+typedef unsigned __int128 u128;
+
+#define FAST_DIGITS 19 /* 10^19 < 2^64 */
+#define POW5_EXACT_MAX 27 /* 5^27 < 2^63: D * 5^q fits 128 bits */
+
+static const uint64_t pow10_u64[FAST_DIGITS + 1] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000), UINT64_C(100000),
+    UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000), UINT64_C(1000000000),
+    UINT64_C(10000000000), UINT64_C(100000000000), UINT64_C(1000000000000),
+    UINT64_C(10000000000000), UINT64_C(100000000000000), UINT64_C(1000000000000000),
+    UINT64_C(10000000000000000), UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+    UINT64_C(10000000000000000000)};
+
+/* 5^q for q <= 27. */
+static uint64_t pow5_u64(int q)
+{
+    static const uint64_t pow5[POW5_EXACT_MAX + 1] = {
+        UINT64_C(1), UINT64_C(5), UINT64_C(25), UINT64_C(125), UINT64_C(625), UINT64_C(3125),
+        UINT64_C(15625), UINT64_C(78125), UINT64_C(390625), UINT64_C(1953125),
+        UINT64_C(9765625), UINT64_C(48828125), UINT64_C(244140625), UINT64_C(1220703125),
+        UINT64_C(6103515625), UINT64_C(30517578125), UINT64_C(152587890625),
+        UINT64_C(762939453125), UINT64_C(3814697265625), UINT64_C(19073486328125),
+        UINT64_C(95367431640625), UINT64_C(476837158203125), UINT64_C(2384185791015625),
+        UINT64_C(11920928955078125), UINT64_C(59604644775390625),
+        UINT64_C(298023223876953125), UINT64_C(1490116119384765625),
+        UINT64_C(7450580596923828125)};
+    return pow5[q];
+}
+
+static int leading_zeros64(uint64_t x) { return __builtin_clzll(x); } /* x != 0 */
+
+/* The significant digits of d as D (trailing zeros dropped) with the index of the first and
+ * one past the last nonzero digit; false when there are more than 19 or none. */
+static bool small_significand(const decimal *d, uint64_t *sig10, int64_t *first, int64_t *end)
+{
+    uint64_t acc = 0;
+    int64_t j = 0, f = -1, e = 0;
+    int zeros = 0;
+    for (const char *p = d->mant; p < d->mant_end; p++) {
+        if (*p == '.')
+            continue;
+        const int c = *p - '0';
+        if (f < 0 && c == 0) {
+            j++;
+            continue;
+        }
+        if (f < 0)
+            f = j;
+        if (c == 0) {
+            zeros++; /* multiplied in only if a nonzero digit follows */
+        } else {
+            if (j + 1 - f > FAST_DIGITS)
+                return false;
+            acc = acc * pow10_u64[zeros + 1] + (uint64_t)c;
+            zeros = 0;
+            e = j + 1;
+        }
+        j++;
+    }
+    *sig10 = acc;
+    *first = f;
+    *end = e;
+    return f >= 0;
+}
+
+/* Top 64 bits of an exact 128-bit n (n >= 2^64), with sticky, as top_bits_of. */
+static void top_bits_u128(u128 n, int64_t exp2, dt_value *v)
+{
+    const uint64_t high = (uint64_t)(n >> 64);
+    const int shift = 64 - leading_zeros64(high); /* bits above 64 */
+    const uint64_t sig = (uint64_t)(n >> shift);
+    const bool sticky = (n & ((((u128)1) << shift) - 1)) != 0;
+    set_finite(v, sig, (int32_t)(exp2 + shift), sticky);
+}
+
+/* v = D * 5^q * 2^e2 for q in the table, sticky set: false when the truncated table leaves the
+ * top 64 bits uncertain. */
+static bool top_bits_by_table(uint64_t sig10, int q, int64_t e2, dt_value *v)
+{
+    const int lz = leading_zeros64(sig10);
+    const uint64_t dn = sig10 << lz; /* bit 63 set */
+    const uint64_t th = parse_pow5[q - PARSE_Q_MIN].hi, tl = parse_pow5[q - PARSE_Q_MIN].lo;
+    const u128 low = (u128)dn * tl, high = (u128)dn * th;
+    const u128 mid = (low >> 64) + (uint64_t)high; /* bits 64..127, carry in bit 64 */
+    const uint64_t p1 = (uint64_t)mid, p2 = (uint64_t)(high >> 64) + (uint64_t)(mid >> 64);
+    uint64_t sig;
+    int sh;
+    if (p2 >> 63) { /* product in [2^191, 2^192): bits 128..191 */
+        if (p1 == UINT64_MAX)
+            return false;
+        sig = p2;
+        sh = 128;
+    } else { /* [2^190, 2^191): bits 127..190 */
+        if ((p1 & (UINT64_MAX >> 1)) == UINT64_MAX >> 1)
+            return false;
+        sig = p2 << 1 | p1 >> 63;
+        sh = 127;
+    }
+    set_finite(v, sig, (int32_t)(e2 + sh + parse_pow5[q - PARSE_Q_MIN].s - lz), true);
+    return true;
+}
+
+/* D * 10^q, q >= 0: exact products while D * 5^q fits 128 bits, else the table. */
+static bool scale_up(uint64_t sig10, int q, dt_value *v)
+{
+    if (q <= POW5_EXACT_MAX) {
+        const u128 n = (u128)sig10 * pow5_u64(q);
+        if (!(n >> 64))
+            set_finite(v, (uint64_t)n, q, false); /* the reference keeps small values as is */
+        else
+            top_bits_u128(n, q, v);
+        return true;
+    }
+    return top_bits_by_table(sig10, q, q, v);
+}
+
+/* D / 10^t, t > 0: exact when 5^t divides D (a dyadic value), else the table. */
+static bool scale_down(uint64_t sig10, int t, dt_value *v)
+{
+    if (t <= POW5_EXACT_MAX && sig10 % 10 == 5) { /* 5 divides D only if its last digit is 5 */
+        const uint64_t p5 = pow5_u64(t);
+        if (sig10 % p5 == 0) {
+            const uint64_t x = sig10 / p5;
+            const int lz = leading_zeros64(x);
+            set_finite(v, x << lz, -t - lz, false);
+            return true;
+        }
+    }
+    return top_bits_by_table(sig10, -t, -(int64_t)t, v);
+}
+
+/* The reference's value of D * 10^(point - end) (first: index of D's first digit in the text);
+ * false when the magnitude is beyond the limits or the table cannot decide. */
+static bool small_decimal_value(bool neg, uint64_t sig10, int64_t first, int64_t end,
+                                int64_t point, dt_value *v)
+{
+    const int64_t mag = point - 1 - first;
+    if (mag > MAG10_LIMIT || mag < -MAG10_LIMIT)
+        return false;
+    memset(v, 0, sizeof *v);
+    v->neg = neg;
+    const int64_t e10 = point - end; /* within [-419, 400] here */
+    return e10 >= 0 ? scale_up(sig10, (int)e10, v) : scale_down(sig10, (int)-e10, v);
+}
+
+/* The reference's value of d when 19 digits hold it and the table decides; false otherwise. */
+static bool fast_decimal_to_value(const decimal *d, dt_value *v)
+{
+    if (d->cls != DT_FINITE)
+        return false;
+    uint64_t sig10;
+    int64_t first, end;
+    if (!small_significand(d, &sig10, &first, &end)) /* none: zero, or > 19 digits */
+        return false;
+    return small_decimal_value(d->neg, sig10, first, end, d->point, v);
+}
+
+/* Integer parts of D * 10^e10 (D != 0, at most 19 digits), as decimal_to_int_parts finds them. */
+static void small_int_parts(bool neg, uint64_t sig10, int64_t e10, dt_int_parts *ip)
+{
+    memset(ip, 0, sizeof *ip);
+    ip->neg = neg;
+    ip->cls = DT_FINITE;
+    if (e10 >= 0) {
+        ip->frac = DT_FRAC_ZERO;
+        if (e10 <= FAST_DIGITS) {
+            const u128 n = (u128)sig10 * pow10_u64[e10];
+            ip->huge = (n >> 64) != 0;
+            ip->low = (uint64_t)n;
+            return;
+        }
+        ip->huge = true; /* 10^20 > 2^64 */
+        uint64_t low = sig10;
+        for (int64_t i = 0; i < e10 && i < 64 && low; i++)
+            low *= 10; /* modulo 2^64; 10^64 is a multiple of 2^64 */
+        ip->low = e10 >= 64 ? 0 : low;
+        return;
+    }
+    if (-e10 > FAST_DIGITS) { /* below 10^19 / 10^20: a fraction under one half */
+        ip->frac = DT_FRAC_BELOW;
+        return;
+    }
+    const uint64_t p = pow10_u64[-e10], r = sig10 % p, half = p / 2;
+    ip->low = sig10 / p;
+    ip->frac = r == 0 ? DT_FRAC_ZERO : r < half ? DT_FRAC_BELOW : r == half ? DT_FRAC_HALF
+                                                                          : DT_FRAC_ABOVE;
+}
+
+/* Digit j of a mantissa into D: zeros wait until a nonzero digit follows; false past 19. */
+static bool take_digit(int c, int64_t j, uint64_t *acc, int64_t *first, int64_t *end, int *zeros)
+{
+    if (c == 0) {
+        *zeros += *first >= 0;
+        return true;
+    }
+    if (*first < 0)
+        *first = j;
+    if (j + 1 - *first > FAST_DIGITS)
+        return false;
+    *acc = *acc * pow10_u64[*zeros + 1] + (uint64_t)c;
+    *zeros = 0;
+    *end = j + 1;
+    return true;
+}
+
+/* One pass over the common form [space][sign]digits[.digits][(e|E)[sign]digits][space] with at
+ * most 19 significant digits: the reference's value and integer parts. False for anything else
+ * (inf, nan, long digit strings, malformed text, undecided products): the full path decides. */
+static bool fast_parse(const char *s, dt_value *v, dt_int_parts *ip)
+{
+    const char *p = skip_space(s);
+    bool neg = false;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    uint64_t sig10 = 0;
+    int64_t j = 0, first = -1, end = 0;
+    int zeros = 0;
+    for (; is_digit(*p); p++, j++)
+        if (!take_digit(*p - '0', j, &sig10, &first, &end, &zeros))
+            return false;
+    const int64_t int_digits = j;
+    if (*p == '.')
+        for (p++; is_digit(*p); p++, j++)
+            if (!take_digit(*p - '0', j, &sig10, &first, &end, &zeros))
+                return false;
+    if (j == 0 || j > 100000000) /* no digits; absurdly long text: the reference clamps */
+        return false;
+    int64_t exp10 = 0;
+    if (*p == 'e' || *p == 'E') {
+        p = scan_exponent(p, &exp10);
+        if (*p == 'e' || *p == 'E') /* "1e", "1e+": not a number */
+            return false;
+    }
+    if (*skip_space(p) != '\0')
+        return false;
+    const int64_t point = int_digits + exp10;
+    if (first < 0) { /* every digit zero */
+        memset(v, 0, sizeof *v);
+        memset(ip, 0, sizeof *ip);
+        v->neg = ip->neg = neg;
+        v->cls = ip->cls = DT_ZERO;
+        return true;
+    }
+    if (!small_decimal_value(neg, sig10, first, end, point, v))
+        return false;
+    small_int_parts(neg, sig10, point - end, ip);
+    return true;
+}
+#else
+static bool fast_decimal_to_value(const decimal *d, dt_value *v)
+{
+    (void)d;
+    (void)v;
+    return false; /* no 128-bit integers: the exact path always */
+}
+
+static bool fast_parse(const char *s, dt_value *v, dt_int_parts *ip)
+{
+    (void)s;
+    (void)v;
+    (void)ip;
+    return false;
+}
+#endif
 
 /* ---- decimal -> integer parts ------------------------------------------------------------- */
 
@@ -325,21 +602,31 @@ static void decimal_to_int_parts(const decimal *d, dt_int_parts *ip)
 
 /* ---- parsing: entry points ---------------------------------------------------------------- */
 
-static bool decimal_to_number(const decimal *d, dt_value *v, dt_int_parts *ip)
+static bool decimal_to_number(const decimal *d, dt_value *v, dt_int_parts *ip, bool reference)
 {
-    if (!decimal_to_value(d, v))
+    if ((reference || !fast_decimal_to_value(d, v)) && !reference_decimal_to_value(d, v))
         return false;
     decimal_to_int_parts(d, ip);
     return true;
 }
 
-bool dt_text_parse(const char *s, dt_value *v, dt_int_parts *ip)
+static bool parse_with(const char *s, dt_value *v, dt_int_parts *ip, bool reference)
 {
     decimal d;
     const char *p = scan_decimal(skip_space(s), &d);
     if (!p || *skip_space(p) != '\0')
         return false;
-    return decimal_to_number(&d, v, ip);
+    return decimal_to_number(&d, v, ip, reference);
+}
+
+bool dt_text_parse(const char *s, dt_value *v, dt_int_parts *ip)
+{
+    return fast_parse(s, v, ip) || parse_with(s, v, ip, false);
+}
+
+bool dt_text_parse_reference(const char *s, dt_value *v, dt_int_parts *ip)
+{
+    return parse_with(s, v, ip, true);
 }
 
 /* +1 or -1 (Python's "j", "+j", "-j" forms). */
@@ -378,11 +665,11 @@ bool dt_text_parse_complex(const char *s, dt_value *re, dt_int_parts *re_ip, dt_
     if (end) {
         p = end;
         if (*p == '+' || *p == '-') {
-            if (!decimal_to_number(&a, re, re_ip))
+            if (!decimal_to_number(&a, re, re_ip, false))
                 return false;
             end = scan_decimal(p, &b);
             if (end) {
-                if (!decimal_to_number(&b, im, im_ip))
+                if (!decimal_to_number(&b, im, im_ip, false))
                     return false;
                 p = end;
             } else {
@@ -392,9 +679,9 @@ bool dt_text_parse_complex(const char *s, dt_value *re, dt_int_parts *re_ip, dt_
                 return false;
         } else if (is_j(*p)) {
             p++;
-            if (!decimal_to_number(&a, im, im_ip))
+            if (!decimal_to_number(&a, im, im_ip, false))
                 return false;
-        } else if (!decimal_to_number(&a, re, re_ip)) {
+        } else if (!decimal_to_number(&a, re, re_ip, false)) {
             return false;
         }
     } else {
@@ -485,7 +772,7 @@ static int64_t log10_pow2_guess(int64_t b)
 
 /* Shortest digits that read back (round to nearest even) to the value sig * 2^exp at precision
  * p, the nearest of them when there are two, the even last digit on an exact tie. */
-static bool shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
+static bool reference_shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
 {
     uint64_t m = sig;
     int64_t e = exp;
@@ -576,6 +863,141 @@ static bool shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
     return true;
 }
 
+/* ---- shortest digits, fast (Schubfach style) -------------------------------------------------
+ *
+ * For v = c * 2^q with rounding interval [vl, vr] of width 2^q (3/4 of it just above a power of
+ * two), k = floor(log10(width)) makes 10^k <= width < 10^(k+1): the interval holds at least one
+ * multiple of 10^k and at most one of 10^(k+1). So the shortest decimal is the multiple of
+ * 10^(k+1) next to v when it is inside, else the nearer inside of s = floor(v / 10^k) and s + 1.
+ * v, vl, vr are scaled by 4 * 10^-k with the table's g ~ 10^-k (126 bits) and rounded to odd
+ * (floor, low bit set if inexact), which keeps every comparison with multiples of 4 exact; when
+ * g is inexact and a product lands within its error of an integer, the reference decides. */
+
+#if defined(__SIZEOF_INT128__)
+static int floor_log10_pow2(int q) { return (q * 315653) >> 20; }        /* |q| <= 1650 */
+static int floor_log10_three_quarters_pow2(int q) { return (q * 315653 - 131237) >> 20; }
+static int floor_log2_pow10(int e) { return (e * 1741647) >> 19; }       /* |e| <= 1650 */
+
+/* Whether x * 2^q is a multiple of 10^k (only decided for 1 <= k <= 27; else false). */
+static bool is_multiple_of_pow10(uint64_t x, int q, int k)
+{
+    return k >= 1 && k <= POW5_EXACT_MAX && x % pow5_u64(k) == 0 && __builtin_ctzll(x) + q >= k;
+}
+
+/* The interval scaling: g = 10^-k (126 bits, exact or rounded up), shift h, for c * 2^q. */
+typedef struct scaling {
+    uint64_t g_high, g_low;
+    bool g_exact;
+    int h, q, k;
+} scaling;
+
+/* x * 2^q * 10^-k as floor with the low bit set when inexact (round to odd), from
+ * g * (x << h) / 2^127. g rounded up errs by less than (x << h) / 2^127 < 2^-64; when the
+ * fraction is below that, the value is an integer (checked exactly) or *unsure is set. */
+static uint64_t scaled_round_to_odd(const scaling *sc, uint64_t x, bool *unsure)
+{
+    const uint64_t cp = x << sc->h;
+    const u128 low = (u128)sc->g_low * cp, high = (u128)sc->g_high * cp;
+    const u128 mid = (low >> 64) + (uint64_t)high;
+    const uint64_t a0 = (uint64_t)low, a1 = (uint64_t)mid;
+    const uint64_t a2 = (uint64_t)(high >> 64) + (uint64_t)(mid >> 64);
+    const uint64_t integer = a2 << 1 | a1 >> 63;
+    const uint64_t frac_high = a1 & (UINT64_MAX >> 1); /* fraction = frac_high:a0 / 2^127 */
+    if (!sc->g_exact && frac_high == 0 && a0 < UINT64_C(1) << 63) {
+        if (is_multiple_of_pow10(x, sc->q, sc->k))
+            return integer; /* exactly an integer: g's excess made the fraction */
+        *unsure = true;
+    }
+    return integer | ((frac_high | a0) != 0);
+}
+
+/* Writes the decimal f * 10^k (f > 0) as digits without trailing zeros. */
+static void digits_of(uint64_t f, int k, digits *out)
+{
+    while (f % 10 == 0) {
+        f /= 10;
+        k++;
+    }
+    char tmp[24];
+    int n = 0;
+    for (; f; f /= 10)
+        tmp[n++] = (char)('0' + f % 10);
+    for (int i = 0; i < n; i++)
+        out->d[i] = tmp[n - 1 - i];
+    out->d[n] = '\0';
+    out->n = n;
+    out->point = n + k;
+}
+
+/* Shortest digits of c * 2^q (c normalized as the reference does; even: interval ends count). */
+static bool schubfach(uint64_t c, int q, bool closer_below, digits *out)
+{
+    const int k = closer_below ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
+    if (k < FORMAT_K_MIN || k > FORMAT_K_MAX)
+        return false;
+    const int h = q + floor_log2_pow10(-k) + 2; /* 1..4: cb << h stays below 2^63 */
+    if (h < 0 || h > 7 || c >> 53)
+        return false;
+    const scaling sc = {format_pow10[k - FORMAT_K_MIN][0] & (UINT64_MAX >> 1),
+                        format_pow10[k - FORMAT_K_MIN][1], !(format_pow10[k - FORMAT_K_MIN][0] >> 63),
+                        h, q, k};
+    const uint64_t cb = c << 2, cbr = cb + 2, cbl = cb - (closer_below ? 1 : 2);
+    bool unsure = false;
+    const uint64_t vb = scaled_round_to_odd(&sc, cb, &unsure);
+    const uint64_t vbl = scaled_round_to_odd(&sc, cbl, &unsure);
+    const uint64_t vbr = scaled_round_to_odd(&sc, cbr, &unsure);
+    if (unsure)
+        return false;
+    const uint64_t out_of = c & 1; /* odd c: the interval's ends do not read back */
+    const uint64_t s = vb >> 2;
+    const uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10; /* multiples of 10^(k+1) around v */
+    const bool sp10_in = sp10 != 0 && vbl + out_of <= sp10 << 2;
+    const bool tp10_in = (tp10 << 2) + out_of <= vbr;
+    if (sp10_in != tp10_in) { /* never both: the interval is narrower than 10^(k+1) */
+        digits_of(sp10_in ? sp10 : tp10, k, out);
+        return true;
+    }
+    const uint64_t t = s + 1;
+    const bool s_in = s != 0 && vbl + out_of <= s << 2;
+    const bool t_in = (t << 2) + out_of <= vbr;
+    if (s_in != t_in) {
+        digits_of(s_in ? s : t, k, out);
+        return true;
+    }
+    if (!s_in)
+        return false; /* cannot happen: the interval is at least 10^k wide */
+    /* Both read back: the nearer; on a tie the even one. vb vs 4s + 2, the midpoint. */
+    const uint64_t mid4 = (s << 2) + 2;
+    const bool take_s = vb < mid4 || (vb == mid4 && !(s & 1));
+    digits_of(take_s ? s : t, k, out);
+    return true;
+}
+
+static bool shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
+{
+    uint64_t m = sig;
+    int64_t e = exp;
+    if (m == 0 || m >> p.bits)
+        return reference_shortest_digits(sig, exp, p, out);
+    const int lz = leading_zeros64(m) - (64 - p.bits); /* normalize; subnormals stop at min_exp */
+    const int64_t room = e - p.min_exp;
+    const int shift = lz < room ? lz : (int)room;
+    if (shift > 0) {
+        m <<= shift;
+        e -= shift;
+    }
+    const bool closer_below = m == UINT64_C(1) << (p.bits - 1) && e > p.min_exp;
+    if (e < -1100 || e > 1000 || !schubfach(m, (int)e, closer_below, out))
+        return reference_shortest_digits(sig, exp, p, out);
+    return true;
+}
+#else
+static bool shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
+{
+    return reference_shortest_digits(sig, exp, p, out); /* no 128-bit integers */
+}
+#endif
+
 /* ---- output buffer ------------------------------------------------------------------------- */
 
 typedef struct out_buf {
@@ -660,7 +1082,8 @@ static void put_python_digits(out_buf *b, const digits *g, bool add_dot_0)
 }
 
 /* repr of a float value; with `plus`, a '+' before a value without '-' (nan too). */
-static bool put_python_float(out_buf *b, const dt_value *v, precision p, bool add_dot_0, bool plus)
+static bool put_python_float(out_buf *b, const dt_value *v, precision p, bool add_dot_0, bool plus,
+                             bool reference)
 {
     if (v->cls == DT_NAN) { /* Python ignores the sign of a NaN */
         put_str(b, plus ? "+nan" : "nan");
@@ -679,7 +1102,8 @@ static bool put_python_float(out_buf *b, const dt_value *v, precision p, bool ad
         return true;
     default: {
         digits g;
-        if (!shortest_digits(v->sig, v->exp, p, &g))
+        if (!(reference ? reference_shortest_digits(v->sig, v->exp, p, &g)
+                        : shortest_digits(v->sig, v->exp, p, &g)))
             return false;
         put_python_digits(b, &g, add_dot_0);
         return true;
@@ -752,7 +1176,7 @@ static bool is_float_class(dt_class_of_type tc) { return tc == DT_TC_FLOAT || tc
 
 /* One real element of type f, into b. */
 static bool put_element(out_buf *b, const dt_format *f, uint64_t code, dtcast_string_style style,
-                        bool complex_part, bool plus)
+                        bool complex_part, bool plus, bool reference)
 {
     const bool ort = style == DTCAST_STRING_ORT;
     switch (f->tc) {
@@ -774,16 +1198,30 @@ static bool put_element(out_buf *b, const dt_format *f, uint64_t code, dtcast_st
         put_ort_float(b, &v, f->type == DTCAST_FLOAT64, plus);
         return true;
     }
-    return put_python_float(b, &v, precision_of(f), !complex_part, plus);
+    return put_python_float(b, &v, precision_of(f), !complex_part, plus, reference);
+}
+
+static size_t format_with(char *buf, size_t size, const dt_format *f, uint64_t code,
+                          dtcast_string_style style, bool reference)
+{
+    out_buf b;
+    b.n = 0;
+    b.s[0] = '\0';
+    if (!f || !put_element(&b, f, code, style, false, false, reference))
+        return 0;
+    return deliver(buf, size, &b);
 }
 
 size_t dt_text_format(char *buf, size_t size, const dt_format *f, uint64_t code,
                       dtcast_string_style style)
 {
-    out_buf b = {{0}, 0};
-    if (!f || !put_element(&b, f, code, style, false, false))
-        return 0;
-    return deliver(buf, size, &b);
+    return format_with(buf, size, f, code, style, false);
+}
+
+size_t dt_text_format_reference(char *buf, size_t size, const dt_format *f, uint64_t code,
+                                dtcast_string_style style)
+{
+    return format_with(buf, size, f, code, style, true);
 }
 
 /* Python: "(re+imj)", or "imj" alone when the real part is +0. ORT style (dtcast's choice; ONNX
@@ -799,13 +1237,62 @@ size_t dt_text_format_complex(char *buf, size_t size, const dt_format *part, uin
     const bool bare = style != DTCAST_STRING_ORT && v.cls == DT_ZERO && !v.neg;
     if (!bare) {
         put_char(&b, '(');
-        if (!put_element(&b, part, re, style, true, false))
+        if (!put_element(&b, part, re, style, true, false, false))
             return 0;
     }
-    if (!put_element(&b, part, im, style, true, !bare))
+    if (!put_element(&b, part, im, style, true, !bare, false))
         return 0;
     put_char(&b, 'j');
     if (!bare)
         put_char(&b, ')');
     return deliver(buf, size, &b);
+}
+
+/* ---- parsing straight to a code ------------------------------------------------------------ */
+
+/* RNE of a finite parsed value into an IEEE-style binary format (exponent all ones reserved),
+ * when the result is a normal number; false for subnormals and overflow (dt_encode decides). */
+static bool round_to_ieee_normal(const dt_format *f, const dt_value *v, uint64_t *code)
+{
+    if (v->cls != DT_FINITE || f->tc != DT_TC_FLOAT || f->nan != DT_NAN_IEEE || f->man_bits > 52)
+        return false;
+    const int lz = __builtin_clzll(v->sig); /* sig != 0 for finite values */
+    const uint64_t sig = v->sig << lz;
+    int64_t e = (int64_t)v->exp - lz + 63; /* value in [2^e, 2^(e+1)) */
+    const int drop = 63 - f->man_bits;     /* bits below the significand's last */
+    uint64_t mant = sig >> drop;
+    const uint64_t rest = sig & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
+    /* Up above half; on half with sticky (truly above) or an odd significand (ties to even). */
+    if (rest > half || (rest == half && (v->sticky || (mant & 1)))) {
+        mant++;
+        if (mant >> (f->man_bits + 1)) { /* carried into a new power of two */
+            mant >>= 1;
+            e++;
+        }
+    }
+    const int64_t emin = 1 - f->bias, emax = ((INT64_C(1) << f->exp_bits) - 2) - f->bias;
+    if (e < emin || e > emax)
+        return false;
+    const uint64_t man_mask = (UINT64_C(1) << f->man_bits) - 1;
+    *code = (uint64_t)v->neg << (f->bits - 1) | (uint64_t)(e + f->bias) << f->man_bits |
+            (mant & man_mask);
+    return true;
+}
+
+static bool is_integer_target(const dt_format *f)
+{
+    return f->tc == DT_TC_UINT || f->tc == DT_TC_SINT || f->tc == DT_TC_BOOL;
+}
+
+bool dt_text_parse_to_code(const char *s, const dt_format *f, const dt_rules *r, uint64_t *code)
+{
+    dt_value v;
+    dt_int_parts ip;
+    if (!dt_text_parse(s, &v, &ip))
+        return false;
+    if (is_integer_target(f))
+        *code = dt_encode_int_parts(f, &ip, r);
+    else if (r->round != DTCAST_ROUND_RNE || !round_to_ieee_normal(f, &v, code))
+        *code = dt_encode(f, &v, r);
+    return true;
 }

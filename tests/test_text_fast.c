@@ -1,0 +1,424 @@
+/* Text fast paths against the exact big-integer reference, bit for bit: formatting (every code
+ * of every format up to 16 bits, random float32 and float64 bit patterns, edge values) and
+ * parsing (random decimal strings of every shape: short, long, 17-20 digits, huge and tiny
+ * exponents, halfway cases, formatted values), both the dt_value and the dt_int_parts.
+ *
+ * DTCAST_TEST_SCALE=N multiplies the random counts (N=10: 10^7 float32, 5*10^6 float64). */
+#include "check.h"
+#include "internal.h"
+#include "text_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static long scale(void)
+{
+    const char *s = getenv("DTCAST_TEST_SCALE");
+    long n = s ? strtol(s, NULL, 10) : 1;
+    return n > 0 ? n : 1;
+}
+
+/* Formats code with both paths; on a difference records the first one in *bad. */
+static bool format_same(dtcast_type t, uint64_t code, char *bad, size_t bad_size)
+{
+    const dt_format *f = dt_format_of(t);
+    char fast[DTCAST_FORMAT_MAX], ref[DTCAST_FORMAT_MAX];
+    const size_t a = dt_text_format(fast, sizeof fast, f, code, DTCAST_STRING_PYTHON);
+    const size_t b = dt_text_format_reference(ref, sizeof ref, f, code, DTCAST_STRING_PYTHON);
+    if (a == b && a != 0 && strcmp(fast, ref) == 0)
+        return true;
+    if (!bad[0])
+        snprintf(bad, bad_size, "%s code 0x%" PRIx64 ": fast \"%s\", reference \"%s\"", f->name,
+                 code, a ? fast : "<failed>", b ? ref : "<failed>");
+    return false;
+}
+
+static bool values_equal(const dt_value *a, const dt_value *b)
+{
+    if (a->cls != b->cls || a->neg != b->neg)
+        return false;
+    return a->cls != DT_FINITE || (a->sig == b->sig && a->exp == b->exp && a->sticky == b->sticky);
+}
+
+static bool parts_equal(const dt_int_parts *a, const dt_int_parts *b)
+{
+    return a->cls == b->cls && a->neg == b->neg && a->huge == b->huge && a->low == b->low &&
+           a->frac == b->frac;
+}
+
+/* Parses text with both paths; on a difference records the first one in *bad. */
+static bool parse_same(const char *text, char *bad, size_t bad_size)
+{
+    dt_value v1, v2;
+    dt_int_parts p1, p2;
+    memset(&v1, 0, sizeof v1);
+    memset(&v2, 0, sizeof v2);
+    memset(&p1, 0, sizeof p1);
+    memset(&p2, 0, sizeof p2);
+    const bool ok1 = dt_text_parse(text, &v1, &p1);
+    const bool ok2 = dt_text_parse_reference(text, &v2, &p2);
+    if (ok1 == ok2 && (!ok1 || (values_equal(&v1, &v2) && parts_equal(&p1, &p2))))
+        return true;
+    if (!bad[0])
+        snprintf(bad, bad_size,
+                 "\"%.80s\": fast ok=%d cls=%d sig=0x%" PRIx64 " exp=%d sticky=%d low=%" PRIu64
+                 " frac=%d, reference ok=%d cls=%d sig=0x%" PRIx64 " exp=%d sticky=%d low=%" PRIu64
+                 " frac=%d",
+                 text, ok1, (int)v1.cls, v1.sig, (int)v1.exp, v1.sticky, p1.low, (int)p1.frac, ok2,
+                 (int)v2.cls, v2.sig, (int)v2.exp, v2.sticky, p2.low, (int)p2.frac);
+    return false;
+}
+
+/* ---- formatting ------------------------------------------------------------------------------- */
+
+static void check_every_code(dtcast_type t)
+{
+    const dt_format *f = dt_format_of(t);
+    char bad[256] = "", name[64];
+    long diffs = 0;
+    const uint64_t codes = UINT64_C(1) << f->bits;
+    for (uint64_t c = 0; c < codes; c++)
+        diffs += !format_same(t, c, bad, sizeof bad);
+    snprintf(name, sizeof name, "format fast == reference, every %s code", f->name);
+    CHECK(diffs == 0, name, "%ld differences, first %s", diffs, bad);
+}
+
+static void check_random_codes(dtcast_type t, long count, uint64_t seed)
+{
+    char bad[256] = "", name[80];
+    long diffs = 0;
+    for (long i = 0; i < count; i++) {
+        uint64_t c = rng_next(&seed);
+        if (t == DTCAST_FLOAT32)
+            c &= 0xFFFFFFFFu;
+        diffs += !format_same(t, c, bad, sizeof bad);
+    }
+    snprintf(name, sizeof name, "format fast == reference, %ld random %s", count,
+             dt_format_of(t)->name);
+    CHECK(diffs == 0, name, "%ld differences, first %s", diffs, bad);
+}
+
+/* Powers of two, integers, 5^k multiples (exact products), neighbours of powers of ten, the
+ * ends of the ranges: float32 and float64. */
+static void check_edge_codes(void)
+{
+    char bad[256] = "";
+    long diffs = 0, n = 0;
+    for (uint64_t e = 0; e < 255; e++)
+        for (uint64_t m = 0; m < 4; m++, n += 2) {
+            diffs += !format_same(DTCAST_FLOAT32, e << 23 | m, bad, sizeof bad);
+            diffs += !format_same(DTCAST_FLOAT32, e << 23 | (0x7FFFFF - m), bad, sizeof bad);
+        }
+    for (uint64_t e = 0; e < 2047; e++)
+        for (uint64_t m = 0; m < 4; m++, n += 2) {
+            diffs += !format_same(DTCAST_FLOAT64, e << 52 | m, bad, sizeof bad);
+            diffs += !format_same(DTCAST_FLOAT64, e << 52 | (UINT64_C(0xFFFFFFFFFFFFF) - m), bad,
+                                  sizeof bad);
+        }
+    /* Integers k * 5^j * 2^i: products that land exactly on integers after scaling. */
+    for (int i = -30; i < 60; i++)
+        for (uint64_t k = 1; k < 40; k++) {
+            double x = (double)k;
+            for (int j = 0; j < 20 && x < 1e300; j++, x *= 5) {
+                double y = x;
+                for (int s = 0; s < (i < 0 ? -i : i); s++)
+                    y = i < 0 ? y / 2 : y * 2;
+                uint64_t b64;
+                memcpy(&b64, &y, 8);
+                const float yf = (float)y;
+                uint32_t b32;
+                memcpy(&b32, &yf, 4);
+                diffs += !format_same(DTCAST_FLOAT64, b64, bad, sizeof bad);
+                diffs += !format_same(DTCAST_FLOAT32, b32, bad, sizeof bad);
+                n += 2;
+            }
+        }
+    /* Neighbours of powers of ten. */
+    double p = 1e-320;
+    for (int i = -320; i < 308; i++, p *= 10) {
+        uint64_t b;
+        memcpy(&b, &p, 8);
+        for (int d = -2; d <= 2; d++, n++)
+            diffs += !format_same(DTCAST_FLOAT64, b + (uint64_t)(int64_t)d, bad, sizeof bad);
+        const float pf = (float)p;
+        uint32_t b32;
+        memcpy(&b32, &pf, 4);
+        for (int d = -2; d <= 2 && (b32 & 0x7F800000u) != 0x7F800000u; d++, n++)
+            diffs += !format_same(DTCAST_FLOAT32, (uint32_t)(b32 + (uint32_t)d), bad, sizeof bad);
+    }
+    CHECK(diffs == 0, "format fast == reference, edge values", "%ld of %ld differ, first %s",
+          diffs, n, bad);
+}
+
+/* ---- parsing ---------------------------------------------------------------------------------- */
+
+/* n random digits (the first nonzero unless lead_zero). */
+static void put_digits(char **p, int n, uint64_t *seed, bool lead_zero)
+{
+    for (int i = 0; i < n; i++) {
+        int d = (int)(rng_next(seed) % 10);
+        if (i == 0 && !lead_zero && d == 0)
+            d = 1 + (int)(rng_next(seed) % 9);
+        *(*p)++ = (char)('0' + d);
+    }
+}
+
+/* A random decimal: digits with a point somewhere, optional exponent, sign, zeros. */
+static void random_decimal(char *buf, uint64_t *seed, int min_digits, int max_digits, int max_exp)
+{
+    char *p = buf;
+    const uint64_t r = rng_next(seed);
+    if (r & 1)
+        *p++ = '-';
+    else if (r & 2)
+        *p++ = '+';
+    const int n = min_digits + (int)(rng_next(seed) % (uint64_t)(max_digits - min_digits + 1));
+    const int point = (int)(rng_next(seed) % (uint64_t)(n + 1));
+    if (r & 4) { /* leading zeros */
+        *p++ = '0';
+        if (r & 8) {
+            *p++ = '.';
+            *p++ = '0';
+            *p++ = '0';
+        }
+    }
+    char digits[64];
+    char *d = digits;
+    put_digits(&d, n, seed, (r & 4) != 0);
+    if (r & 16) /* trailing zeros */
+        for (int i = 0; i < 1 + (int)(r >> 60); i++)
+            *d++ = '0';
+    *d = '\0';
+    const int total = (int)(d - digits);
+    for (int i = 0; i < total; i++) {
+        if (i == point && !(r & 8 && r & 4))
+            *p++ = '.';
+        *p++ = digits[i];
+    }
+    if (max_exp > 0 && (r & 32)) {
+        const int e = (int)(rng_next(seed) % (uint64_t)(2 * max_exp + 1)) - max_exp;
+        p += sprintf(p, (r & 64) ? "e%d" : "E%+d", e);
+    }
+    *p = '\0';
+}
+
+#if defined(__SIZEOF_INT128__)
+/* The exact decimal of (2m+1) * 2^-(j+1) (a binary midpoint), adjusted by delta in the last
+ * digit: m < 2^25, j + 1 <= 40, so (2m+1) * 5^(j+1) fits 128 bits. */
+static void halfway_decimal(char *buf, uint64_t m, int j, int delta)
+{
+    const int k = j + 1;
+    unsigned __int128 x = 2 * (unsigned __int128)m + 1;
+    for (int i = 0; i < k; i++)
+        x *= 5;
+    x = (unsigned __int128)((__int128)x + delta);
+    char tmp[64];
+    int n = 0;
+    for (; x; x /= 10)
+        tmp[n++] = (char)('0' + (int)(x % 10));
+    char *p = buf;
+    if (n <= k) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = n; i < k; i++)
+            *p++ = '0';
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        *p++ = tmp[i];
+        if (i == k && n > k)
+            *p++ = '.';
+    }
+    *p = '\0';
+}
+
+static void check_parse_kind(const char *what, long count, uint64_t seed, int min_digits,
+                             int max_digits, int max_exp)
+{
+    char bad[512] = "", text[160], name[96];
+    long diffs = 0;
+    for (long i = 0; i < count; i++) {
+        random_decimal(text, &seed, min_digits, max_digits, max_exp);
+        diffs += !parse_same(text, bad, sizeof bad);
+    }
+    snprintf(name, sizeof name, "parse fast == reference, %ld %s", count, what);
+    CHECK(diffs == 0, name, "%ld differences, first %s", diffs, bad);
+}
+
+static void check_parse_halfway(long count, uint64_t seed)
+{
+    char bad[512] = "", text[160];
+    long diffs = 0, n = 0;
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        const uint64_t m = r >> 39; /* 25 bits */
+        const int j = (int)(r % 40);
+        for (int delta = -1; delta <= 1; delta++, n++) {
+            halfway_decimal(text, m, j, delta);
+            diffs += !parse_same(text, bad, sizeof bad);
+        }
+        /* Integer midpoints of float64 (and float32) neighbours: up to 19 digits, fast path. */
+        const uint64_t odd = (rng_next(&seed) >> 11) | 1; /* 53 bits */
+        const int shift = (int)(r % 11);
+        for (int delta = -1; delta <= 1; delta++, n++) {
+            snprintf(text, sizeof text, "%" PRIu64 "%s", (odd << shift) + (uint64_t)(int64_t)delta,
+                     (r & 1) ? "e0" : "");
+            diffs += !parse_same(text, bad, sizeof bad);
+        }
+    }
+    CHECK(diffs == 0, "parse fast == reference, halfway and near-halfway decimals",
+          "%ld of %ld differ, first %s", diffs, n, bad);
+}
+#else
+static void check_parse_halfway(long count, uint64_t seed)
+{
+    (void)count;
+    (void)seed; /* no 128-bit integers to write the exact midpoints with */
+}
+#endif
+
+/* Strings the formatters make: shortest, %.9g, %.17g, of random float32 and float64. */
+static void check_parse_formatted(long count, uint64_t seed)
+{
+    char bad[512] = "", text[160];
+    long diffs = 0, n = 0;
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32), *f64 = dt_format_of(DTCAST_FLOAT64);
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        uint32_t b32 = (uint32_t)r;
+        uint64_t b64 = rng_next(&seed);
+        float x;
+        double y;
+        memcpy(&x, &b32, 4);
+        memcpy(&y, &b64, 8);
+        dt_text_format(text, sizeof text, f32, b32, DTCAST_STRING_PYTHON);
+        diffs += !parse_same(text, bad, sizeof bad);
+        dt_text_format(text, sizeof text, f64, b64, DTCAST_STRING_PYTHON);
+        diffs += !parse_same(text, bad, sizeof bad);
+        snprintf(text, sizeof text, "%.9g", (double)x);
+        diffs += !parse_same(text, bad, sizeof bad);
+        snprintf(text, sizeof text, "%.17g", y);
+        diffs += !parse_same(text, bad, sizeof bad);
+        snprintf(text, sizeof text, "%.20e", y);
+        diffs += !parse_same(text, bad, sizeof bad);
+        n += 5;
+    }
+    CHECK(diffs == 0, "parse fast == reference, formatted float32 / float64 strings",
+          "%ld of %ld differ, first %s", diffs, n, bad);
+}
+
+static void check_parse_fixed(void)
+{
+    static const char *const texts[] = {
+        "0", "-0", "0.0", "000.000", ".5", "5.", "+1e+5", " 1.5 ", "1e", "1e+", "inf", "-Infinity",
+        "nan", "1", "10", "100", "1000000000000000000000", "18446744073709551615",
+        "18446744073709551616", "9007199254740993", "9007199254740992.5", "0.1", "0.2", "0.3",
+        "1e23", "8.988465674311579e307", "1.7976931348623157e308", "1.7976931348623159e308",
+        "2.2250738585072014e-308", "4.9406564584124654e-324", "2.4703282292062327e-324",
+        "1e-400", "1e-401", "1e400", "1e401", "9.99999999999999999999e400", "1e-420", "1e-419",
+        "123456789012345678901234567890", "0.000000000000000000001", "3.4028235e38",
+        "3.4028236e38", "1.4e-45", "7e-46", "65504", "65520", "6.1035156e-05", "5.96e-8",
+        "1234567890123456789", "12345678901234567890", "9999999999999999999", "1e19", "1e20",
+        "0.00000000000000000000000000000000000000000000000000001", "4.5", "2.5e-1", "0.125",
+        "1e-27", "1e-28", "3814697265625e-13", "7450580596923828125e-27", "1e27", "1e28",
+        "152587890625e-16", "5e-324", "1.5e-323", "1e308", "1e309", "", " ", "abc", "1x", "--1",
+        "1.2.3", "0x10", "1e1000000000000000000", "1e-1000000000000000000"};
+    char bad[512] = "";
+    long diffs = 0;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        diffs += !parse_same(texts[i], bad, sizeof bad);
+    CHECK(diffs == 0, "parse fast == reference, fixed strings", "%ld differences, first %s",
+          diffs, bad);
+}
+
+/* dt_text_parse_to_code against dt_text_parse + dt_encode / dt_encode_int_parts. */
+static void check_parse_to_code(long count, uint64_t seed)
+{
+    static const dtcast_type types[] = {DTCAST_FLOAT32, DTCAST_FLOAT64, DTCAST_FLOAT16,
+                                        DTCAST_BFLOAT16, DTCAST_FLOAT8E5M2, DTCAST_FLOAT8E4M3FN,
+                                        DTCAST_INT32, DTCAST_UINT8};
+    char bad[256] = "", text[160];
+    long diffs = 0, n = 0;
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        switch (r % 4) {
+        case 0:
+            random_decimal(text, &seed, 1, 9, 50);
+            break;
+        case 1:
+            random_decimal(text, &seed, 15, 25, 330);
+            break;
+        case 2: {
+            const uint64_t b = rng_next(&seed);
+            double y;
+            memcpy(&y, &b, 8);
+            snprintf(text, sizeof text, "%.17g", y);
+            break;
+        }
+        default: {
+            const uint32_t b = (uint32_t)rng_next(&seed);
+            float x;
+            memcpy(&x, &b, 4);
+            snprintf(text, sizeof text, "%.9g", (double)x);
+            break;
+        }
+        }
+        const dt_format *f = dt_format_of(types[(r >> 8) % (sizeof types / sizeof types[0])]);
+        dt_rules rules;
+        memset(&rules, 0, sizeof rules);
+        rules.round = (r >> 16) % 4 ? DTCAST_ROUND_RNE : (dtcast_round)(1 + (r >> 20) % 6);
+        rules.saturate_float = (r >> 24) & 1;
+        rules.saturate_int = (r >> 25) & 1;
+        dt_value v;
+        dt_int_parts ip;
+        uint64_t got = 0, want = 0;
+        const bool ok1 = dt_text_parse_to_code(text, f, &rules, &got);
+        const bool ok2 = dt_text_parse_reference(text, &v, &ip);
+        if (ok2)
+            want = (f->tc == DT_TC_SINT || f->tc == DT_TC_UINT) ? dt_encode_int_parts(f, &ip, &rules)
+                                                                 : dt_encode(f, &v, &rules);
+        n++;
+        if (ok1 != ok2 || got != want) {
+            diffs++;
+            if (!bad[0])
+                snprintf(bad, sizeof bad, "\"%s\" -> %s (%s): got 0x%" PRIx64 ", want 0x%" PRIx64,
+                         text, f->name, dtcast_round_name(rules.round), got, want);
+        }
+    }
+    CHECK(diffs == 0, "parse to code == parse + encode (float32/64/16, bfloat16, float8, ints)",
+          "%ld of %ld differ, first %s", diffs, n, bad);
+}
+
+int main(void)
+{
+    const long k = scale();
+    check_every_code(DTCAST_FLOAT16);
+    check_every_code(DTCAST_BFLOAT16);
+    check_every_code(DTCAST_FLOAT8E4M3FN);
+    check_every_code(DTCAST_FLOAT8E5M2);
+    check_every_code(DTCAST_FLOAT8E8M0);
+    check_every_code(DTCAST_FLOAT4E2M1);
+    check_edge_codes();
+    check_random_codes(DTCAST_FLOAT32, 1000000 * k, 1);
+    check_random_codes(DTCAST_FLOAT64, 500000 * k, 2);
+    check_parse_fixed();
+    check_parse_kind("short decimals (1-9 digits, |exp| <= 50)", 200000 * k, 3, 1, 9, 50);
+    check_parse_kind("long decimals (17-20 digits, |exp| <= 330)", 200000 * k, 4, 17, 20, 330);
+    check_parse_kind("19-digit decimals (|exp| <= 30)", 100000 * k, 5, 19, 19, 30);
+    check_parse_kind("huge and tiny exponents (|exp| <= 450)", 100000 * k, 6, 1, 19, 450);
+    check_parse_kind("very long decimals (20-40 digits)", 20000 * k, 7, 20, 40, 330);
+    check_parse_halfway(50000 * k, 8);
+    check_parse_formatted(50000 * k, 9);
+    check_parse_to_code(300000 * k, 10);
+    return CHECK_EXIT();
+}
