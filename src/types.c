@@ -8,51 +8,88 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*        type                      name                 onnx name          class         bits stride e  m   bias  NaN style    part */
-static const dt_format formats[] = {
-    {DTCAST_BOOL,              "bool",              "BOOL",            DT_TC_BOOL,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT1,             "uint1",             NULL,              DT_TC_UINT,   1,  1,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT2,             "uint2",             "UINT2",           DT_TC_UINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT2,              "int2",              "INT2",            DT_TC_SINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT4,             "uint4",             "UINT4",           DT_TC_UINT,   4,  4,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT4,              "int4",              "INT4",            DT_TC_SINT,   4,  4,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT8,             "uint8",             "UINT8",           DT_TC_UINT,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT8,              "int8",              "INT8",            DT_TC_SINT,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT16,            "uint16",            "UINT16",          DT_TC_UINT,  16, 16,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT16,             "int16",             "INT16",           DT_TC_SINT,  16, 16,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT32,            "uint32",            "UINT32",          DT_TC_UINT,  32, 32,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT32,             "int32",             "INT32",           DT_TC_SINT,  32, 32,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_UINT64,            "uint64",            "UINT64",          DT_TC_UINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_INT64,             "int64",             "INT64",           DT_TC_SINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT4E2M1,        "float4e2m1",        "FLOAT4E2M1",      DT_TC_FLOAT,  4,  4,  2, 1,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT6E2M3FN,      "float6e2m3fn",      NULL,              DT_TC_FLOAT,  6,  8,  2, 3,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT6E3M2FN,      "float6e3m2fn",      NULL,              DT_TC_FLOAT,  6,  8,  3, 2,  3,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E4M3FN,      "float8e4m3fn",      "FLOAT8E4M3FN",    DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_FN,   DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E4M3FNUZ,    "float8e4m3fnuz",    "FLOAT8E4M3FNUZ",  DT_TC_FLOAT,  8,  8,  4, 3,  8,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E5M2,        "float8e5m2",        "FLOAT8E5M2",      DT_TC_FLOAT,  8,  8,  5, 2, 15,   DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E5M2FNUZ,    "float8e5m2fnuz",    "FLOAT8E5M2FNUZ",  DT_TC_FLOAT,  8,  8,  5, 2, 16,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E4M3,        "float8e4m3",        NULL,              DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E3M4,        "float8e3m4",        NULL,              DT_TC_FLOAT,  8,  8,  3, 4,  3,   DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E4M3B11FNUZ, "float8e4m3b11fnuz", NULL,              DT_TC_FLOAT,  8,  8,  4, 3, 11,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT8E8M0,        "float8e8m0",        "FLOAT8E8M0",      DT_TC_E8M0,   8,  8,  8, 0, 127,  DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT16,           "float16",           "FLOAT16",         DT_TC_FLOAT, 16, 16,  5, 10, 15,  DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_BFLOAT16,          "bfloat16",          "BFLOAT16",        DT_TC_FLOAT, 16, 16,  8, 7, 127,  DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT32,           "float32",           "FLOAT",           DT_TC_FLOAT, 32, 32,  8, 23, 127, DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT64,           "float64",           "DOUBLE",          DT_TC_FLOAT, 64, 64, 11, 52, 1023, DT_NAN_IEEE, DTCAST_UNDEFINED},
-    {DTCAST_COMPLEX32,         "complex32",         NULL,              DT_TC_COMPLEX, 32, 32, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT16},
-    {DTCAST_COMPLEX64,         "complex64",         "COMPLEX64",       DT_TC_COMPLEX, 64, 64, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT32},
-    {DTCAST_COMPLEX128,        "complex128",        "COMPLEX128",      DT_TC_COMPLEX, 128, 128, 0, 0, 0, DT_NAN_NONE, DTCAST_FLOAT64},
-    {DTCAST_STRING,            "string",            "STRING",          DT_TC_STRING, 0,  0,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+/* Indexed by type code, so dt_format_of is one lookup. Codes without a type have no name.
+ *                                  type                      name                 onnx name          class         bits stride e  m   bias  NaN style    part */
+static const dt_format formats[DTCAST_UINT1 + 1] = {
+    [DTCAST_BOOL] =                {DTCAST_BOOL,              "bool",              "BOOL",            DT_TC_BOOL,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT1] =               {DTCAST_UINT1,             "uint1",             NULL,              DT_TC_UINT,   1,  1,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT2] =               {DTCAST_UINT2,             "uint2",             "UINT2",           DT_TC_UINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT2] =                {DTCAST_INT2,              "int2",              "INT2",            DT_TC_SINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT4] =               {DTCAST_UINT4,             "uint4",             "UINT4",           DT_TC_UINT,   4,  4,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT4] =                {DTCAST_INT4,              "int4",              "INT4",            DT_TC_SINT,   4,  4,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT8] =               {DTCAST_UINT8,             "uint8",             "UINT8",           DT_TC_UINT,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT8] =                {DTCAST_INT8,              "int8",              "INT8",            DT_TC_SINT,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT16] =              {DTCAST_UINT16,            "uint16",            "UINT16",          DT_TC_UINT,  16, 16,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT16] =               {DTCAST_INT16,             "int16",             "INT16",           DT_TC_SINT,  16, 16,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT32] =              {DTCAST_UINT32,            "uint32",            "UINT32",          DT_TC_UINT,  32, 32,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT32] =               {DTCAST_INT32,             "int32",             "INT32",           DT_TC_SINT,  32, 32,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_UINT64] =              {DTCAST_UINT64,            "uint64",            "UINT64",          DT_TC_UINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_INT64] =               {DTCAST_INT64,             "int64",             "INT64",           DT_TC_SINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT4E2M1] =          {DTCAST_FLOAT4E2M1,        "float4e2m1",        "FLOAT4E2M1",      DT_TC_FLOAT,  4,  4,  2, 1,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT6E2M3FN] =        {DTCAST_FLOAT6E2M3FN,      "float6e2m3fn",      NULL,              DT_TC_FLOAT,  6,  8,  2, 3,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT6E3M2FN] =        {DTCAST_FLOAT6E3M2FN,      "float6e3m2fn",      NULL,              DT_TC_FLOAT,  6,  8,  3, 2,  3,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E4M3FN] =        {DTCAST_FLOAT8E4M3FN,      "float8e4m3fn",      "FLOAT8E4M3FN",    DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_FN,   DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E4M3FNUZ] =      {DTCAST_FLOAT8E4M3FNUZ,    "float8e4m3fnuz",    "FLOAT8E4M3FNUZ",  DT_TC_FLOAT,  8,  8,  4, 3,  8,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E5M2] =          {DTCAST_FLOAT8E5M2,        "float8e5m2",        "FLOAT8E5M2",      DT_TC_FLOAT,  8,  8,  5, 2, 15,   DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E5M2FNUZ] =      {DTCAST_FLOAT8E5M2FNUZ,    "float8e5m2fnuz",    "FLOAT8E5M2FNUZ",  DT_TC_FLOAT,  8,  8,  5, 2, 16,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E4M3] =          {DTCAST_FLOAT8E4M3,        "float8e4m3",        NULL,              DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E3M4] =          {DTCAST_FLOAT8E3M4,        "float8e3m4",        NULL,              DT_TC_FLOAT,  8,  8,  3, 4,  3,   DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E4M3B11FNUZ] =   {DTCAST_FLOAT8E4M3B11FNUZ, "float8e4m3b11fnuz", NULL,              DT_TC_FLOAT,  8,  8,  4, 3, 11,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E8M0] =          {DTCAST_FLOAT8E8M0,        "float8e8m0",        "FLOAT8E8M0",      DT_TC_E8M0,   8,  8,  8, 0, 127,  DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT16] =             {DTCAST_FLOAT16,           "float16",           "FLOAT16",         DT_TC_FLOAT, 16, 16,  5, 10, 15,  DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_BFLOAT16] =            {DTCAST_BFLOAT16,          "bfloat16",          "BFLOAT16",        DT_TC_FLOAT, 16, 16,  8, 7, 127,  DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT32] =             {DTCAST_FLOAT32,           "float32",           "FLOAT",           DT_TC_FLOAT, 32, 32,  8, 23, 127, DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT64] =             {DTCAST_FLOAT64,           "float64",           "DOUBLE",          DT_TC_FLOAT, 64, 64, 11, 52, 1023, DT_NAN_IEEE, DTCAST_UNDEFINED},
+    [DTCAST_COMPLEX32] =           {DTCAST_COMPLEX32,         "complex32",         NULL,              DT_TC_COMPLEX, 32, 32, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT16},
+    [DTCAST_COMPLEX64] =           {DTCAST_COMPLEX64,         "complex64",         "COMPLEX64",       DT_TC_COMPLEX, 64, 64, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT32},
+    [DTCAST_COMPLEX128] =          {DTCAST_COMPLEX128,        "complex128",        "COMPLEX128",      DT_TC_COMPLEX, 128, 128, 0, 0, 0, DT_NAN_NONE, DTCAST_FLOAT64},
+    [DTCAST_STRING] =              {DTCAST_STRING,            "string",            "STRING",          DT_TC_STRING, 0,  0,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
 };
 
-#define NFORMATS (sizeof formats / sizeof formats[0])
+/* The order dtcast_type_list() and `dtcast types` show: by kind, then by width. */
+static const dtcast_type listing_order[] = {
+    DTCAST_BOOL,
+    DTCAST_UINT1,
+    DTCAST_UINT2,
+    DTCAST_INT2,
+    DTCAST_UINT4,
+    DTCAST_INT4,
+    DTCAST_UINT8,
+    DTCAST_INT8,
+    DTCAST_UINT16,
+    DTCAST_INT16,
+    DTCAST_UINT32,
+    DTCAST_INT32,
+    DTCAST_UINT64,
+    DTCAST_INT64,
+    DTCAST_FLOAT4E2M1,
+    DTCAST_FLOAT6E2M3FN,
+    DTCAST_FLOAT6E3M2FN,
+    DTCAST_FLOAT8E4M3FN,
+    DTCAST_FLOAT8E4M3FNUZ,
+    DTCAST_FLOAT8E5M2,
+    DTCAST_FLOAT8E5M2FNUZ,
+    DTCAST_FLOAT8E4M3,
+    DTCAST_FLOAT8E3M4,
+    DTCAST_FLOAT8E4M3B11FNUZ,
+    DTCAST_FLOAT8E8M0,
+    DTCAST_FLOAT16,
+    DTCAST_BFLOAT16,
+    DTCAST_FLOAT32,
+    DTCAST_FLOAT64,
+    DTCAST_COMPLEX32,
+    DTCAST_COMPLEX64,
+    DTCAST_COMPLEX128,
+    DTCAST_STRING,
+};
+
+#define NFORMATS (sizeof listing_order / sizeof listing_order[0])
 
 const dt_format *dt_format_of(dtcast_type type)
 {
-    for (size_t i = 0; i < NFORMATS; i++)
-        if (formats[i].type == type)
-            return &formats[i];
-    return NULL;
+    if ((unsigned)type >= sizeof formats / sizeof formats[0] || !formats[type].name)
+        return NULL;
+    return &formats[type];
 }
 
 /* ---- float encodings derived from the parameters ------------------------------------------ */
@@ -174,12 +211,14 @@ dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type)
 {
     if (!name || !type)
         return DTCAST_ERR_INVALID_ARGUMENT;
-    for (size_t i = 0; i < NFORMATS; i++)
-        if (equal_ignoring_case(name, formats[i].name) ||
-            (formats[i].onnx_name && equal_ignoring_case(name, formats[i].onnx_name))) {
-            *type = formats[i].type;
+    for (size_t i = 0; i < NFORMATS; i++) {
+        const dt_format *f = &formats[listing_order[i]];
+        if (equal_ignoring_case(name, f->name) ||
+            (f->onnx_name && equal_ignoring_case(name, f->onnx_name))) {
+            *type = f->type;
             return DTCAST_OK;
         }
+    }
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (equal_ignoring_case(name, aliases[i].alias)) {
             *type = aliases[i].type;
@@ -199,8 +238,8 @@ dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type)
 
 size_t dtcast_type_list(dtcast_type *types, size_t max)
 {
-    for (size_t i = 0; i < NFORMATS && i < max; i++)
-        types[i] = formats[i].type;
+    for (size_t i = 0; i < NFORMATS && i < max && types; i++)
+        types[i] = listing_order[i];
     return NFORMATS;
 }
 
