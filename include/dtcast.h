@@ -286,6 +286,111 @@ DTCAST_API dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, cons
                                            dtcast_type src_type, const int64_t *shape, int ndim,
                                            dtcast_pypto_mode mode, const dtcast_options *opts);
 
+/* ---------------------------------------------------------------------------------------------
+ * Type promotion (SPEC §5): the common type of two operands under one system's rules, and
+ * OpenVINO's ConvertPromoteTypes-14, which converts both inputs to it.
+ *
+ * An operand is what the rules look at: a tensor's element type and rank, or a Python scalar
+ * (the weak types of PyTorch, NumPy NEP 50 and JAX). A zero-filled dtcast_promote_attrs holds
+ * every system's defaults. Refusals of a rule set return DTCAST_ERR_PROMOTION with the system's
+ * own text; operands a rule set cannot take at all (a Python scalar for OpenVINO, `dynamic`
+ * outside OpenVINO, an unknown rank for torch or aclnn) are DTCAST_ERR_INVALID_ARGUMENT.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum dtcast_promote_rules {
+    DTCAST_RULES_OPENVINO = 0, /* "openvino": ConvertPromoteTypes-14 and its three attributes */
+    DTCAST_RULES_ACLNN,        /* "aclnn": Ascend aclnn type derivation, 0-dim tensors */
+    DTCAST_RULES_TORCH,        /* "torch": torch.promote_types; torch.result_type's categories
+                                * (dimensioned > 0-dim tensors > Python scalars) */
+    DTCAST_RULES_NUMPY,        /* "numpy": np.promote_types; np.result_type under NEP 50 */
+    DTCAST_RULES_JAX           /* "jax": jax.numpy.result_type (x64 on or off, strict or not) */
+} dtcast_promote_rules;
+
+/* OpenVINO's element::dynamic, for the openvino rules only (operand or result). Not a data type:
+ * nothing converts to or from it, and dtcast_type_name() does not know it. */
+#define DTCAST_TYPE_DYNAMIC ((dtcast_type)127)
+
+/* Rank of a tensor whose rank is not known (OpenVINO's dynamic rank). */
+#define DTCAST_RANK_UNKNOWN (-1)
+
+typedef enum dtcast_scalar_kind {
+    DTCAST_SCALAR_NONE = 0, /* the operand is a tensor */
+    DTCAST_SCALAR_BOOL,     /* a Python bool */
+    DTCAST_SCALAR_INT,      /* a Python int (weak) */
+    DTCAST_SCALAR_FLOAT,    /* a Python float (weak) */
+    DTCAST_SCALAR_COMPLEX   /* a Python complex (weak) */
+} dtcast_scalar_kind;
+
+typedef struct dtcast_operand {
+    dtcast_type type;          /* element type of a tensor; ignored for a Python scalar */
+    int rank;                  /* 0 = 0-dim (scalar) tensor, >= 1, or DTCAST_RANK_UNKNOWN */
+    dtcast_scalar_kind scalar; /* DTCAST_SCALAR_NONE for a tensor */
+} dtcast_operand;
+
+typedef struct dtcast_promote_attrs {
+    int promote_unsafe;           /* openvino: allow widening and lossy promotions (default 0) */
+    int pytorch_scalar_promotion; /* openvino: rank-0 input takes the other's type (default 0) */
+    dtcast_type u64_target;       /* openvino u64_integer_promotion_target; UNDEFINED = float32 */
+    int x64;                      /* jax: jax_enable_x64 (default 0, as JAX) */
+    int strict;                   /* jax: jax_numpy_dtype_promotion='strict' (default standard) */
+} dtcast_promote_attrs;
+
+/* Longest message dtcast_promote() writes, including the NUL (JAX's run to ~300 characters). */
+#define DTCAST_PROMOTE_MESSAGE_MAX 512
+
+/* Fills *attrs with the defaults (the same as zero-filling it). */
+DTCAST_API void dtcast_promote_attrs_init(dtcast_promote_attrs *attrs);
+
+/* "openvino", "aclnn", "torch", "numpy", "jax" (NULL for other values), and back. */
+DTCAST_API const char *dtcast_promote_rules_name(dtcast_promote_rules rules);
+DTCAST_API dtcast_status dtcast_promote_rules_from_name(const char *name,
+                                                        dtcast_promote_rules *rules);
+
+/* Parses the CLI's operand syntax: "float16" (a tensor of rank 1, standing for any rank >= 1),
+ * "int64@0" (a 0-dim tensor), "int8@3", "uint8@?" (unknown rank), "dynamic" (OpenVINO), and
+ * "py:bool", "py:int", "py:float", "py:complex" (Python scalars). Type names as
+ * dtcast_type_from_name() accepts them. */
+DTCAST_API dtcast_status dtcast_operand_parse(const char *text, dtcast_operand *operand);
+
+/* The common type of a and b under rules (attrs NULL = defaults). On success *result is the
+ * type (DTCAST_TYPE_DYNAMIC possible for openvino) and message, when not NULL, is "". On failure
+ * *result is untouched and message receives the reason (message_size bytes, NUL-terminated). */
+DTCAST_API dtcast_status dtcast_promote(dtcast_promote_rules rules, const dtcast_operand *a,
+                                        const dtcast_operand *b,
+                                        const dtcast_promote_attrs *attrs, dtcast_type *result,
+                                        char *message, size_t message_size);
+
+/* One input tensor of a promoting operation: count packed elements of type (as dtcast_convert
+ * reads them) and the tensor's rank (0 for a 0-dim tensor; DTCAST_RANK_UNKNOWN allowed). */
+typedef struct dtcast_tensor_view {
+    const void *data;
+    dtcast_type type;
+    size_t count;
+    int rank;
+} dtcast_tensor_view;
+
+/* OpenVINO ConvertPromoteTypes-14: the common type of in0 and in1 under the openvino rules with
+ * attrs (promote_unsafe, pytorch_scalar_promotion, u64_target; NULL = defaults), then both
+ * inputs converted to it: out0 receives in0->count elements, out1 in1->count (each output keeps
+ * its input's shape). out0_bytes / out1_bytes are the buffers' sizes; ask dtcast_promote() and
+ * dtcast_storage_size() first to size them. *common receives the type. A `dynamic` result (an
+ * unknown rank under pytorch_scalar_promotion) has nothing to convert to and is refused.
+ * Conversion follows opts (NULL = defaults); messages go to opts->error. Nothing is written on
+ * failure. */
+DTCAST_API dtcast_status dtcast_convert_promote_types(const dtcast_tensor_view *in0,
+                                                      const dtcast_tensor_view *in1,
+                                                      const dtcast_promote_attrs *attrs,
+                                                      void *out0, size_t out0_bytes, void *out1,
+                                                      size_t out1_bytes, dtcast_type *common,
+                                                      const dtcast_options *opts);
+
+/* The same under the aclnn rules: an aclnn binary operator (aclnnAdd, aclnnMul, ...) derives
+ * the common type of self (in0) and other (in1), 0-dim tensors included, and casts both. */
+DTCAST_API dtcast_status dtcast_aclnn_promote_binary(const dtcast_tensor_view *in0,
+                                                     const dtcast_tensor_view *in1, void *out0,
+                                                     size_t out0_bytes, void *out1,
+                                                     size_t out1_bytes, dtcast_type *common,
+                                                     const dtcast_options *opts);
+
 #ifdef __cplusplus
 }
 #endif

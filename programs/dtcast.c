@@ -17,6 +17,8 @@ static const subcommand subcommands[] = {
     {"table", cmd_table, "list every code of a type of at most 8 bits with its value"},
     {"types", cmd_types, "list every type with its code, bits and aliases"},
     {"onnx-test", cmd_onnx_test, "run ONNX Cast/CastLike node test directories"},
+    {"promote", cmd_promote, "the common type of two types under a system's promotion rules"},
+    {"convert-promote", cmd_convert_promote, "OpenVINO ConvertPromoteTypes on two tensor files"},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
@@ -30,8 +32,8 @@ static void print_help(void)
            "\n"
            "Commands:\n");
     for (size_t i = 0; i < NSUBCOMMANDS; i++)
-        printf("  %-11s %s\n", subcommands[i].name, subcommands[i].summary);
-    printf("  %-11s %s\n", "help", "show the help of a command (dtcast help cast)");
+        printf("  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
+    printf("  %-16s %s\n", "help", "show the help of a command (dtcast help cast)");
     printf("\n"
            "Options:\n"
            "  -h, --help      show this help\n"
@@ -44,6 +46,7 @@ static void print_help(void)
            "  dtcast info float8e4m3fn\n"
            "  dtcast table float4e2m1\n"
            "  dtcast onnx-test onnx/node\n"
+           "  dtcast promote --rules torch int32 py:float\n"
            "\n"
            "Run 'dtcast <command> --help' for the options of a command.\n");
 }

@@ -1,0 +1,122 @@
+/* dtcast_promote(): checks what every rule set needs checked, then asks the one named. */
+#include "promote/promote.h"
+
+#include "internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+static const char *const rules_names[] = {"openvino", "aclnn", "torch", "numpy", "jax"};
+
+#define NRULES (sizeof rules_names / sizeof rules_names[0])
+
+void dtcast_promote_attrs_init(dtcast_promote_attrs *attrs)
+{
+    if (attrs)
+        memset(attrs, 0, sizeof *attrs);
+}
+
+const char *dtcast_promote_rules_name(dtcast_promote_rules rules)
+{
+    if ((unsigned)rules >= NRULES)
+        return NULL;
+    return rules_names[rules];
+}
+
+dtcast_status dtcast_promote_rules_from_name(const char *name, dtcast_promote_rules *rules)
+{
+    if (!name || !rules)
+        return DTCAST_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < NRULES; i++) {
+        if (strcasecmp(name, rules_names[i]) == 0) {
+            *rules = (dtcast_promote_rules)i;
+            return DTCAST_OK;
+        }
+    }
+    return DTCAST_ERR_INVALID_ARGUMENT;
+}
+
+/* The checks that do not depend on the rule set: a known scalar kind, a rank of -1 or more, a
+ * type that is a type (or dynamic). */
+static dtcast_status check_operand(const dtcast_operand *op, const char *which, pr_message *m)
+{
+    if (!op)
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s is NULL", which);
+    if ((unsigned)op->scalar > (unsigned)DTCAST_SCALAR_COMPLEX)
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s: invalid Python scalar kind %d",
+                       which, (int)op->scalar);
+    if (!pr_is_tensor(op))
+        return DTCAST_OK;
+    if (op->rank < DTCAST_RANK_UNKNOWN)
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s: invalid rank %d", which,
+                       op->rank);
+    if (op->type != DTCAST_TYPE_DYNAMIC && !dtcast_type_name(op->type))
+        return pr_fail(m, DTCAST_ERR_UNKNOWN_TYPE, "operand %s: unknown type %d", which,
+                       (int)op->type);
+    return DTCAST_OK;
+}
+
+/* What only some rule sets take: dynamic (openvino), Python scalars (torch, numpy, jax), an
+ * unknown rank (openvino; numpy and jax never look at ranks). */
+static dtcast_status check_for_rules(dtcast_promote_rules rules, const dtcast_operand *op,
+                                     const char *which, pr_message *m)
+{
+    const char *name = rules_names[rules];
+    if (pr_is_tensor(op) && op->type == DTCAST_TYPE_DYNAMIC && rules != DTCAST_RULES_OPENVINO)
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+                       "operand %s: dynamic is OpenVINO's element type; the %s rules do not take it",
+                       which, name);
+    if (!pr_is_tensor(op) && (rules == DTCAST_RULES_OPENVINO || rules == DTCAST_RULES_ACLNN))
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+                       "operand %s: the %s rules take tensors, not Python scalars", which, name);
+    if (pr_is_tensor(op) && op->rank == DTCAST_RANK_UNKNOWN &&
+        (rules == DTCAST_RULES_TORCH || rules == DTCAST_RULES_ACLNN))
+        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+                       "operand %s: the %s rules need the rank (0 or at least 1)", which, name);
+    return DTCAST_OK;
+}
+
+dtcast_status dtcast_promote(dtcast_promote_rules rules, const dtcast_operand *a,
+                             const dtcast_operand *b, const dtcast_promote_attrs *attrs,
+                             dtcast_type *result, char *message, size_t message_size)
+{
+    pr_message m = {message, message_size};
+    if (message && message_size > 0)
+        message[0] = 0;
+    if ((unsigned)rules >= NRULES)
+        return pr_fail(&m, DTCAST_ERR_INVALID_ARGUMENT, "unknown rule set %d", (int)rules);
+    if (!result)
+        return pr_fail(&m, DTCAST_ERR_INVALID_ARGUMENT, "result is NULL");
+    dtcast_status st;
+    if ((st = check_operand(a, "a", &m)) != DTCAST_OK ||
+        (st = check_operand(b, "b", &m)) != DTCAST_OK ||
+        (st = check_for_rules(rules, a, "a", &m)) != DTCAST_OK ||
+        (st = check_for_rules(rules, b, "b", &m)) != DTCAST_OK)
+        return st;
+    dtcast_promote_attrs defaults;
+    dtcast_promote_attrs_init(&defaults);
+    if (!attrs)
+        attrs = &defaults;
+
+    dtcast_type out = DTCAST_UNDEFINED;
+    switch (rules) {
+    case DTCAST_RULES_OPENVINO:
+        st = pr_openvino(a, b, attrs, &out, &m);
+        break;
+    case DTCAST_RULES_ACLNN:
+        st = pr_aclnn(a, b, &out, &m);
+        break;
+    case DTCAST_RULES_TORCH:
+        st = pr_torch(a, b, &out, &m);
+        break;
+    case DTCAST_RULES_NUMPY:
+        st = pr_numpy(a, b, &out, &m);
+        break;
+    default:
+        st = pr_jax(a, b, attrs, &out, &m);
+        break;
+    }
+    if (st == DTCAST_OK)
+        *result = out;
+    return st;
+}

@@ -1,0 +1,62 @@
+/* Type promotion (SPEC §5): what the rule sets share. Not installed.
+ *
+ * dtcast_promote() (promote.c) checks the operands every rule set needs checked and hands them to
+ * one rule set (openvino.c, aclnn.c, torch.c, numpy.c, jax.c). A rule set only ever sees tensors
+ * whose type is a dtcast type (or DTCAST_TYPE_DYNAMIC, for openvino) and Python scalars of a
+ * known kind; it refuses what its system refuses, with the system's text, in a pr_message. */
+#ifndef DTCAST_PROMOTE_PROMOTE_H
+#define DTCAST_PROMOTE_PROMOTE_H
+
+#include "dtcast.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Where a rule set writes its reason for failing (text may be NULL: no message wanted). */
+typedef struct pr_message {
+    char *text;
+    size_t size;
+} pr_message;
+
+/* Writes a printf-style message into m (truncated, NUL-terminated) and returns status. */
+dtcast_status pr_fail(pr_message *m, dtcast_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The categories torch, aclnn, numpy and jax rank types by, lowest first. */
+typedef enum pr_category {
+    PR_BOOL,
+    PR_INT, /* signed and unsigned integers */
+    PR_FLOAT,
+    PR_COMPLEX,
+    PR_OTHER /* string, dynamic */
+} pr_category;
+
+pr_category pr_category_of(dtcast_type type);
+/* The category of a Python scalar kind (never DTCAST_SCALAR_NONE). */
+pr_category pr_scalar_category(dtcast_scalar_kind kind);
+/* Signed integers only (not floats, not bool). */
+bool pr_is_signed_int(dtcast_type type);
+bool pr_is_unsigned_int(dtcast_type type);
+/* The complex type whose parts hold a float type's values, as torch's toComplexType and aclnn
+ * map them: float16 -> complex32, bfloat16 and float32 -> complex64, float64 -> complex128;
+ * DTCAST_UNDEFINED for any other type. */
+dtcast_type pr_complex_of(dtcast_type float_type);
+
+bool pr_is_tensor(const dtcast_operand *op);
+
+/* The rule sets. Operands are checked (see above); attrs is never NULL. On success *out is set. */
+dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
+                          const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m);
+dtcast_status pr_aclnn(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
+                       pr_message *m);
+dtcast_status pr_torch(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
+                       pr_message *m);
+dtcast_status pr_numpy(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
+                       pr_message *m);
+dtcast_status pr_jax(const dtcast_operand *a, const dtcast_operand *b,
+                     const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m);
+
+#endif /* DTCAST_PROMOTE_PROMOTE_H */
