@@ -35,6 +35,7 @@ typedef struct npy_header {
     bool fortran;
     int ndim;
     int64_t dims[DT_MAX_DIMS];
+    size_t shape_at; /* file offset of the shape tuple, for messages */
     size_t data_offset;
 } npy_header;
 
@@ -128,6 +129,8 @@ static dtcast_status parse_string(cursor *c, char *out, size_t size)
     while (c->pos < c->end && c->s[c->pos] != quote) {
         if (c->s[c->pos] == '\\' || n + 1 >= size)
             return bad_header(c, "string too long or escaped");
+        if (c->s[c->pos] < 0x20 || c->s[c->pos] == 0x7F) /* a NUL would cut the C string */
+            return bad_header(c, "control character in a string");
         out[n++] = (char)c->s[c->pos++];
     }
     if (c->pos >= c->end)
@@ -212,6 +215,7 @@ static dtcast_status parse_entry(cursor *c, npy_header *h, unsigned *seen)
     }
     if (strcmp(key, "shape") == 0) {
         *seen |= 4;
+        h->shape_at = c->base + c->pos;
         return parse_shape(c, h);
     }
     return bad_header(c, "unknown key");
@@ -550,7 +554,7 @@ static dtcast_status reinterpret_bytes(dt_tensor *t, const npy_header *h, const 
                           (unsigned long long)last, h->descr, dtcast_type_name(hint),
                           h->data_offset);
     dims[ndim - 1] = (int64_t)(bits / stride);
-    return dt_tensor_set_shape(t, ndim, dims, "npy", err);
+    return dt_io_at(dt_tensor_set_shape(t, ndim, dims, "npy", err), err, h->shape_at);
 }
 
 static dtcast_status fill_tensor(dt_tensor *t, const uint8_t *buf, size_t len,
@@ -590,7 +594,7 @@ dtcast_status dt_npy_parse(const uint8_t *buf, size_t len, dtcast_type hint, dt_
     if (st == DTCAST_OK)
         st = parse_descr(h.descr, h.data_offset, &d, err);
     if (st == DTCAST_OK)
-        st = dt_tensor_set_shape(t, h.ndim, h.dims, "npy", err);
+        st = dt_io_at(dt_tensor_set_shape(t, h.ndim, h.dims, "npy", err), err, h.shape_at);
     if (st == DTCAST_OK)
         st = fill_tensor(t, buf, len, &h, &d, hint, err);
     if (st != DTCAST_OK)

@@ -251,6 +251,7 @@ typedef struct tp_scan {
     size_t type_at;
     int ndim;
     int64_t dims[DT_MAX_DIMS];
+    size_t dims_at; /* offset of the first dims field, for messages */
     bool has_name;
     size_t name_at, name_len;
     bool has_raw;
@@ -277,6 +278,8 @@ static dtcast_status scan_dims(pb *r, int wt, size_t at, tp_scan *s)
 {
     dims_ctx d = {s, false};
     size_t n;
+    if (s->ndim == 0)
+        s->dims_at = at;
     dtcast_status st = pb_numbers(r, "dims", wt, WT_VARINT, at, add_dim, &d, &n);
     if (st == DTCAST_OK && d.too_many)
         return pb_fail(r, at, "more than %d dims", DT_MAX_DIMS);
@@ -483,7 +486,7 @@ static dtcast_status parse_tensor(pb *r, dt_tensor *t)
     if (st == DTCAST_OK)
         st = check_type(r, &s, &f);
     if (st == DTCAST_OK)
-        st = dt_tensor_set_shape(t, s.ndim, s.dims, "pb", r->err);
+        st = dt_io_at(dt_tensor_set_shape(t, s.ndim, s.dims, "pb", r->err), r->err, s.dims_at);
     if (st == DTCAST_OK && (st = dtcast_storage_size(f->type, t->count, &nbytes)) != DTCAST_OK)
         return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
                           f->name);

@@ -41,6 +41,16 @@ void dt_tensor_free(dt_tensor *t)
     dt_tensor_init(t);
 }
 
+dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset)
+{
+    if (status != DTCAST_OK && err) {
+        const size_t n = strnlen(err->message, sizeof err->message);
+        if (n < sizeof err->message)
+            snprintf(err->message + n, sizeof err->message - n, " at byte %zu", offset);
+    }
+    return status;
+}
+
 dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, const char *what,
                                   dt_io_error *err)
 {

@@ -34,6 +34,9 @@ dtcast_status dt_tensor_alloc(dt_tensor *t, dt_io_error *err);
  * DT_MAX_DIMS dimensions and a product beyond SIZE_MAX are errors (the message names `what`). */
 dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, const char *what,
                                   dt_io_error *err);
+/* Appends " at byte OFFSET" to the message of a failed status (readers name the offset of every
+ * problem); returns status unchanged. */
+dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset);
 /* Writes a one-line message into err (may be NULL) and returns status. */
 dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
 #if defined(__GNUC__)
