@@ -105,7 +105,8 @@ typedef enum dtcast_round {
 
 typedef enum dtcast_float_overflow {
     DTCAST_FLOAT_OVERFLOW_IEEE = 0, /* +-Inf, else NaN, else +-max; directed modes as IEEE 754 */
-    DTCAST_FLOAT_OVERFLOW_SATURATE  /* +-max finite; +-Inf inputs become +-max too */
+    DTCAST_FLOAT_OVERFLOW_SATURATE  /* +-max finite; +-Inf inputs become +-max too (but
+                                     * float8e8m0 maps NaN and +-Inf to 0xFF always, SPEC §2) */
 } dtcast_float_overflow;
 
 typedef enum dtcast_int_overflow {

@@ -7,14 +7,17 @@
 
 static uint64_t low_mask(int bits) { return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1; }
 
+/* Number of significant bits: 0 for 0, 64 for 2^63 and above. */
 static int bit_length(uint64_t x)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
     int n = 0;
-    while (x) {
+    for (; x; x >>= 1)
         n++;
-        x >>= 1;
-    }
     return n;
+#endif
 }
 
 /* ---- decode ------------------------------------------------------------------------------ */
