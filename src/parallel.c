@@ -5,8 +5,12 @@
 #include <pthread.h>
 #include <unistd.h>
 
-/* Below this many elements a thread costs more than it saves. */
+/* Work is counted in units of one reference-path element (~30 ns; a fast kernel counts 16 bytes
+ * read + written as one unit). Automatic: below this much work per thread a thread costs more
+ * than it saves (65536 units: ~2 ms of reference work, or 1 MiB moved by a kernel). */
 #define MIN_ELEMENTS_PER_THREAD (size_t)65536
+/* Even when the caller asks for threads, each gets at least this much (64 KiB for a kernel). */
+#define MIN_EXPLICIT_PER_THREAD (size_t)4096
 #define MAX_THREADS 64
 
 typedef struct chunk {
@@ -36,6 +40,9 @@ unsigned dt_thread_count(unsigned requested, size_t count)
     size_t by_size = count / MIN_ELEMENTS_PER_THREAD;
     if (requested == 0 && by_size < n) /* automatic: small tensors stay on this thread */
         n = by_size ? (unsigned)by_size : 1;
+    size_t by_floor = count / MIN_EXPLICIT_PER_THREAD;
+    if (by_floor < n) /* asked for: small tensors still do not pay for threads */
+        n = by_floor ? (unsigned)by_floor : 1;
     if ((size_t)n > count / 8 + 1)
         n = (unsigned)(count / 8 + 1);
     return n ? n : 1;

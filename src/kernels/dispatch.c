@@ -1,19 +1,26 @@
-/* Chooses a fast path for a conversion. (No kernels yet: the reference path runs.) */
+/* Chooses a fast path for a conversion: the best instruction set allowed (cpu.c) that has a
+ * kernel for the pair, else the portable kernels, else none (the reference path runs). */
 #include "kernels.h"
 
-const dt_kernel *dt_kernel_find(const dt_format *df, const dt_format *sf, const dt_rules *r)
-{
-    (void)df;
-    (void)sf;
-    (void)r;
-    return NULL;
-}
+#include <string.h>
 
-void dt_kernel_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count)
 {
-    (void)k;
-    (void)dst;
-    (void)src;
-    (void)begin;
-    (void)end;
+    if (sf->tc == DT_TC_COMPLEX || df->tc == DT_TC_COMPLEX || sf->tc == DT_TC_STRING ||
+        df->tc == DT_TC_STRING)
+        return false;
+    memset(k, 0, sizeof *k);
+    k->df = df;
+    k->sf = sf;
+    k->r = *r;
+    const dt_isa isa = dt_isa_active();
+    (void)isa;
+#if defined(DT_HAVE_X86)
+    if (isa >= DT_ISA_AVX512 && dt_find_avx512(k, df, sf, r, count))
+        return true;
+    if (isa >= DT_ISA_AVX2 && dt_find_avx2(k, df, sf, r, count))
+        return true;
+#endif
+    return dt_find_portable(k, df, sf, r, count);
 }

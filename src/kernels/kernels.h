@@ -4,14 +4,96 @@
 
 #include "internal.h"
 
-typedef struct dt_kernel dt_kernel;
+/* ---- instruction sets ------------------------------------------------------------------------ */
+typedef enum dt_isa {
+    DT_ISA_PORTABLE = 0, /* plain C, always built and tested */
+    DT_ISA_SSE2 = 1,     /* x86-64 baseline: runs the portable kernels (compiled with SSE2) */
+    DT_ISA_AVX2 = 2,     /* AVX2 + F16C + FMA */
+    DT_ISA_AVX512 = 3    /* AVX-512 F/BW/VL/DQ/VBMI (+ BF16 where present) */
+} dt_isa;
 
-/* A kernel converting sf -> df under r bit-identically to dt_decode/dt_encode, or NULL when
- * there is none (then the reference path runs). Looked up once per dtcast_convert call. */
-const dt_kernel *dt_kernel_find(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* Best ISA this CPU (and OS, via xgetbv) supports. */
+dt_isa dt_isa_detected(void);
+/* ISA the kernels use: min(detected, DTCAST_ISA env var, dt_isa_pin). */
+dt_isa dt_isa_active(void);
+/* Pins the ISA for tests (-1 unpins). Not meant to race with running conversions. */
+void dt_isa_pin(int isa);
+const char *dt_isa_name(dt_isa isa);
+/* Tests: when set, 16-bit sources never use a 64 KiB table (so the computed kernels run). */
+void dt_tables16_disable(bool off);
+bool dt_tables16_disabled(void);
+
+/* ---- kernels --------------------------------------------------------------------------------- */
+typedef struct dt_kernel dt_kernel;
+typedef void (*dt_kernel_fn)(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                             size_t end);
+
+/* Rounding constants of a float-bits -> narrow code conversion (see kernels_tmpl.h). */
+typedef struct dt_narrow {
+    uint32_t s1;       /* shift of a lane whose clamped exponent is 0: 23 - M + 128 - B */
+    uint32_t ec_hi;    /* the source exponent is clamped to [1, ec_hi] (128 - B) */
+    uint32_t maxc;     /* largest finite magnitude code */
+    uint32_t ovf[2];   /* magnitude code on overflow, by sign (+, -) */
+    uint32_t inf[2];   /* magnitude code of an infinite input, by sign */
+    uint32_t nan[2];   /* whole code of a NaN input, by sign */
+    uint32_t sign;     /* the sign bit of the target (0: the target ignores the sign) */
+    uint32_t keep_neg_zero; /* all ones when -0 exists, else 0 */
+    /* integer targets */
+    uint32_t imask;    /* 2^bits - 1 */
+    uint32_t imax;     /* largest positive value */
+    uint32_t imin_mag; /* magnitude of the most negative value (0 for unsigned) */
+    uint32_t isat;     /* all ones for the saturating policy */
+} dt_narrow;
+
+struct dt_kernel {
+    dt_kernel_fn fn;
+    const void *table; /* a lookup table, when the kernel uses one */
+    const dt_format *df, *sf;
+    dt_rules r;
+    dt_narrow n;
+    _Alignas(64) uint8_t local[256 * 8]; /* a 256-entry table when the cache is full */
+};
+
+/* Fills *k with a kernel converting sf -> df under r bit-identically to dt_decode/dt_encode and
+ * returns true, or returns false when there is none (then the reference path runs). count is
+ * the number of elements to convert (kernels whose set-up costs more than that are skipped). */
+bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count);
 
 /* Converts elements [begin, end); begin is a multiple of 8 (so packed outputs never share a
- * byte between two calls). Padding bits after the last element are the caller's business. */
-void dt_kernel_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end);
+ * byte between two calls). Padding bits after the last element are the caller's business.
+ * In place (dst == src, destination not wider) works: every block reads before it writes. */
+static inline void dt_kernel_run(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                 size_t end)
+{
+    k->fn(k, dst, src, begin, end);
+}
+
+/* ---- lookup tables (tables.c) ---------------------------------------------------------------- */
+/* Table of output codes for every code of an 8-bit-or-narrower source (256 entries of the
+ * destination's storage width: 1, 2, 4 or 8 bytes), or of a 16-bit source into an 8-bit-or-
+ * narrower destination (65536 bytes). Built with dt_decode/dt_encode, cached; NULL when the
+ * cache is full. */
+const void *dt_table_get(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* Builds a 256-entry table into buf (256 * 8 bytes) and returns buf. */
+const void *dt_table_build_into(uint8_t *buf, const dt_format *df, const dt_format *sf,
+                                const dt_rules *r);
+/* Whether dt_table_get would return a table that already exists (no build cost). */
+bool dt_table_ready(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* The rules that matter for a destination: others are reset so that equal tables share. */
+void dt_rules_normalize(const dt_format *df, const dt_rules *r, dt_rules *out);
+
+/* ---- per-ISA finders ------------------------------------------------------------------------- */
+bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                      size_t count);
+bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_rules *r);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DT_HAVE_X86 1
+bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count);
+bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count);
+bool dt_cpu_has_avx512bf16(void);
+#endif
 
 #endif

@@ -1,0 +1,17 @@
+/* AVX2 + F16C kernels: the narrowing template with 8 lanes. Compiled for the target through
+ * function attributes only. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "kernels_x86.h"
+
+bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count)
+{
+    (void)count;
+    dt_kernel_fn f = narrow_pick_avx2(df, sf, r);
+    if (f && dt_narrow_setup(&k->n, df, r)) {
+        k->fn = f;
+        return true;
+    }
+    return false;
+}
+#endif

@@ -1,0 +1,274 @@
+/* One template, instantiated once per instruction set (portable.c, kernels_avx2.c,
+ * kernels_avx512.c): float32 bits (loaded from float32, float16, bfloat16 or float64 rounded to
+ * odd) -> a narrow float, float8e8m0 or integer code, in every rounding mode, with integer ops
+ * only. The including file defines, for 32-bit lanes:
+ *   VW            lanes per vector           V, K          vector and lane-mask types
+ *   FN            function attributes        NAME(x)       x with the ISA's suffix
+ *   v_set1(c) v_and v_or v_xor v_add v_sub v_srli(a,imm) v_slli(a,imm) v_srlv(a,n) v_sllv(a,n)
+ *   v_min(a,b) v_max(a,b) (signed, operands < 2^31)  v_minu(a,b) (unsigned)
+ *   k_gt(a,b) k_eq(a,b) (signed)  k_neg(x) (sign bit set)  k_and k_or k_not  v_sel(k,a,b) = k?a:b
+ *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> float32 bits)
+ *   v_store8/16/32(p, v) (low bits of each lane)  v_store4(p, v) (VW/2 bytes, nibble pairs)
+ *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
+ */
+
+enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
+
+/* |v| (the significand with its implicit bit, or the bits above a clamped exponent) shifted
+ * right by sh (1..25) and rounded per mode; sgn: all ones in lanes whose value is negative. */
+static FN inline V NAME(round_shift)(V v, V sh, V sgn, int mode)
+{
+    const V t = v_srlv(v, sh); /* truncated */
+    const V mask = v_sub(v_sllv(v_set1(1), sh), v_set1(1)); /* the bits shifted out */
+    switch (mode) {
+    case M_RNE: { /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
+        const V hm1 = v_srli(mask, 1);
+        return v_srlv(v_add(v_add(v, hm1), v_and(t, v_set1(1))), sh);
+    }
+    case M_RNA: /* add half: ties go away from zero */
+        return v_srlv(v_add(v, v_add(v_srli(mask, 1), v_set1(1))), sh);
+    case M_FLOOR: /* negative values round their magnitude up: add all dropped-bit ones */
+        return v_add(t, v_and(v_sub(v_srlv(v_add(v, mask), sh), t), sgn));
+    case M_CEIL: /* positive values do (up - t is the increment: 0 or 1) */
+        return v_add(t, v_and(v_sub(v_srlv(v_add(v, mask), sh), t), v_xor(sgn, v_set1(~0u))));
+    case M_TRUNC:
+        return t;
+    default: /* odd: an inexact result gets its lsb set */
+        return v_or(t, v_sel(k_eq(v_and(v, mask), v_set1(0)), v_set1(0), v_set1(1)));
+    }
+}
+
+/* Narrow float target (bias <= 127, so a normal float32 needs no shift beyond 25). */
+static FN inline V NAME(narrow_float)(V x, const dt_narrow *n, int mode)
+{
+    const V a = v_and(x, v_set1(0x7FFFFFFF));
+    const K neg = k_neg(x);
+    const V e = v_srli(a, 23);
+    /* Clamp the exponent to [1, 128 - B]: below, the target is subnormal (its quantum is fixed,
+     * so the shift grows); 1 also covers float32 subnormals, whose implicit bit is 0. */
+    const V ec = v_min(v_max(e, v_set1(1)), v_set1(n->ec_hi));
+    /* v = a - ((ec - 1) << 23): the significand with its implicit bit, plus the exponent above
+     * ec (normal targets: the biased target exponent lands right above the kept mantissa). */
+    const V v = v_sub(v_add(a, v_set1(1u << 23)), v_slli(ec, 23));
+    const V sh = v_min(v_sub(v_set1(n->s1), ec), v_set1(25)); /* 25: below half the quantum */
+    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, 31)), mode);
+    /* Overflow: the rounded magnitude passed the largest finite code (per sign: directed modes
+     * give max on one side). Then infinite and NaN inputs. */
+    mag = v_sel(k_gt(mag, v_set1(n->maxc)), v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])),
+                mag);
+    mag = v_sel(k_eq(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
+                mag);
+    /* The sign, unless the result is a zero the target cannot sign (fnuz). */
+    const K signed_lane = k_or(k_gt(mag, v_set1(0)), k_eq(v_set1(n->keep_neg_zero), v_set1(~0u)));
+    V code = v_or(mag, v_sel(k_and(neg, signed_lane), v_set1(n->sign), v_set1(0)));
+    return v_sel(k_gt(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->nan[1]), v_set1(n->nan[0])),
+                 code);
+}
+
+/* float8e8m0: the power of two nearest |x| per mode (the sign is ignored, so floor is trunc and
+ * ceil rounds up; the 1-bit significand is odd, so rne ties go up and odd truncates). */
+static FN inline V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
+{
+    const uint32_t bias = mode == M_CEIL ? (1u << 23) - 1 : (mode == M_RNE || mode == M_RNA)
+                                                                ? 1u << 22 : 0;
+    const V a = v_and(x, v_set1(0x7FFFFFFF));
+    /* normal float32: the biased exponent plus a carry from the rounded mantissa */
+    const V cn = v_srli(v_add(a, v_set1(bias)), 23);
+    /* subnormal float32 (|x| < 2^-126): 2a is |x| in units where 2^-127 is exponent 1; codes
+     * below 2^-127 (and zero) are 0x00, the format's smallest value */
+    const V cs = v_sub(v_max(v_srli(v_add(v_slli(a, 1), v_set1(bias)), 23), v_set1(1)), v_set1(1));
+    V c = v_sel(k_gt(v_set1(0x800000), a), cs, cn);
+    c = v_minu(c, v_set1(n->maxc)); /* 0xFE (saturate, trunc) or 0xFF */
+    return v_sel(k_gt(a, v_set1(0x7F7FFFFF)), v_set1(0xFF), c);
+}
+
+/* Integer target of at most 32 bits: round |x| to an integer, then wrap or saturate. */
+static FN inline V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
+{
+    const V a = v_and(x, v_set1(0x7FFFFFFF));
+    const K neg = k_neg(x);
+    const V e = v_srli(a, 23);
+    const V ec = v_max(e, v_set1(1));
+    const V v = v_sub(v_add(a, v_set1(1u << 23)), v_slli(ec, 23)); /* significand */
+    /* |x| = v * 2^(ec - 150): right shifts below 2^23 (rounded), left shifts above (modulo 2^32:
+     * counts >= 32 give 0, as the value is then a multiple of 2^32) */
+    const V sh = v_min(v_sub(v_set1(150), ec), v_set1(25));
+    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, 31)), mode);
+    const K left = k_gt(ec, v_set1(149)); /* no fraction: shift left by ec - 150 >= 0 */
+    mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(150))), mag);
+    /* saturate: |x| >= 2^32 (Inf too) is beyond every target; clamp per sign */
+    const V sat_mag = v_sel(k_gt(a, v_set1(0x4F7FFFFF)), v_set1(~0u), mag);
+    const V lim = v_sel(neg, v_set1(n->imin_mag), v_set1(n->imax));
+    const V m2 = v_sel(k_eq(v_set1(n->isat), v_set1(0)), mag, v_minu(sat_mag, lim));
+    /* two's complement of the magnitude for negative values, then the target's bits */
+    V code = v_and(v_sel(neg, v_sub(v_set1(0), m2), m2), v_set1(n->imask));
+    /* NaN -> 0; Inf -> 0 (wrap) or the clamp above (saturate) */
+    const K special = k_gt(a, v_set1(0x7F7FFFFF));
+    const K zero = k_or(k_gt(a, v_set1(0x7F800000)),
+                        k_and(special, k_eq(v_set1(n->isat), v_set1(0))));
+    return v_sel(zero, v_set1(0), code);
+}
+
+enum { K_FLOAT, K_E8M0, K_INT };
+enum { S_F32, S_F16, S_BF16, S_F64 };
+
+static FN inline V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind)
+{
+    if (kind == K_FLOAT)
+        return NAME(narrow_float)(x, n, mode);
+    if (kind == K_E8M0)
+        return NAME(narrow_e8m0)(x, n, mode);
+    return NAME(narrow_int)(x, n, mode);
+}
+
+static FN inline V NAME(load_any)(const uint8_t *p, int src)
+{
+    switch (src) {
+    case S_F16:
+        return v_load16h(p);
+    case S_BF16:
+        return v_load16b(p);
+#if defined(HAVE_F64ODD)
+    case S_F64:
+        return v_load64odd(p);
+#endif
+    default:
+        return v_load32(p);
+    }
+}
+
+static FN inline void NAME(store_any)(uint8_t *p, V c, int obits)
+{
+    switch (obits) {
+    case 4:
+        v_store4(p, c);
+        break;
+    case 16:
+        v_store16(p, c);
+        break;
+    case 32:
+        v_store32(p, c);
+        break;
+    default:
+        v_store8(p, c);
+        break;
+    }
+}
+
+/* The loop: whole vectors, then the tail through a zeroed block (reads before writes, so an
+ * in-place narrowing conversion is safe). */
+static FN inline void NAME(narrow_loop)(const dt_kernel *k, void *dst, const void *src,
+                                        size_t begin, size_t end, int mode, int kind, int sk,
+                                        int obits)
+{
+    const size_t sbytes = sk == S_F32 ? 4 : sk == S_F64 ? 8 : 2;
+    const uint8_t *s = (const uint8_t *)src + begin * sbytes;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)obits / 8;
+    const dt_narrow *n = &k->n;
+    size_t count = end - begin, i = 0;
+    for (; i + VW <= count; i += VW) {
+        V x = NAME(load_any)(s + i * sbytes, sk);
+        NAME(store_any)(d + i * (size_t)obits / 8, NAME(narrow_any)(x, n, mode, kind), obits);
+    }
+    if (i < count) {
+        uint8_t in[VW * 8] = {0}, out[VW * 4];
+        const size_t rest = count - i;
+        memcpy(in, s + i * sbytes, rest * sbytes);
+        V x = NAME(load_any)(in, sk);
+        NAME(store_any)(out, NAME(narrow_any)(x, n, mode, kind), obits);
+        memcpy(d + i * (size_t)obits / 8, out, (rest * (size_t)obits + 7) / 8);
+    }
+}
+
+/* One function per (mode, kind, source); the output width is chosen inside, once. */
+#define DT_NARROW_FN(mode, kind, sk)                                                            \
+    static FN void NAME(narrow_##mode##_##kind##_##sk)(const dt_kernel *k, void *dst,           \
+                                                       const void *src, size_t b, size_t e)     \
+    {                                                                                           \
+        switch (k->df->stride_bits) {                                                          \
+        case 4:                                                                                 \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 4);                            \
+            break;                                                                              \
+        case 16:                                                                                \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 16);                           \
+            break;                                                                              \
+        case 32:                                                                                \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 32);                           \
+            break;                                                                              \
+        default:                                                                                \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 8);                            \
+            break;                                                                              \
+        }                                                                                       \
+    }
+#define DT_NARROW_MODES(kind, sk)                                                               \
+    DT_NARROW_FN(M_RNE, kind, sk)                                                               \
+    DT_NARROW_FN(M_RNA, kind, sk)                                                               \
+    DT_NARROW_FN(M_FLOOR, kind, sk)                                                             \
+    DT_NARROW_FN(M_CEIL, kind, sk)                                                              \
+    DT_NARROW_FN(M_TRUNC, kind, sk)                                                             \
+    DT_NARROW_FN(M_ODD, kind, sk)
+#define DT_NARROW_KINDS(sk)                                                                     \
+    DT_NARROW_MODES(K_FLOAT, sk) DT_NARROW_MODES(K_E8M0, sk) DT_NARROW_MODES(K_INT, sk)
+
+DT_NARROW_KINDS(S_F32)
+DT_NARROW_KINDS(S_F16)
+DT_NARROW_KINDS(S_BF16)
+#if defined(HAVE_F64ODD)
+DT_NARROW_MODES(K_FLOAT, S_F64)
+DT_NARROW_MODES(K_E8M0, S_F64)
+#endif
+
+#define DT_NARROW_ROW(kind, sk)                                                                 \
+    {NAME(narrow_M_RNE_##kind##_##sk), NAME(narrow_M_RNA_##kind##_##sk),                        \
+     NAME(narrow_M_FLOOR_##kind##_##sk), NAME(narrow_M_CEIL_##kind##_##sk),                     \
+     NAME(narrow_M_TRUNC_##kind##_##sk), NAME(narrow_M_ODD_##kind##_##sk)}
+
+/* [source][kind][mode] */
+static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
+    {DT_NARROW_ROW(K_FLOAT, S_F32), DT_NARROW_ROW(K_E8M0, S_F32), DT_NARROW_ROW(K_INT, S_F32)},
+    {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_E8M0, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
+    {DT_NARROW_ROW(K_FLOAT, S_BF16), DT_NARROW_ROW(K_E8M0, S_BF16), DT_NARROW_ROW(K_INT, S_BF16)},
+#if defined(HAVE_F64ODD)
+    {DT_NARROW_ROW(K_FLOAT, S_F64), DT_NARROW_ROW(K_E8M0, S_F64), {NULL}},
+#else
+    {{NULL}},
+#endif
+};
+
+/* The narrowing kernel for sf -> df under r, or NULL. */
+static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    int sk, kind;
+    switch (sf->type) {
+    case DTCAST_FLOAT32:
+        sk = S_F32;
+        break;
+    case DTCAST_FLOAT16:
+        sk = S_F16;
+        break;
+    case DTCAST_BFLOAT16:
+        sk = S_BF16;
+        break;
+    case DTCAST_FLOAT64:
+        sk = S_F64;
+        break;
+    default:
+        return NULL;
+    }
+    const int sb = df->stride_bits;
+    if (sb != 4 && sb != 8 && sb != 16 && sb != 32)
+        return NULL;
+    if (df->tc == DT_TC_FLOAT && df->bits <= 16 && df->bias <= 127)
+        kind = K_FLOAT;
+    else if (df->tc == DT_TC_E8M0)
+        kind = K_E8M0;
+    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits <= 32 && df->bits >= 4)
+        kind = K_INT;
+    else
+        return NULL;
+    if (sk == S_F64 && kind == K_INT)
+        return NULL;
+    if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+        return NULL;
+    return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
+}
