@@ -14,21 +14,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The message is one line. KNOWN (reported): convert.c quotes the text verbatim, so a text
- * with a newline gives a message with a newline; define DTCAST_FUZZ_STRICT_MESSAGES to check. */
-static void check_message(const dtcast_error *e, dtcast_status st, const char *text)
+/* The message is one line, whatever bytes the text holds. */
+static void check_message(const dtcast_error *e, dtcast_status st)
 {
     if (st == DTCAST_OK)
         return;
     if (e->status != st || e->message[0] == '\0' || strlen(e->message) >= sizeof e->message)
         abort();
-#ifndef DTCAST_FUZZ_STRICT_MESSAGES
-    if (strpbrk(text, "\n\r"))
-        return;
-#else
-    (void)text;
-#endif
-    if (strchr(e->message, '\n'))
+    if (strpbrk(e->message, "\n\r"))
         abort();
 }
 
@@ -91,14 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         memset(&err, 0, sizeof err);
         const dtcast_status sa = dtcast_convert(a, t, strings, DTCAST_STRING, 1, &o);
-        check_message(&err, sa, text);
+        check_message(&err, sa);
         memset(&err, 0, sizeof err);
         const dtcast_status sb = dtcast_parse_element(b, t, 0, text, &o);
-        check_message(&err, sb, text);
+        check_message(&err, sb);
         memset(&err, 0, sizeof err);
         const size_t idx = stride < 8 ? 3 % (size_t)(8 / stride) : 3;
         const dtcast_status sc = dtcast_parse_element(c, t, idx, text, &o);
-        check_message(&err, sc, text);
+        check_message(&err, sc);
         if (sa != sb || sa != sc)
             abort();
         if (sa != DTCAST_OK) {

@@ -3,17 +3,13 @@
 #include "internal.h"
 #include "kernels/kernels.h"
 #include "parallel.h"
+#include "text_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NO_INDEX ((size_t)-1)
-
-static bool is_integer_like(const dt_format *f)
-{
-    return f->tc == DT_TC_UINT || f->tc == DT_TC_SINT || f->tc == DT_TC_BOOL;
-}
 
 /* ---- argument checks ---------------------------------------------------------------------- */
 
@@ -220,10 +216,23 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
 
 /* ---- strings -> numbers ------------------------------------------------------------------- */
 
+/* The first 60 bytes of s for a one-line message: control bytes become '?'. */
+static void quote_for_message(char *out, size_t size, const char *s)
+{
+    size_t n = 0;
+    for (; s[n] && n < 60 && n + 4 < size; n++)
+        out[n] = iscntrl((unsigned char)s[n]) ? '?' : s[n];
+    if (s[n])
+        memcpy(out + n, "...", 4);
+    else
+        out[n] = '\0';
+}
+
 static dtcast_status bad_string(const dtcast_options *o, size_t i, const char *s)
 {
-    return dt_fail(o, DTCAST_ERR_BAD_STRING, i, "element %zu: \"%.60s%s\" is not a number", i, s,
-                   strlen(s) > 60 ? "..." : "");
+    char shown[72];
+    quote_for_message(shown, sizeof shown, s);
+    return dt_fail(o, DTCAST_ERR_BAD_STRING, i, "element %zu: \"%s\" is not a number", i, shown);
 }
 
 /* 1 for "true", 0 for "false" (any case, surrounding white space), -1 otherwise. */
@@ -274,14 +283,11 @@ static dtcast_status parse_into(void *out, const dt_format *df, size_t i, const 
             return DTCAST_OK;
         }
     }
-    dt_value v;
-    dt_int_parts ip;
-    if (!dt_text_parse(s, &v, &ip))
-        return bad_string(o, i, s);
+    /* One exact rounding of the decimal (integer targets from its exact integer parts). */
+    uint64_t code;
     dt_rules_for(df, o, &rules);
-    /* Integer targets use the exact integer parts: a parsed decimal may not fit 64 bits. */
-    uint64_t code = is_integer_like(df) ? dt_encode_int_parts(df, &ip, &rules)
-                                        : dt_encode(df, &v, &rules);
+    if (!dt_text_parse_to_code(s, df, &rules, &code))
+        return bad_string(o, i, s);
     dt_store(df, out, i, code);
     return DTCAST_OK;
 }

@@ -26,20 +26,32 @@ static void *run_chunk(void *arg)
     return NULL;
 }
 
-static unsigned online_cpus(void)
+/* sysconf reads /sys on every call (microseconds): ask once. */
+static unsigned cpu_count;
+static pthread_once_t cpu_count_once = PTHREAD_ONCE_INIT;
+
+static void count_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1u : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+    cpu_count = n < 1 ? 1u : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
+static unsigned online_cpus(void)
+{
+    pthread_once(&cpu_count_once, count_cpus);
+    return cpu_count;
 }
 
 unsigned dt_thread_count(unsigned requested, size_t count)
 {
+    const size_t by_size = count / MIN_ELEMENTS_PER_THREAD;
+    if (requested == 0 && by_size < 2) /* automatic: small tensors stay on this thread */
+        return 1;
     unsigned n = requested ? requested : online_cpus();
     if (n > MAX_THREADS)
         n = MAX_THREADS;
-    size_t by_size = count / MIN_ELEMENTS_PER_THREAD;
-    if (requested == 0 && by_size < n) /* automatic: small tensors stay on this thread */
-        n = by_size ? (unsigned)by_size : 1;
+    if (requested == 0 && by_size < n)
+        n = (unsigned)by_size;
     size_t by_floor = count / MIN_EXPLICIT_PER_THREAD;
     if (by_floor < n) /* asked for: small tensors still do not pay for threads */
         n = by_floor ? (unsigned)by_floor : 1;

@@ -574,6 +574,10 @@ static void test_strings(void)
     CHECK(st == DTCAST_ERR_BAD_STRING && err.index == 3 && strstr(err.message, "hello") &&
               strstr(err.message, "3") && out[0] == 7.0f,
           "bad string names its index, output untouched", "status %d: %s", (int)st, err.message);
+    const char *nl[1] = {"1\n2\r3\t"};
+    st = dtcast_convert(out, DTCAST_FLOAT32, nl, DTCAST_STRING, 1, &o);
+    CHECK(st == DTCAST_ERR_BAD_STRING && !strpbrk(err.message, "\n\r\t"),
+          "bad string message stays one line", "%s", err.message);
     st = dtcast_convert(out, DTCAST_FLOAT32, in, DTCAST_STRING, 3, &o);
     CHECK(st == DTCAST_OK && out[0] == 1.5f && out[1] == -2000.0f && out[2] == 100.5f,
           "strings -> float32", "status %d", (int)st);
