@@ -335,14 +335,45 @@ static void *text_values(dtcast_type t, size_t n)
 }
 
 typedef struct text_times {
-    double dt_format, dt_parse, libc_format, libc_parse;
+    double dt_format, dt_parse, libc_format, libc_parse;             /* per element */
+    double dt_array_format, dt_array_parse, libc_array_format, libc_array_parse; /* arrays */
 } text_times;
 
-/* One timed pass of each of the four loops; the strings go to a flat table of 32-byte slots. */
+static void libc_format_one(char *buf, size_t size, const void *vals, size_t i, int f64)
+{
+    if (f64) {
+        double x;
+        memcpy(&x, (const uint64_t *)vals + i, 8);
+        snprintf(buf, size, "%.17g", x);
+    } else {
+        float x;
+        memcpy(&x, (const uint32_t *)vals + i, 4);
+        snprintf(buf, size, "%.9g", (double)x);
+    }
+}
+
+static void libc_parse_one(const char *s, void *out, size_t i, int f64)
+{
+    if (f64) {
+        double x = strtod(s, NULL);
+        memcpy((uint64_t *)out + i, &x, 8);
+    } else {
+        float x = strtof(s, NULL);
+        memcpy((uint32_t *)out + i, &x, 4);
+    }
+}
+
+/* One timed pass of each loop. Per element: dtcast_format_element / dtcast_parse_element into a
+ * flat table of 32-byte slots, against snprintf / strtof (strtod) on the same slots. Arrays:
+ * dtcast_convert to DTCAST_STRING (one malloc'ed string per element) and back, against a loop
+ * of snprintf + strdup (the same per-string allocation) and a loop of strtof (strtod) over the
+ * strdup'ed strings. Freeing the strings is not timed on either side. Each side parses its own
+ * text (dtcast: shortest round trip; libc: %.9g / %.17g), and both must give back the values. */
 static void time_text_once(dtcast_type t, const void *vals, size_t n, char *slots, void *out,
-                           text_times *tt, int *mismatch)
+                           char **strs, text_times *tt, int *mismatch)
 {
     const int f64 = t == DTCAST_FLOAT64;
+    const size_t bytes = n * (f64 ? 8 : 4);
     double a = now_seconds();
     for (size_t i = 0; i < n; i++)
         dtcast_format_element(slots + 32 * i, 32, vals, t, i, NULL);
@@ -350,34 +381,49 @@ static void time_text_once(dtcast_type t, const void *vals, size_t n, char *slot
     for (size_t i = 0; i < n; i++)
         dtcast_parse_element(out, t, i, slots + 32 * i, NULL);
     double c = now_seconds();
-    *mismatch += memcmp(out, vals, n * (f64 ? 8 : 4)) != 0;
-    for (size_t i = 0; i < n; i++) {
-        if (f64) {
-            double x;
-            memcpy(&x, (const uint64_t *)vals + i, 8);
-            snprintf(slots + 32 * i, 32, "%.17g", x);
-        } else {
-            float x;
-            memcpy(&x, (const uint32_t *)vals + i, 4);
-            snprintf(slots + 32 * i, 32, "%.9g", (double)x);
-        }
-    }
+    *mismatch += memcmp(out, vals, bytes) != 0;
+    for (size_t i = 0; i < n; i++)
+        libc_format_one(slots + 32 * i, 32, vals, i, f64);
     double d = now_seconds();
-    for (size_t i = 0; i < n; i++) {
-        if (f64) {
-            double x = strtod(slots + 32 * i, NULL);
-            memcpy((uint64_t *)out + i, &x, 8);
-        } else {
-            float x = strtof(slots + 32 * i, NULL);
-            memcpy((uint32_t *)out + i, &x, 4);
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        libc_parse_one(slots + 32 * i, out, i, f64);
     double e = now_seconds();
-    *mismatch += memcmp(out, vals, n * (f64 ? 8 : 4)) != 0;
+    *mismatch += memcmp(out, vals, bytes) != 0;
     tt->dt_format = b - a;
     tt->dt_parse = c - b;
     tt->libc_format = d - c;
     tt->libc_parse = e - d;
+
+    memset(out, 0, bytes);
+    a = now_seconds();
+    if (dtcast_convert(strs, DTCAST_STRING, vals, t, n, NULL) != DTCAST_OK)
+        die("dtcast_convert to strings failed");
+    b = now_seconds();
+    if (dtcast_convert(out, t, strs, DTCAST_STRING, n, NULL) != DTCAST_OK)
+        die("dtcast_convert from strings failed");
+    c = now_seconds();
+    *mismatch += memcmp(out, vals, bytes) != 0;
+    dtcast_strings_free(strs, n);
+    memset(out, 0, bytes);
+    d = now_seconds();
+    for (size_t i = 0; i < n; i++) {
+        char buf[32];
+        libc_format_one(buf, sizeof buf, vals, i, f64);
+        strs[i] = strdup(buf);
+        if (!strs[i])
+            die("out of memory");
+    }
+    e = now_seconds();
+    for (size_t i = 0; i < n; i++)
+        libc_parse_one(strs[i], out, i, f64);
+    const double g = now_seconds();
+    *mismatch += memcmp(out, vals, bytes) != 0;
+    for (size_t i = 0; i < n; i++)
+        free(strs[i]);
+    tt->dt_array_format = b - a;
+    tt->dt_array_parse = c - b;
+    tt->libc_array_format = e - d;
+    tt->libc_array_parse = g - e;
 }
 
 static void run_text(const config *c, dtcast_type t)
@@ -392,35 +438,45 @@ static void run_text(const config *c, dtcast_type t)
     void *vals = text_values(t, n);
     char *slots = alloc_touched(32 * n);
     void *out = alloc_touched(n * 8);
-    double f[64], p[64], lf[64], lp[64];
+    char **strs = alloc_touched(n * sizeof *strs);
+    enum { F, P, LF, LP, AF, AP, LAF, LAP, KINDS };
+    double tm[KINDS][64];
     int mismatch = 0, runs = 0;
     const double start = now_seconds();
     while (runs < c->runs && runs < 64) {
         text_times tt;
-        time_text_once(t, vals, n, slots, out, &tt, &mismatch);
-        f[runs] = tt.dt_format;
-        p[runs] = tt.dt_parse;
-        lf[runs] = tt.libc_format;
-        lp[runs] = tt.libc_parse;
+        time_text_once(t, vals, n, slots, out, strs, &tt, &mismatch);
+        const double got[KINDS] = {tt.dt_format,       tt.dt_parse,        tt.libc_format,
+                                   tt.libc_parse,      tt.dt_array_format, tt.dt_array_parse,
+                                   tt.libc_array_format, tt.libc_array_parse};
+        for (int k = 0; k < KINDS; k++)
+            tm[k][runs] = got[k];
         runs++;
         if (now_seconds() - start > 4 * c->budget)
             break;
     }
-    const double mf = median(f, runs), mp = median(p, runs), mlf = median(lf, runs),
-                 mlp = median(lp, runs);
+    double m[KINDS];
+    for (int k = 0; k < KINDS; k++)
+        m[k] = median(tm[k], runs);
+    const double ns = 1e9 / (double)n;
     printf("{\"kind\":\"text\",\"type\":\"%s\",\"n\":%zu,\"runs\":%d,\"libc\":\"%s\","
            "\"format_ns\":%.4g,\"parse_ns\":%.4g,\"libc_format_ns\":%.4g,\"libc_parse_ns\":%.4g,"
            "\"format_speedup\":%.4g,\"parse_speedup\":%.4g,\"roundtrip_speedup\":%.4g,"
+           "\"array_format_ns\":%.4g,\"array_parse_ns\":%.4g,\"libc_array_format_ns\":%.4g,"
+           "\"libc_array_parse_ns\":%.4g,\"array_format_speedup\":%.4g,"
+           "\"array_parse_speedup\":%.4g,\"array_roundtrip_speedup\":%.4g,"
            "\"roundtrip_exact\":%s,\"target\":3}\n",
            dtcast_type_name(t), n, runs,
            t == DTCAST_FLOAT64 ? "snprintf(%.17g)+strtod" : "snprintf(%.9g)+strtof",
-           mf / (double)n * 1e9, mp / (double)n * 1e9, mlf / (double)n * 1e9,
-           mlp / (double)n * 1e9, mlf / mf, mlp / mp, (mlf + mlp) / (mf + mp),
+           m[F] * ns, m[P] * ns, m[LF] * ns, m[LP] * ns, m[LF] / m[F], m[LP] / m[P],
+           (m[LF] + m[LP]) / (m[F] + m[P]), m[AF] * ns, m[AP] * ns, m[LAF] * ns, m[LAP] * ns,
+           m[LAF] / m[AF], m[LAP] / m[AP], (m[LAF] + m[LAP]) / (m[AF] + m[AP]),
            mismatch ? "false" : "true");
     fflush(stdout);
     free(vals);
     free(slots);
     free(out);
+    free(strs);
 }
 
 /* ---- the row list ------------------------------------------------------------------------ */

@@ -146,23 +146,60 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
 
 /* ---- numbers -> strings ------------------------------------------------------------------- */
 
-static size_t format_element(char *buf, size_t size, const dt_format *sf, const void *src,
-                             size_t i, dtcast_string_style style)
+/* Element i of a byte-aligned array of 1, 2, 4 or 8 byte elements (little-endian, as dt_load);
+ * the byte-wise form compiles to one load. */
+static uint64_t load_bytes(const void *base, size_t i, int size)
 {
-    if (sf->tc == DT_TC_COMPLEX) {
-        const dt_format *part = dt_format_of(sf->part);
-        return dt_text_format_complex(buf, size, part, dt_load(part, src, 2 * i),
-                                      dt_load(part, src, 2 * i + 1), style);
+    const uint8_t *p = (const uint8_t *)base + i * (size_t)size;
+    switch (size) {
+    case 1:
+        return p[0];
+    case 2:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    case 4:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    default:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+               (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+               (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
     }
-    return dt_text_format(buf, size, sf, dt_load(sf, src, i), style);
 }
 
-static char *copy_string(const char *s)
+/* What formatting one element of sf takes, decided once per call. */
+typedef struct string_source {
+    const dt_format *sf;
+    dtcast_string_style style;
+    int fast_bytes; /* > 0: Python-style float16/bfloat16/float32/float64 straight from the bits */
+} string_source;
+
+static void string_source_init(string_source *ss, const dt_format *sf, dtcast_string_style style)
 {
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
+    ss->sf = sf;
+    ss->style = style;
+    ss->fast_bytes = 0;
+    if (style != DTCAST_STRING_ORT && sf->tc == DT_TC_FLOAT && dt_text_float_is_fast(sf))
+        ss->fast_bytes = sf->stride_bits / 8;
+}
+
+/* Element i as text into buf (DTCAST_FORMAT_MAX bytes): its length, 0 on failure. */
+static size_t format_element(char *buf, const string_source *ss, const void *src, size_t i)
+{
+    const dt_format *sf = ss->sf;
+    if (ss->fast_bytes)
+        return dt_text_format_float(buf, sf, load_bytes(src, i, ss->fast_bytes));
+    if (sf->tc == DT_TC_COMPLEX) {
+        const dt_format *part = dt_format_of(sf->part);
+        return dt_text_format_complex(buf, DTCAST_FORMAT_MAX, part, dt_load(part, src, 2 * i),
+                                      dt_load(part, src, 2 * i + 1), ss->style);
+    }
+    return dt_text_format(buf, DTCAST_FORMAT_MAX, sf, dt_load(sf, src, i), ss->style);
+}
+
+static char *copy_string(const char *s, size_t n) /* n = strlen(s) */
+{
+    char *c = malloc(n + 1);
     if (c)
-        memcpy(c, s, n);
+        memcpy(c, s, n + 1);
     return c;
 }
 
@@ -176,14 +213,17 @@ void dtcast_strings_free(char **strings, size_t count)
     }
 }
 
-/* All strings are made in a scratch array first, so a failure leaves dst untouched. */
+/* All strings are made in a scratch array first, so a failure leaves dst untouched. Each is
+ * its own malloc'ed copy (dtcast_strings_free frees them one by one). */
 static dtcast_status convert_to_strings(char **dst, const void *src, const dt_format *sf,
                                         size_t count, const dtcast_options *o)
 {
-    char **made = calloc(count, sizeof *made);
+    char **made = malloc(count * sizeof *made);
     if (!made)
         return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory for %zu strings",
                        count);
+    string_source ss;
+    string_source_init(&ss, sf, o->string_style);
     for (size_t i = 0; i < count; i++) {
         char buf[DTCAST_FORMAT_MAX];
         if (sf->tc == DT_TC_STRING) {
@@ -193,15 +233,16 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
                 free(made);
                 return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
             }
-            made[i] = copy_string(s);
+            made[i] = copy_string(s, strlen(s));
         } else {
-            if (format_element(buf, sizeof buf, sf, src, i, o->string_style) == 0) {
+            const size_t n = format_element(buf, &ss, src, i);
+            if (n == 0) {
                 dtcast_strings_free(made, i);
                 free(made);
                 return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i,
                                "element %zu of %s could not be formatted", i, sf->name);
             }
-            made[i] = copy_string(buf);
+            made[i] = copy_string(buf, n);
         }
         if (!made[i]) {
             dtcast_strings_free(made, i);
@@ -256,42 +297,101 @@ static int bool_word(const char *s)
     return -1;
 }
 
-/* Parses s and writes its code(s) into element i of out. */
-static dtcast_status parse_into(void *out, const dt_format *df, size_t i, const char *s,
-                                const dtcast_options *o)
-{
+/* What parsing into one element of df takes, decided once per call: the rules resolved for the
+ * element (or part) type, and a direct store for byte-aligned elements. */
+typedef struct string_target {
+    const dt_format *df, *part; /* part: complex targets */
+    const dtcast_options *o;
     dt_rules rules;
+    int store_bytes; /* 1, 2, 4, 8: element i is those bytes at i * store_bytes; 0: dt_store */
+} string_target;
+
+static void string_target_init(string_target *t, const dt_format *df, const dtcast_options *o)
+{
+    t->df = df;
+    t->part = df->tc == DT_TC_COMPLEX ? dt_format_of(df->part) : NULL;
+    t->o = o;
+    dt_rules_for(t->part ? t->part : df, o, &t->rules);
+    const int s = df->stride_bits;
+    t->store_bytes = df->tc != DT_TC_COMPLEX && (s == 8 || s == 16 || s == 32 || s == 64) ? s / 8 : 0;
+}
+
+/* Element i of out = code, little-endian (as dt_store); the byte-wise form compiles to one
+ * store. */
+static void store_code(const string_target *t, void *out, size_t i, uint64_t code)
+{
+    const int size = t->store_bytes;
+    if (!size) {
+        dt_store(t->df, out, i, code);
+        return;
+    }
+    uint8_t *p = (uint8_t *)out + i * (size_t)size;
+    switch (size) {
+    case 1:
+        p[0] = (uint8_t)code;
+        break;
+    case 2:
+        p[0] = (uint8_t)code;
+        p[1] = (uint8_t)(code >> 8);
+        break;
+    case 4:
+        p[0] = (uint8_t)code;
+        p[1] = (uint8_t)(code >> 8);
+        p[2] = (uint8_t)(code >> 16);
+        p[3] = (uint8_t)(code >> 24);
+        break;
+    default:
+        p[0] = (uint8_t)code;
+        p[1] = (uint8_t)(code >> 8);
+        p[2] = (uint8_t)(code >> 16);
+        p[3] = (uint8_t)(code >> 24);
+        p[4] = (uint8_t)(code >> 32);
+        p[5] = (uint8_t)(code >> 40);
+        p[6] = (uint8_t)(code >> 48);
+        p[7] = (uint8_t)(code >> 56);
+        break;
+    }
+}
+
+/* Parses s and writes its code(s) into element i of out. */
+static dtcast_status parse_into(void *out, const string_target *t, size_t i, const char *s)
+{
+    const dt_format *df = t->df;
+    uint64_t code;
+    if (df->tc == DT_TC_FLOAT) { /* the common case first: one exact rounding of the decimal */
+        if (!dt_text_parse_to_code(s, df, &t->rules, &code))
+            return bad_string(t->o, i, s);
+        store_code(t, out, i, code);
+        return DTCAST_OK;
+    }
     if (df->tc == DT_TC_COMPLEX) {
-        const dt_format *part = dt_format_of(df->part);
         dt_value re, im;
         dt_int_parts rip, iip;
         if (!dt_text_parse_complex(s, &re, &rip, &im, &iip))
-            return bad_string(o, i, s);
-        dt_rules_for(part, o, &rules);
-        dt_store(part, out, 2 * i, dt_encode(part, &re, &rules));
-        dt_store(part, out, 2 * i + 1, dt_encode(part, &im, &rules));
+            return bad_string(t->o, i, s);
+        dt_store(t->part, out, 2 * i, dt_encode(t->part, &re, &t->rules));
+        dt_store(t->part, out, 2 * i + 1, dt_encode(t->part, &im, &t->rules));
         return DTCAST_OK;
     }
-    if (df->tc == DT_TC_BOOL && !o->string_to_bool_numeric) { /* ONNX: "" is false, else true */
-        dt_store(df, out, i, s[0] != '\0');
+    if (df->tc == DT_TC_BOOL && !t->o->string_to_bool_numeric) { /* ONNX: "" is false, else true */
+        store_code(t, out, i, s[0] != '\0');
         return DTCAST_OK;
     }
     if (df->tc == DT_TC_BOOL) { /* numeric: the words dtcast prints, or any number */
         int word = bool_word(s);
         if (word >= 0) {
-            dt_store(df, out, i, (uint64_t)word);
+            store_code(t, out, i, (uint64_t)word);
             return DTCAST_OK;
         }
     }
     /* One exact rounding of the decimal (integer targets from its exact integer parts). */
-    uint64_t code;
-    dt_rules_for(df, o, &rules);
-    if (!dt_text_parse_to_code(s, df, &rules, &code))
-        return bad_string(o, i, s);
-    dt_store(df, out, i, code);
+    if (!dt_text_parse_to_code(s, df, &t->rules, &code))
+        return bad_string(t->o, i, s);
+    store_code(t, out, i, code);
     return DTCAST_OK;
 }
 
+/* Every string is parsed into a scratch copy first, so a failure leaves dst untouched. */
 static dtcast_status convert_from_strings(void *dst, const dt_format *df, const char *const *src,
                                           size_t count, size_t dst_bytes, const dtcast_options *o)
 {
@@ -299,12 +399,14 @@ static dtcast_status convert_from_strings(void *dst, const dt_format *df, const 
     if (!scratch)
         return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory (%zu bytes)",
                        dst_bytes);
+    string_target t;
+    string_target_init(&t, df, o);
     for (size_t i = 0; i < count; i++) {
         if (!src[i]) {
             free(scratch);
             return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
         }
-        dtcast_status st = parse_into(scratch, df, i, src[i], o);
+        dtcast_status st = parse_into(scratch, &t, i, src[i]);
         if (st != DTCAST_OK) {
             free(scratch);
             return st;
@@ -388,12 +490,16 @@ dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtc
         memcpy(buf, s, strlen(s) + 1);
         return DTCAST_OK;
     }
+    string_source ss;
+    string_source_init(&ss, sf, opts->string_style);
     char tmp[DTCAST_FORMAT_MAX];
-    size_t n = format_element(tmp, sizeof tmp, sf, src, index, opts->string_style);
+    char *out = size >= DTCAST_FORMAT_MAX ? buf : tmp; /* straight into a large enough buf */
+    const size_t n = format_element(out, &ss, src, index);
     if (n == 0 || n >= size)
         return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
                        "buffer of %zu bytes is too small for element %zu", size, index);
-    memcpy(buf, tmp, n + 1);
+    if (out != buf)
+        memcpy(buf, tmp, n + 1);
     return DTCAST_OK;
 }
 
@@ -416,13 +522,22 @@ dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index
     dtcast_status st = check_options(opts);
     if (st != DTCAST_OK)
         return st;
+    string_target t;
+    string_target_init(&t, df, opts);
+    if (df->tc == DT_TC_FLOAT && t.store_bytes) { /* the common case: a code, then one store */
+        uint64_t code;
+        if (!dt_text_parse_to_code(text, df, &t.rules, &code))
+            return bad_string(opts, index, text);
+        store_code(&t, dst, index, code);
+        return DTCAST_OK;
+    }
     /* Parse into a scratch element first so that a failure leaves dst untouched. */
     uint8_t scratch[16] = {0};
     const size_t bits = (size_t)df->stride_bits;
     const size_t sub_index = bits < 8 ? index % (8 / bits) : 0;
     if (bits < 8)
         scratch[0] = ((const uint8_t *)dst)[index / (8 / bits)];
-    st = parse_into(scratch, df, sub_index, text, opts);
+    st = parse_into(scratch, &t, sub_index, text);
     if (st != DTCAST_OK)
         return st;
     if (bits < 8)

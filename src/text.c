@@ -929,8 +929,9 @@ static void digits_of(uint64_t f, int k, digits *out)
     out->point = n + k;
 }
 
-/* Shortest digits of c * 2^q (c normalized as the reference does; even: interval ends count). */
-static bool schubfach(uint64_t c, int q, bool closer_below, digits *out)
+/* Shortest digits of c * 2^q (c normalized as the reference does; even: interval ends count)
+ * as *dec * 10^*exp10 (dec may end in zeros); false when the reference has to decide. */
+static bool schubfach(uint64_t c, int q, bool closer_below, uint64_t *dec, int *exp10)
 {
     const int k = closer_below ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
     if (k < FORMAT_K_MIN || k > FORMAT_K_MAX)
@@ -954,14 +955,16 @@ static bool schubfach(uint64_t c, int q, bool closer_below, digits *out)
     const bool sp10_in = sp10 != 0 && vbl + out_of <= sp10 << 2;
     const bool tp10_in = (tp10 << 2) + out_of <= vbr;
     if (sp10_in != tp10_in) { /* never both: the interval is narrower than 10^(k+1) */
-        digits_of(sp10_in ? sp10 : tp10, k, out);
+        *dec = sp10_in ? sp10 : tp10;
+        *exp10 = k;
         return true;
     }
     const uint64_t t = s + 1;
     const bool s_in = s != 0 && vbl + out_of <= s << 2;
     const bool t_in = (t << 2) + out_of <= vbr;
     if (s_in != t_in) {
-        digits_of(s_in ? s : t, k, out);
+        *dec = s_in ? s : t;
+        *exp10 = k;
         return true;
     }
     if (!s_in)
@@ -969,7 +972,8 @@ static bool schubfach(uint64_t c, int q, bool closer_below, digits *out)
     /* Both read back: the nearer; on a tie the even one. vb vs 4s + 2, the midpoint. */
     const uint64_t mid4 = (s << 2) + 2;
     const bool take_s = vb < mid4 || (vb == mid4 && !(s & 1));
-    digits_of(take_s ? s : t, k, out);
+    *dec = take_s ? s : t;
+    *exp10 = k;
     return true;
 }
 
@@ -987,8 +991,11 @@ static bool shortest_digits(uint64_t sig, int32_t exp, precision p, digits *out)
         e -= shift;
     }
     const bool closer_below = m == UINT64_C(1) << (p.bits - 1) && e > p.min_exp;
-    if (e < -1100 || e > 1000 || !schubfach(m, (int)e, closer_below, out))
+    uint64_t dec;
+    int exp10;
+    if (e < -1100 || e > 1000 || !schubfach(m, (int)e, closer_below, &dec, &exp10))
         return reference_shortest_digits(sig, exp, p, out);
+    digits_of(dec, exp10, out);
     return true;
 }
 #else
@@ -1212,9 +1219,178 @@ static size_t format_with(char *buf, size_t size, const dt_format *f, uint64_t c
     return deliver(buf, size, &b);
 }
 
+/* ---- Python repr of IEEE floats, fast ----------------------------------------------------------
+ *
+ * float16, float32, float64 (and bfloat16, which prints as float32 would) straight from the bits:
+ * Schubfach's digits, written two at a time, laid out as put_python_digits does, with no
+ * intermediate dt_value, digit string or bounded buffer. */
+
+#if defined(__SIZEOF_INT128__)
+static const char two_digits[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Number of decimal digits of x > 0: floor(log10 x) + 1 from the bit length. */
+static int decimal_length(uint64_t x)
+{
+    const int t = ((64 - leading_zeros64(x)) * 1233) >> 12; /* 1233 / 4096 ~ log10(2) */
+    return t + (x >= pow10_u64[t]);
+}
+
+/* The n = decimal_length(x) digits of x at out (not terminated). */
+static void write_digits(char *out, uint64_t x, int n)
+{
+    char *p = out + n;
+    while (x > UINT32_MAX) {
+        const uint64_t q = x / 100;
+        p -= 2;
+        memcpy(p, two_digits + 2 * (x - q * 100), 2);
+        x = q;
+    }
+    uint32_t y = (uint32_t)x;
+    while (y >= 100) {
+        const uint32_t q = y / 100;
+        p -= 2;
+        memcpy(p, two_digits + 2 * (y - q * 100), 2);
+        y = q;
+    }
+    if (y >= 10) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * y, 2);
+    } else {
+        *--p = (char)('0' + y);
+    }
+}
+
+/* put_python_digits (with ".0") of dec * 10^exp10, dec > 0, at out; returns the end (NUL). */
+static char *put_repr_digits(char *out, uint64_t dec, int exp10)
+{
+    while (dec % 10 == 0) {
+        dec /= 10;
+        exp10++;
+    }
+    const int n = decimal_length(dec), point = n + exp10;
+    char d[24];
+    write_digits(d, dec, n);
+    char *p = out;
+    if (point <= -4 || point > 16) {
+        *p++ = d[0];
+        if (n > 1) {
+            *p++ = '.';
+            memcpy(p, d + 1, (size_t)(n - 1));
+            p += n - 1;
+        }
+        int x = point - 1;
+        *p++ = 'e';
+        *p++ = x < 0 ? '-' : '+';
+        if (x < 0)
+            x = -x;
+        if (x >= 100) {
+            *p++ = (char)('0' + x / 100);
+            x %= 100;
+        }
+        memcpy(p, two_digits + 2 * x, 2); /* at least two digits: e-05 */
+        p += 2;
+    } else if (point <= 0) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -point; i++)
+            *p++ = '0';
+        memcpy(p, d, (size_t)n);
+        p += n;
+    } else if (point < n) {
+        memcpy(p, d, (size_t)point);
+        p += point;
+        *p++ = '.';
+        memcpy(p, d + point, (size_t)(n - point));
+        p += n - point;
+    } else {
+        memcpy(p, d, (size_t)n);
+        p += n;
+        for (int i = n; i < point; i++)
+            *p++ = '0';
+        *p++ = '.';
+        *p++ = '0';
+    }
+    *p = '\0';
+    return p;
+}
+
+static size_t put_literal(char *buf, const char *s)
+{
+    const size_t n = strlen(s);
+    memcpy(buf, s, n + 1);
+    return n;
+}
+
+bool dt_text_float_is_fast(const dt_format *f)
+{
+    return f->type == DTCAST_FLOAT32 || f->type == DTCAST_FLOAT64 || f->type == DTCAST_FLOAT16 ||
+           f->type == DTCAST_BFLOAT16;
+}
+
+size_t dt_text_format_float(char *buf, const dt_format *f, uint64_t code)
+{
+    if (f->type == DTCAST_BFLOAT16) { /* the float32 with the same value prints the same */
+        code = (code & 0xFFFF) << 16;
+        f = dt_format_of(DTCAST_FLOAT32);
+    } else if (!dt_text_float_is_fast(f)) {
+        return 0;
+    }
+    const int mb = f->man_bits;
+    if (f->bits < 64)
+        code &= (UINT64_C(1) << f->bits) - 1;
+    const uint64_t man = code & ((UINT64_C(1) << mb) - 1);
+    const uint64_t be = (code >> mb) & ((UINT64_C(1) << f->exp_bits) - 1);
+    const bool neg = (code >> (f->bits - 1)) & 1;
+    if (be == (UINT64_C(1) << f->exp_bits) - 1)
+        return put_literal(buf, man ? "nan" : neg ? "-inf" : "inf");
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
+    if (be == 0 && man == 0)
+        return (size_t)(p - buf) + put_literal(p, "0.0");
+    /* The canonical c * 2^q of shortest_digits: normals carry the hidden bit, subnormals sit at
+     * the smallest exponent; the neighbour below is closer only at a power of two above it. */
+    const uint64_t c = be ? man | UINT64_C(1) << mb : man;
+    const int q = (be ? (int)be : 1) - f->bias - mb;
+    const bool closer_below = man == 0 && be > 1;
+    uint64_t dec;
+    int exp10;
+    if (!schubfach(c, q, closer_below, &dec, &exp10))
+        return format_with(buf, DT_TEXT_FLOAT_MAX, f, code, DTCAST_STRING_PYTHON, false);
+    return (size_t)(put_repr_digits(p, dec, exp10) - buf);
+}
+#else
+bool dt_text_float_is_fast(const dt_format *f)
+{
+    (void)f;
+    return false;
+}
+
+size_t dt_text_format_float(char *buf, const dt_format *f, uint64_t code)
+{
+    (void)buf;
+    (void)f;
+    (void)code;
+    return 0;
+}
+#endif
+
 size_t dt_text_format(char *buf, size_t size, const dt_format *f, uint64_t code,
                       dtcast_string_style style)
 {
+    if (f && style != DTCAST_STRING_ORT && dt_text_float_is_fast(f)) {
+        if (buf && size >= DT_TEXT_FLOAT_MAX)
+            return dt_text_format_float(buf, f, code);
+        char tmp[DT_TEXT_FLOAT_MAX];
+        const size_t n = dt_text_format_float(tmp, f, code);
+        if (!buf || n + 1 > size)
+            return 0;
+        memcpy(buf, tmp, n + 1);
+        return n;
+    }
     return format_with(buf, size, f, code, style, false);
 }
 
@@ -1284,8 +1460,157 @@ static bool is_integer_target(const dt_format *f)
     return f->tc == DT_TC_UINT || f->tc == DT_TC_SINT || f->tc == DT_TC_BOOL;
 }
 
+/* ---- parsing plain decimals straight to IEEE codes, fast ------------------------------------
+ *
+ * The common text [space][sign]digits[.digits][(e|E)[sign]digits][space] with at most 19
+ * significant digits is read in one pass as w * 10^e10 (w exact in 64 bits), scaled by the
+ * same exact products and table as fast_parse, and rounded to nearest even into an IEEE-style
+ * format when the result is normal. Anything else (inf, nan, long digit strings, subnormal or
+ * overflowing results, undecided products, malformed text) goes the general way. */
+
+#if defined(__SIZEOF_INT128__)
+static bool scan_plain_decimal(const char *s, bool *neg, uint64_t *w, int64_t *e10)
+{
+    const char *p = s;
+    while (is_space(*p))
+        p++;
+    *neg = *p == '-';
+    p += (*p == '-') | (*p == '+'); /* signs are random in data: no branch */
+    const char *start = p;
+    uint64_t acc = 0; /* wraps past 19 digits: then checked below and refused */
+    while (is_digit(*p))
+        acc = acc * 10 + (uint64_t)(*p++ - '0');
+    const size_t int_len = (size_t)(p - start);
+    size_t frac_len = 0;
+    if (*p == '.') {
+        const char *frac = ++p;
+        while (is_digit(*p))
+            acc = acc * 10 + (uint64_t)(*p++ - '0');
+        frac_len = (size_t)(p - frac);
+    }
+    const size_t len = int_len + frac_len;
+    if (len == 0)
+        return false;
+    if (len > FAST_DIGITS) { /* leading zeros do not count */
+        size_t lead = 0;
+        for (const char *q = start; q < p && (*q == '0' || *q == '.'); q++)
+            lead += *q == '0';
+        if (len - lead > FAST_DIGITS)
+            return false;
+    }
+    int64_t e = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        const bool eneg = *p == '-';
+        p += (*p == '-') | (*p == '+');
+        if (!is_digit(*p))
+            return false;
+        for (; is_digit(*p); p++)
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+        e = (e ^ -(int64_t)eneg) + eneg; /* -e when eneg */
+    }
+    while (is_space(*p))
+        p++;
+    if (*p != '\0' || frac_len > 100000)
+        return false;
+    *w = acc;
+    *e10 = e - (int64_t)frac_len;
+    return true;
+}
+
+/* w * 10^e10 (w != 0) rounded to nearest even into f, Eisel-Lemire style: the top 64 bits of
+ * w * 5^e10 from the 128-bit table, sticky from the bits below. The table is exact for
+ * 0 <= e10 <= 55 (5^55 < 2^128); elsewhere it is truncated, so the product may be short by
+ * less than one unit of its lowest 64-bit word: when the bits below the top 64 are all ones
+ * that could carry, and the exact products decide. False for subnormal and overflowing
+ * results (and undecided ones): the general path. */
+static bool round_decimal_to_ieee(bool neg, uint64_t w, int64_t e10, const dt_format *f,
+                                  uint64_t *code)
+{
+    if (e10 > PARSE_Q_MAX || e10 < PARSE_Q_MIN)
+        return false;
+    const int q = (int)e10;
+    const int lz = leading_zeros64(w);
+    const uint64_t dn = w << lz;
+    const uint64_t th = parse_pow5[q - PARSE_Q_MIN].hi, tl = parse_pow5[q - PARSE_Q_MIN].lo;
+    const u128 low = (u128)dn * tl, high = (u128)dn * th;
+    const u128 mid = (low >> 64) + (uint64_t)high;
+    const uint64_t p0 = (uint64_t)low, p1 = (uint64_t)mid;
+    const uint64_t p2 = (uint64_t)(high >> 64) + (uint64_t)(mid >> 64);
+    const int below = (int)(~p2 >> 63); /* 1: product in [2^190, 2^191), one more bit from p1 */
+    const uint64_t sig = p2 << below | (p1 >> 63 & (uint64_t)below);
+    const uint64_t rest1 = p1 << below; /* the bits of p1 below sig, left-aligned */
+    const int exact_table = (unsigned)q <= 55u;
+    if (!exact_table & ((rest1 | (uint64_t)below) == UINT64_MAX)) {
+        /* Most often an exact value: w / 10^t with 5^t dividing w ("22330240.0"). */
+        dt_value v;
+        v.neg = neg;
+        if (q < 0 && -q <= POW5_EXACT_MAX && w % pow5_u64(-q) == 0)
+            set_finite(&v, w / pow5_u64(-q), q, false);
+        else if (!(q >= 0 ? scale_up(w, q, &v) : scale_down(w, -q, &v)))
+            return false;
+        return round_to_ieee_normal(f, &v, code);
+    }
+    const uint64_t sticky = (uint64_t)(!exact_table | ((rest1 | p0) != 0));
+    /* sig * 2^(e - 63), sig in [2^63, 2^64). Normal results keep mb bits below the leading one;
+     * subnormal ones (biased exponent below 1) as many fewer as the exponent is short. */
+    const int64_t e = (int64_t)q + 128 - below + parse_pow5[q - PARSE_Q_MIN].s - lz + 63;
+    const int mb = f->man_bits;
+    int64_t biased = e + f->bias;
+    int drop = 63 - mb;
+    if (biased < 1) {
+        if (1 - biased > mb) /* below half the smallest subnormal's neighbourhood: general */
+            return false;
+        drop += (int)(1 - biased);
+        biased = 1;
+    }
+    /* Round to nearest even without a branch: the sticky bits fold into sig's lowest bit (at
+     * least 11 bits below the rounding position), then rest + half - 1 + (last bit) carries
+     * into bit `drop` exactly when rounding up. */
+    const uint64_t sigs = sig | sticky;
+    uint64_t mant = sigs >> drop;
+    const uint64_t rest = sigs & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
+    mant += (rest + (half - 1) + (mant & 1)) >> drop;
+    /* mant carries the leading one at bit mb (normal) or below it (subnormal); a carry out of
+     * the significand moves into the exponent field by itself. */
+    const uint64_t magnitude = ((uint64_t)(biased - 1) << mb) + mant;
+    if (magnitude >= (((UINT64_C(1) << f->exp_bits) - 1) << mb))
+        return false; /* overflow: the general path applies the overflow rules */
+    *code = (uint64_t)neg << (f->bits - 1) | magnitude;
+    return true;
+}
+
+/* RNE of the text into f (IEEE-style: tc FLOAT, NaN style IEEE) when it is a plain decimal and
+ * the result is zero or normal; false otherwise (the general path decides, errors included). */
+static bool parse_plain_to_ieee(const char *s, const dt_format *f, uint64_t *code)
+{
+    bool neg;
+    uint64_t w;
+    int64_t e10;
+    if (!scan_plain_decimal(s, &neg, &w, &e10))
+        return false;
+    if (w == 0) {
+        *code = (uint64_t)neg << (f->bits - 1);
+        return true;
+    }
+    return round_decimal_to_ieee(neg, w, e10, f, code);
+}
+#else
+static bool parse_plain_to_ieee(const char *s, const dt_format *f, uint64_t *code)
+{
+    (void)s;
+    (void)f;
+    (void)code;
+    return false;
+}
+#endif
+
 bool dt_text_parse_to_code(const char *s, const dt_format *f, const dt_rules *r, uint64_t *code)
 {
+    if (r->round == DTCAST_ROUND_RNE && f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE &&
+        f->man_bits <= 52 && parse_plain_to_ieee(s, f, code))
+        return true;
     dt_value v;
     dt_int_parts ip;
     if (!dt_text_parse(s, &v, &ip))

@@ -399,6 +399,270 @@ static void check_parse_to_code(long count, uint64_t seed)
           "%ld of %ld differ, first %s", diffs, n, bad);
 }
 
+/* ---- the direct paths: IEEE codes straight from text, text straight from bits ------------------ */
+
+/* dt_text_parse_to_code (RNE) against the reference parse + dt_encode; counts a difference. */
+static bool code_same(const char *text, dtcast_type t, char *bad, size_t bad_size)
+{
+    const dt_format *f = dt_format_of(t);
+    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    dt_value v;
+    dt_int_parts ip;
+    uint64_t got = 0, want = 0;
+    const bool ok1 = dt_text_parse_to_code(text, f, &rne, &got);
+    const bool ok2 = dt_text_parse_reference(text, &v, &ip);
+    if (ok2)
+        want = dt_encode(f, &v, &rne);
+    if (ok1 == ok2 && got == want)
+        return true;
+    if (!bad[0])
+        snprintf(bad, bad_size, "\"%s\" -> %s: got 0x%" PRIx64 " (ok %d), want 0x%" PRIx64
+                 " (ok %d)", text, f->name, got, ok1, want, ok2);
+    return false;
+}
+
+#if defined(__SIZEOF_INT128__)
+/* The exact decimal of the midpoint (2m+1) * 2^(e-1) (plus delta in its last digit), when it
+ * has at most 19 digits: the cases where the direct path must round half to even itself. As
+ * "D", "D.F" or "De-K" (alternating). False when it needs more digits. */
+static bool midpoint_text(char *buf, size_t size, uint64_t m, int e, int delta, int form)
+{
+    unsigned __int128 x = 2 * (unsigned __int128)m + 1;
+    int k = 0; /* decimal places */
+    if (e - 1 >= 0) {
+        for (int i = 0; i < e - 1; i++)
+            x <<= 1;
+    } else {
+        for (k = 0; k < 1 - e; k++)
+            x *= 5;
+    }
+    if (x >> 64 || x + 1 < 2 || (uint64_t)x > UINT64_C(9999999999999999999))
+        return false;
+    const uint64_t d = (uint64_t)x + (uint64_t)(int64_t)delta;
+    if (k == 0 || form == 0) {
+        snprintf(buf, size, k ? "%" PRIu64 "e-%d" : "%" PRIu64, d, k);
+        return true;
+    }
+    char digits[32];
+    const int n = snprintf(digits, sizeof digits, "%" PRIu64, d);
+    if (n <= k)
+        snprintf(buf, size, "0.%0*d%s", k - n, 0, digits);
+    else
+        snprintf(buf, size, "%.*s.%s", n - k, digits, digits + n - k);
+    if (n <= k && k - n == 0)
+        snprintf(buf, size, "0.%s", digits);
+    return true;
+}
+
+static void check_direct_parse_midpoints(long count, uint64_t seed)
+{
+    char bad[512] = "", text[96];
+    long diffs = 0, n = 0;
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        /* float32: 24-bit significands, midpoints with up to 19 digits. */
+        const uint64_t m32 = (r >> 40) | UINT64_C(1) << 23;
+        const int e32 = (int)(r % 50) - 25;
+        /* float64: 53-bit significands. */
+        const uint64_t m64 = (rng_next(&seed) >> 11) | UINT64_C(1) << 52;
+        const int e64 = (int)((r >> 8) % 12) - 3;
+        for (int delta = -1; delta <= 1; delta++) {
+            if (midpoint_text(text, sizeof text, m32, e32, delta, (int)(r >> 20) & 1)) {
+                diffs += !code_same(text, DTCAST_FLOAT32, bad, sizeof bad);
+                diffs += !code_same(text, DTCAST_FLOAT64, bad, sizeof bad);
+                n += 2;
+            }
+            if (midpoint_text(text, sizeof text, m64, e64, delta, (int)(r >> 21) & 1)) {
+                diffs += !code_same(text, DTCAST_FLOAT64, bad, sizeof bad);
+                diffs += !code_same(text, DTCAST_FLOAT32, bad, sizeof bad);
+                n += 2;
+            }
+        }
+        /* float16 / bfloat16 midpoints (11 and 8 significant bits). */
+        const uint64_t m16 = ((r >> 30) & 0x3FF) | 0x400, mb = ((r >> 45) & 0x7F) | 0x80;
+        const int e16 = (int)((r >> 52) % 40) - 30;
+        if (midpoint_text(text, sizeof text, m16, e16, 0, 1)) {
+            diffs += !code_same(text, DTCAST_FLOAT16, bad, sizeof bad);
+            n++;
+        }
+        if (midpoint_text(text, sizeof text, mb, e16, 0, 0)) {
+            diffs += !code_same(text, DTCAST_BFLOAT16, bad, sizeof bad);
+            n++;
+        }
+    }
+    CHECK(diffs == 0, "direct parse == reference, exact midpoints and their neighbours",
+          "%ld of %ld differ, first %s", diffs, n, bad);
+}
+#else
+static void check_direct_parse_midpoints(long count, uint64_t seed)
+{
+    (void)count;
+    (void)seed;
+}
+#endif
+
+/* Shortest and libc texts of random values of every magnitude (subnormals included) into
+ * float32, float64, float16, bfloat16 and float8e5m2; random decimals near the subnormal and
+ * overflow boundaries. */
+static void check_direct_parse(long count, uint64_t seed)
+{
+    static const dtcast_type targets[] = {DTCAST_FLOAT32, DTCAST_FLOAT64, DTCAST_FLOAT16,
+                                          DTCAST_BFLOAT16, DTCAST_FLOAT8E5M2};
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32), *f64 = dt_format_of(DTCAST_FLOAT64);
+    char bad[512] = "", text[160];
+    long diffs = 0, n = 0;
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        const dtcast_type t = targets[(r >> 3) % (sizeof targets / sizeof targets[0])];
+        switch (r % 6) {
+        case 0: { /* a float32 (a subnormal one in 1/4) */
+            uint32_t b = (uint32_t)rng_next(&seed);
+            if ((r >> 8) % 4 == 0)
+                b &= 0x807FFFFFu;
+            dt_text_format(text, sizeof text, f32, b, DTCAST_STRING_PYTHON);
+            break;
+        }
+        case 1: { /* a float64 (a subnormal one in 1/4) */
+            uint64_t b = rng_next(&seed);
+            if ((r >> 8) % 4 == 0)
+                b &= UINT64_C(0x800FFFFFFFFFFFFF);
+            dt_text_format(text, sizeof text, f64, b, DTCAST_STRING_PYTHON);
+            break;
+        }
+        case 2: { /* "%.9g" of a float32 */
+            const uint32_t b = (uint32_t)rng_next(&seed);
+            float x;
+            memcpy(&x, &b, 4);
+            snprintf(text, sizeof text, "%.9g", (double)x);
+            break;
+        }
+        case 3: /* near float32's smallest and largest */
+            random_decimal(text, &seed, 1, 19, 0);
+            snprintf(text + strlen(text), 16, "e%d", (int)((r >> 16) % 30) + ((r >> 50) & 1 ? -60 : 25));
+            break;
+        case 4: /* near float64's smallest and largest */
+            random_decimal(text, &seed, 1, 19, 0);
+            snprintf(text + strlen(text), 16, "e%d", (int)((r >> 16) % 40) + ((r >> 50) & 1 ? -345 : 290));
+            break;
+        default: /* near float16's and float8's */
+            random_decimal(text, &seed, 1, 12, 0);
+            snprintf(text + strlen(text), 16, "e%d", (int)((r >> 16) % 16) - 10);
+            break;
+        }
+        diffs += !code_same(text, t, bad, sizeof bad);
+        n++;
+    }
+    CHECK(diffs == 0, "direct parse == reference (float32/64/16, bfloat16, float8e5m2; RNE)",
+          "%ld of %ld differ, first %s", diffs, n, bad);
+}
+
+/* dt_text_format_float against the reference layout for every float16 and bfloat16 code and
+ * random float32 / float64 codes; dt_text_format's answer for every buffer size around it. */
+static void check_direct_format(long count, uint64_t seed)
+{
+    char bad[256] = "", name[96];
+    long diffs = 0, n = 0;
+    for (uint64_t c = 0; c < 0x20000; c++, n++) {
+        const dtcast_type t = c < 0x10000 ? DTCAST_FLOAT16 : DTCAST_BFLOAT16;
+        const dt_format *f = dt_format_of(t);
+        char fast[DT_TEXT_FLOAT_MAX], ref[DTCAST_FORMAT_MAX];
+        const size_t a = dt_text_format_float(fast, f, c & 0xFFFF);
+        const size_t b = dt_text_format_reference(ref, sizeof ref, f, c & 0xFFFF,
+                                                  DTCAST_STRING_PYTHON);
+        if (a != b || strcmp(fast, ref) != 0) {
+            if (!diffs++)
+                snprintf(bad, sizeof bad, "%s 0x%x: \"%s\" vs \"%s\"", f->name,
+                         (unsigned)(c & 0xFFFF), fast, ref);
+        }
+    }
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed);
+        const dtcast_type t = (r & 1) ? DTCAST_FLOAT64 : DTCAST_FLOAT32;
+        const dt_format *f = dt_format_of(t);
+        const uint64_t code = t == DTCAST_FLOAT32 ? r >> 32 : rng_next(&seed);
+        char fast[DT_TEXT_FLOAT_MAX], ref[DTCAST_FORMAT_MAX], small[DTCAST_FORMAT_MAX];
+        const size_t a = dt_text_format_float(fast, f, code);
+        const size_t b = dt_text_format_reference(ref, sizeof ref, f, code, DTCAST_STRING_PYTHON);
+        bool ok = a == b && strcmp(fast, ref) == 0;
+        for (size_t size = b > 0 ? b - 1 : 0; ok && size <= b + 1; size++) { /* too small: 0 */
+            const size_t k = dt_text_format(small, size, f, code, DTCAST_STRING_PYTHON);
+            ok = size > b ? k == b && strcmp(small, ref) == 0 : k == 0;
+        }
+        n++;
+        if (!ok && !diffs++)
+            snprintf(bad, sizeof bad, "%s 0x%" PRIx64 ": \"%s\" vs \"%s\"", f->name, code, fast,
+                     ref);
+    }
+    snprintf(name, sizeof name, "direct format == reference, every float16/bfloat16, %ld random",
+             count);
+    CHECK(diffs == 0, name, "%ld of %ld differ, first %s", diffs, n, bad);
+}
+
+/* The public array API: dtcast_convert to strings and back gives the reference texts and the
+ * same bits, for float32 / float64 / float16 / bfloat16; a bad string leaves dst untouched. */
+static void check_array_api(size_t count, uint64_t seed)
+{
+    static const dtcast_type types[] = {DTCAST_FLOAT32, DTCAST_FLOAT64, DTCAST_FLOAT16,
+                                        DTCAST_BFLOAT16};
+    long diffs = 0;
+    char bad[256] = "";
+    uint8_t *vals = malloc(count * 8), *back = malloc(count * 8);
+    char **strs = malloc(count * sizeof *strs);
+    if (!vals || !back || !strs) {
+        CHECK(0, "array API", "out of memory");
+        return;
+    }
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const dt_format *f = dt_format_of(types[k]);
+        const size_t bytes = count * (size_t)f->stride_bits / 8;
+        for (size_t i = 0; i < count * 8; i++)
+            vals[i] = (uint8_t)rng_next(&seed);
+        for (size_t i = 0; i < count; i++) { /* no NaN: its payload does not come back */
+            const uint64_t c = dt_load(f, vals, i);
+            dt_value v;
+            dt_decode(f, c, &v);
+            if (v.cls == DT_NAN)
+                dt_store(f, vals, i, c & ((UINT64_C(1) << f->man_bits) - 1) >> 1);
+        }
+        if (dtcast_convert(strs, DTCAST_STRING, vals, types[k], count, NULL) != DTCAST_OK) {
+            diffs++;
+            continue;
+        }
+        for (size_t i = 0; i < count; i++) {
+            char ref[DTCAST_FORMAT_MAX];
+            dt_text_format_reference(ref, sizeof ref, f, dt_load(f, vals, i), DTCAST_STRING_PYTHON);
+            if (strcmp(ref, strs[i]) != 0 && !diffs++)
+                snprintf(bad, sizeof bad, "%s element %zu: \"%s\" vs \"%s\"", f->name, i, strs[i],
+                         ref);
+        }
+        memset(back, 0, bytes);
+        if (dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL) != DTCAST_OK ||
+            memcmp(back, vals, bytes) != 0) {
+            if (!diffs++)
+                snprintf(bad, sizeof bad, "%s: the parsed array differs", f->name);
+        }
+        /* One bad string at the end: an error, and back keeps its bytes. */
+        char *keep = strs[count - 1];
+        strs[count - 1] = (char *)"1.5x";
+        memset(back, 0xA5, bytes);
+        const dtcast_status st = dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL);
+        for (size_t i = 0; i < bytes; i++)
+            if (back[i] != 0xA5) {
+                diffs++;
+                break;
+            }
+        if (st != DTCAST_ERR_BAD_STRING && !diffs++)
+            snprintf(bad, sizeof bad, "%s: a bad string gave status %d", f->name, (int)st);
+        strs[count - 1] = keep;
+        dtcast_strings_free(strs, count);
+    }
+    free(vals);
+    free(back);
+    free(strs);
+    CHECK(diffs == 0, "array API: dtcast_convert to strings and back (float32/64/16, bfloat16)",
+          "%ld problems, first %s", diffs, bad);
+}
+
 int main(void)
 {
     const long k = scale();
@@ -420,5 +684,9 @@ int main(void)
     check_parse_halfway(50000 * k, 8);
     check_parse_formatted(50000 * k, 9);
     check_parse_to_code(300000 * k, 10);
+    check_direct_parse_midpoints(200000 * k, 11);
+    check_direct_parse(1000000 * k, 12);
+    check_direct_format(1000000 * k, 13);
+    check_array_api((size_t)(100000 * k), 14);
     return CHECK_EXIT();
 }
