@@ -250,6 +250,15 @@ static void test_wide_sources(void)
                             codes[n++] = ((UINT64_C(1) << b) + (uint64_t)dlt);
                     for (int b = 0; b < 64; b++)
                         codes[n++] = ~((UINT64_C(1) << b) - 1);
+                    /* ties and near-ties of float32 (24 bits) and float64 (53 bits), both signs */
+                    for (int b = 24; b < 64; b++)
+                        for (int p = 24; p <= 53 && p <= b; p += 29)
+                            for (uint64_t t = 1; t <= 3; t++) {
+                                const uint64_t x = (UINT64_C(1) << b) + (t << (b - p));
+                                codes[n++] = x;
+                                codes[n++] = 0 - x;
+                                codes[n++] = x + 1;
+                            }
                 }
                 for (size_t i = 0; i < nrand; i++) {
                     uint64_t x = rnd();
@@ -279,11 +288,14 @@ static void test_layouts(void)
 {
     static const dtcast_type srcs[] = {DTCAST_FLOAT32, DTCAST_FLOAT16, DTCAST_BFLOAT16,
                                        DTCAST_FLOAT64, DTCAST_UINT8, DTCAST_INT4,
-                                       DTCAST_FLOAT8E4M3FN, DTCAST_INT32, DTCAST_INT16};
+                                       DTCAST_FLOAT8E4M3FN, DTCAST_INT32, DTCAST_INT16,
+                                       DTCAST_INT64, DTCAST_UINT64, DTCAST_UINT32};
     static const dtcast_type dsts[] = {DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT8E4M3FN,
                                        DTCAST_FLOAT8E5M2, DTCAST_FLOAT4E2M1, DTCAST_INT4,
                                        DTCAST_INT8, DTCAST_FLOAT32, DTCAST_FLOAT8E8M0,
-                                       DTCAST_UINT16, DTCAST_FLOAT64};
+                                       DTCAST_UINT16, DTCAST_FLOAT64, DTCAST_INT2, DTCAST_UINT2,
+                                       DTCAST_UINT1, DTCAST_BOOL, DTCAST_INT64, DTCAST_UINT32,
+                                       DTCAST_INT32};
     uint8_t src[1200], buf[1200], dst[1200], want[1200];
     size_t bad = 0, runs = 0;
     for (int isa = 0; isa <= isa_max; isa++) {
@@ -325,7 +337,9 @@ static void test_layouts(void)
                                 dst[off + db - 1] &=
                                     (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
                                                       (unsigned)df->stride_bits)) - 1);
-                            bad += memcmp(dst, want, sizeof dst) != 0;
+                            if (memcmp(dst, want, sizeof dst) != 0 && bad++ < 5)
+                                printf("  split %s: %s -> %s count %zu offset %zu\n",
+                                       dt_isa_name((dt_isa)isa), sf->name, df->name, count, off);
                         }
                         /* in place, narrowing or same width */
                         if (df->stride_bits <= sf->stride_bits) {
@@ -335,7 +349,9 @@ static void test_layouts(void)
                                 buf[off + db - 1] &=
                                     (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
                                                       (unsigned)df->stride_bits)) - 1);
-                            bad += memcmp(buf + off, want + off, db) != 0;
+                            if (memcmp(buf + off, want + off, db) != 0 && bad++ < 5)
+                                printf("  in place %s: %s -> %s count %zu offset %zu\n",
+                                       dt_isa_name((dt_isa)isa), sf->name, df->name, count, off);
                         }
                         (void)sb;
                         runs++;

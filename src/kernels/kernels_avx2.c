@@ -7,6 +7,11 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
                   size_t count)
 {
     (void)count;
+    if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16) {
+        k->fn = f32_bf16_pick_avx2(r->round);
+        if (k->fn)
+            return true;
+    }
     dt_kernel_fn f = narrow_pick_avx2(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, r)) {
         k->fn = f;

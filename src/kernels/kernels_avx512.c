@@ -5,6 +5,8 @@
 #define DT_X86_AVX512 1
 #include "kernels_x86.h"
 
+#include <math.h>
+
 /* Runs BODY(in, out) over blocks of B elements; the tail goes through zeroed local blocks (reads
  * before writes: in place works). SB, DB: source and destination bytes per element. */
 #define BLOCKS(B, SB, DB, BODY)                                                                 \
@@ -223,11 +225,469 @@ static FN void t8_32(const dt_kernel *k, void *dst, const void *src, size_t begi
     BLOCKS(64, 1, 4, T32_BODY)
 }
 
+
+
+/* ---- integers: one lane width W for a whole conversion (the wider of the two types); the
+ * narrower side is extended on load (vpmovsx/zx) or truncated on store (vpmov), which is exactly
+ * wrapping modulo 2^bits. Saturation clamps in W-bit lanes first, by the source's signedness. */
+static FN DT_INLINE __m512i vset(int W, uint64_t c)
+{
+    switch (W) {
+    case 8:
+        return _mm512_set1_epi8((char)c);
+    case 16:
+        return _mm512_set1_epi16((short)c);
+    case 32:
+        return _mm512_set1_epi32((int)c);
+    default:
+        return _mm512_set1_epi64((long long)c);
+    }
+}
+#define MINMAX(name, op)                                                                        \
+    static FN DT_INLINE __m512i name(__m512i x, __m512i c, int W)                               \
+    {                                                                                           \
+        switch (W) {                                                                            \
+        case 8:                                                                                 \
+            return op##8(x, c);                                                                 \
+        case 16:                                                                                \
+            return op##16(x, c);                                                                \
+        case 32:                                                                                \
+            return op##32(x, c);                                                                \
+        default:                                                                                \
+            return op##64(x, c);                                                                \
+        }                                                                                       \
+    }
+#define max_s8 _mm512_max_epi8
+#define max_s16 _mm512_max_epi16
+#define max_s32 _mm512_max_epi32
+#define max_s64 _mm512_max_epi64
+#define min_s8 _mm512_min_epi8
+#define min_s16 _mm512_min_epi16
+#define min_s32 _mm512_min_epi32
+#define min_s64 _mm512_min_epi64
+#define min_u8 _mm512_min_epu8
+#define min_u16 _mm512_min_epu16
+#define min_u32 _mm512_min_epu32
+#define min_u64 _mm512_min_epu64
+MINMAX(vmax_s, max_s)
+MINMAX(vmin_s, min_s)
+MINMAX(vmin_u, min_u)
+
+/* 512 / W elements of sw bits (signed: ss) -> W-bit lanes; reads exactly 64 * sw / W bytes */
+static FN DT_INLINE __m512i int_load(const uint8_t *p, int sw, int ss, int W)
+{
+#define LQ _mm_loadl_epi64((const __m128i *)p)
+#define LX _mm_loadu_si128((const __m128i *)p)
+#define LY _mm256_loadu_si256((const __m256i *)p)
+    switch (W * 4 + sw / 8 + (ss ? 1000 : 0)) {
+    case 64 + 1: return _mm512_cvtepu8_epi16(LY);
+    case 1064 + 1: return _mm512_cvtepi8_epi16(LY);
+    case 128 + 1: return _mm512_cvtepu8_epi32(LX);
+    case 1128 + 1: return _mm512_cvtepi8_epi32(LX);
+    case 128 + 2: return _mm512_cvtepu16_epi32(LY);
+    case 1128 + 2: return _mm512_cvtepi16_epi32(LY);
+    case 256 + 1: return _mm512_cvtepu8_epi64(LQ);
+    case 1256 + 1: return _mm512_cvtepi8_epi64(LQ);
+    case 256 + 2: return _mm512_cvtepu16_epi64(LX);
+    case 1256 + 2: return _mm512_cvtepi16_epi64(LX);
+    case 256 + 4: return _mm512_cvtepu32_epi64(LY);
+    case 1256 + 4: return _mm512_cvtepi32_epi64(LY);
+    default: return _mm512_loadu_si512(p); /* sw == W */
+    }
+#undef LQ
+#undef LX
+#undef LY
+}
+
+/* W-bit lanes -> 512 / W elements of dw bits: truncation (vpmov*) */
+static FN DT_INLINE void int_store(uint8_t *p, __m512i x, int dw, int W)
+{
+    switch (W * 4 + dw / 8) {
+    case 64 + 1: _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi16_epi8(x)); break;
+    case 128 + 1: _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(x)); break;
+    case 128 + 2: _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(x)); break;
+    case 256 + 1: _mm_storel_epi64((__m128i *)p, _mm512_cvtepi64_epi8(x)); break;
+    case 256 + 2: _mm_storeu_si128((__m128i *)p, _mm512_cvtepi64_epi16(x)); break;
+    case 256 + 4: _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi64_epi32(x)); break;
+    default: _mm512_storeu_si512(p, x); break;
+    }
+}
+
+/* saturation to the destination's range in W-bit lanes holding the exact source value */
+static FN DT_INLINE __m512i int_clamp(__m512i x, int W, int sw, int ss, int dw, int ds)
+{
+    const uint64_t smax = ss ? (UINT64_MAX >> (65 - sw)) : (UINT64_MAX >> (64 - sw));
+    const uint64_t dmax = ds ? (UINT64_MAX >> (65 - dw)) : (UINT64_MAX >> (64 - dw));
+    if (ss) {
+        if (!ds) /* negative -> 0 */
+            x = vmax_s(x, _mm512_setzero_si512(), W);
+        else if (dw < sw) /* below the destination's min */
+            x = vmax_s(x, vset(W, ~(dmax)), W);
+        if (dmax < smax)
+            x = vmin_s(x, vset(W, dmax), W);
+    } else if (dmax < smax) {
+        x = vmin_u(x, vset(W, dmax), W);
+    }
+    return x;
+}
+
+static FN DT_INLINE void int_loop(void *dst, const void *src, size_t begin, size_t end, int sw,
+                                  int ss, int dw, int ds, int sat)
+{
+    const int W = sw > dw ? sw : dw, B = 512 / W; /* elements per vector */
+    const uint8_t *s = (const uint8_t *)src + begin * (size_t)sw / 8;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8;
+    const size_t n = end - begin;
+    size_t i = 0;
+    for (; i + (size_t)B <= n; i += (size_t)B) {
+        __m512i x = int_load(s + i * (size_t)sw / 8, sw, ss, W);
+        v_opaque(&x);
+        if (sat)
+            x = int_clamp(x, W, sw, ss, dw, ds);
+        int_store(d + i * (size_t)dw / 8, x, dw, W);
+    }
+    if (i < n) { /* the tail through zeroed blocks (read before written: in place works) */
+        _Alignas(64) uint8_t tin[64] = {0}, tout[64];
+        memcpy(tin, s + i * (size_t)sw / 8, (n - i) * (size_t)sw / 8);
+        __m512i x = int_load(tin, sw, ss, W);
+        if (sat)
+            x = int_clamp(x, W, sw, ss, dw, ds);
+        int_store(tout, x, dw, W);
+        memcpy(d + i * (size_t)dw / 8, tout, (n - i) * (size_t)dw / 8);
+    }
+}
+
+#define II_FN(sw, ss, dw, ds)                                                                   \
+    static FN void ii_##sw##_##ss##_##dw##_##ds(const dt_kernel *k, void *dst, const void *src, \
+                                                size_t b, size_t e)                             \
+    {                                                                                           \
+        if (k->r.saturate_int)                                                                  \
+            int_loop(dst, src, b, e, sw, ss, dw, ds, 1);                                        \
+        else                                                                                    \
+            int_loop(dst, src, b, e, sw, ss, dw, ds, 0);                                        \
+    }
+#define II_DST(sw, ss)                                                                          \
+    II_FN(sw, ss, 8, 1) II_FN(sw, ss, 8, 0) II_FN(sw, ss, 16, 1) II_FN(sw, ss, 16, 0)           \
+    II_FN(sw, ss, 32, 1) II_FN(sw, ss, 32, 0) II_FN(sw, ss, 64, 1) II_FN(sw, ss, 64, 0)
+II_DST(8, 1) II_DST(8, 0) II_DST(16, 1) II_DST(16, 0) II_DST(32, 1) II_DST(32, 0) II_DST(64, 1)
+II_DST(64, 0)
+#define II_ROW(sw, ss)                                                                          \
+    {ii_##sw##_##ss##_8_1, ii_##sw##_##ss##_8_0, ii_##sw##_##ss##_16_1, ii_##sw##_##ss##_16_0,  \
+     ii_##sw##_##ss##_32_1, ii_##sw##_##ss##_32_0, ii_##sw##_##ss##_64_1, ii_##sw##_##ss##_64_0}
+/* [source][destination] by int_index */
+static const dt_kernel_fn ii_fns[8][8] = {II_ROW(8, 1),  II_ROW(8, 0),  II_ROW(16, 1),
+                                          II_ROW(16, 0), II_ROW(32, 1), II_ROW(32, 0),
+                                          II_ROW(64, 1), II_ROW(64, 0)};
+
+/* 0..7 for int8, uint8, int16, uint16, int32, uint32, int64, uint64; -1 otherwise */
+static int int_index(const dt_format *f)
+{
+    if ((f->tc != DT_TC_SINT && f->tc != DT_TC_UINT) || f->bits != f->stride_bits)
+        return -1;
+    const int u = f->tc == DT_TC_UINT;
+    switch (f->bits) {
+    case 8: return 0 + u;
+    case 16: return 2 + u;
+    case 32: return 4 + u;
+    case 64: return 6 + u;
+    default: return -1;
+    }
+}
+
+/* ---- integer -> float32 / float64: vcvt[u]dq2ps / [u]qq2ps / [u]qq2pd with the mode as embedded
+ * rounding (rne, floor, ceil, trunc); odd: convert toward zero, then set the lsb of lanes whose
+ * conversion back (exact: a truncated value is in range) differs. Narrower sources are exact. */
+#define RND(m) ((m) == M_FLOOR ? _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC                     \
+                : (m) == M_CEIL ? _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC                    \
+                : (m) == M_RNE ? _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC                 \
+                               : _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define CVT_MODES(res, m, CALL)                                                                 \
+    switch (m) {                                                                                \
+    case M_RNE: res = CALL(_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); break;               \
+    case M_FLOOR: res = CALL(_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); break;                 \
+    case M_CEIL: res = CALL(_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); break;                  \
+    default: res = CALL(_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); break;                         \
+    }
+
+/* 16 elements of a <= 32-bit integer -> float32 (one zmm) */
+static FN DT_INLINE __m512 i32_to_f32(__m512i x, int ss, int sw, int mode)
+{
+    __m512 t;
+    if (sw < 32) /* exact */
+        return _mm512_cvtepi32_ps(x);
+#define C_S(r) _mm512_cvt_roundepi32_ps(x, r)
+#define C_U(r) _mm512_cvt_roundepu32_ps(x, r)
+    if (ss) {
+        CVT_MODES(t, mode, C_S)
+    } else {
+        CVT_MODES(t, mode, C_U)
+    }
+    if (mode == M_ODD) {
+        const __m512i back = ss ? _mm512_cvttps_epi32(t) : _mm512_cvttps_epu32(t);
+        const __mmask16 lost = _mm512_cmpneq_epi32_mask(back, x);
+        t = _mm512_castsi512_ps(_mm512_mask_or_epi32(_mm512_castps_si512(t), lost,
+                                                     _mm512_castps_si512(t), _mm512_set1_epi32(1)));
+    }
+    return t;
+#undef C_S
+#undef C_U
+}
+/* 8 64-bit integers -> float32 (one ymm) */
+static FN DT_INLINE __m256 i64_to_f32(__m512i x, int ss, int mode)
+{
+    __m256 t;
+#define C_S(r) _mm512_cvt_roundepi64_ps(x, r)
+#define C_U(r) _mm512_cvt_roundepu64_ps(x, r)
+    if (ss) {
+        CVT_MODES(t, mode, C_S)
+    } else {
+        CVT_MODES(t, mode, C_U)
+    }
+    if (mode == M_ODD) {
+        const __m512i back = ss ? _mm512_cvttps_epi64(t) : _mm512_cvttps_epu64(t);
+        const __mmask8 lost = _mm512_cmpneq_epi64_mask(back, x);
+        t = _mm256_castsi256_ps(_mm256_mask_or_epi32(_mm256_castps_si256(t), lost,
+                                                     _mm256_castps_si256(t), _mm256_set1_epi32(1)));
+    }
+    return t;
+#undef C_S
+#undef C_U
+}
+/* 8 integers in 64-bit lanes -> float64 (exact below 64 bits) */
+static FN DT_INLINE __m512d i64_to_f64(__m512i x, int ss, int sw, int mode)
+{
+    __m512d t;
+    if (sw < 64) /* exact: the value fits a signed 64-bit lane */
+        return _mm512_cvtepi64_pd(x);
+#define C_S(r) _mm512_cvt_roundepi64_pd(x, r)
+#define C_U(r) _mm512_cvt_roundepu64_pd(x, r)
+    if (ss) {
+        CVT_MODES(t, mode, C_S)
+    } else {
+        CVT_MODES(t, mode, C_U)
+    }
+    if (mode == M_ODD) {
+        const __m512i back = ss ? _mm512_cvttpd_epi64(t) : _mm512_cvttpd_epu64(t);
+        const __mmask8 lost = _mm512_cmpneq_epi64_mask(back, x);
+        t = _mm512_castsi512_pd(_mm512_mask_or_epi64(_mm512_castpd_si512(t), lost,
+                                                     _mm512_castpd_si512(t), _mm512_set1_epi64(1)));
+    }
+    return t;
+#undef C_S
+#undef C_U
+}
+
+/* one block: f32 destination with <= 32-bit source: 16 elements, else 8 */
+static FN DT_INLINE void if_block(uint8_t *d, const uint8_t *s, int sw, int ss, int dd, int mode)
+{
+    if (dd == 32 && sw <= 32) {
+        __m512i x = int_load(s, sw, ss, 32);
+        v_opaque(&x);
+        _mm512_storeu_ps(d, i32_to_f32(x, ss, sw, mode));
+    } else {
+        __m512i x = int_load(s, sw, ss, 64);
+        v_opaque(&x);
+        if (dd == 32)
+            _mm256_storeu_ps((float *)(void *)d, i64_to_f32(x, ss, mode));
+        else
+            _mm512_storeu_pd(d, i64_to_f64(x, ss, sw, mode));
+    }
+}
+
+static FN DT_INLINE void if_loop(void *dst, const void *src, size_t begin, size_t end, int sw,
+                                 int ss, int dd, int mode)
+{
+    const int B = dd == 32 && sw <= 32 ? 16 : 8;
+    const uint8_t *s = (const uint8_t *)src + begin * (size_t)sw / 8;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)dd / 8;
+    const size_t n = end - begin;
+    size_t i = 0;
+    for (; i + (size_t)B <= n; i += (size_t)B)
+        if_block(d + i * (size_t)dd / 8, s + i * (size_t)sw / 8, sw, ss, dd, mode);
+    if (i < n) {
+        _Alignas(64) uint8_t tin[64] = {0}, tout[64];
+        memcpy(tin, s + i * (size_t)sw / 8, (n - i) * (size_t)sw / 8);
+        if_block(tout, tin, sw, ss, dd, mode);
+        memcpy(d + i * (size_t)dd / 8, tout, (n - i) * (size_t)dd / 8);
+    }
+}
+
+#define IF_FN(sw, ss, dd, mode)                                                                 \
+    static FN void if_##sw##_##ss##_##dd##_##mode(const dt_kernel *k, void *dst,               \
+                                                  const void *src, size_t b, size_t e)          \
+    {                                                                                           \
+        (void)k;                                                                                \
+        if_loop(dst, src, b, e, sw, ss, dd, mode);                                              \
+    }
+#define IF_MODES(sw, ss, dd)                                                                    \
+    IF_FN(sw, ss, dd, M_RNE) IF_FN(sw, ss, dd, M_FLOOR) IF_FN(sw, ss, dd, M_CEIL)               \
+    IF_FN(sw, ss, dd, M_TRUNC) IF_FN(sw, ss, dd, M_ODD)
+#define IF_ROW(sw, ss, dd)                                                                      \
+    {if_##sw##_##ss##_##dd##_M_RNE, NULL, if_##sw##_##ss##_##dd##_M_FLOOR,                      \
+     if_##sw##_##ss##_##dd##_M_CEIL, if_##sw##_##ss##_##dd##_M_TRUNC, if_##sw##_##ss##_##dd##_M_ODD}
+/* exact conversions: one function serves every mode */
+IF_FN(8, 1, 32, M_RNE) IF_FN(8, 0, 32, M_RNE) IF_FN(16, 1, 32, M_RNE) IF_FN(16, 0, 32, M_RNE)
+IF_FN(8, 1, 64, M_RNE) IF_FN(8, 0, 64, M_RNE) IF_FN(16, 1, 64, M_RNE) IF_FN(16, 0, 64, M_RNE)
+IF_FN(32, 1, 64, M_RNE) IF_FN(32, 0, 64, M_RNE)
+IF_MODES(32, 1, 32) IF_MODES(32, 0, 32) IF_MODES(64, 1, 32) IF_MODES(64, 0, 32)
+IF_MODES(64, 1, 64) IF_MODES(64, 0, 64)
+#define IF_EXACT(sw, ss, dd) {if_##sw##_##ss##_##dd##_M_RNE}
+/* [source by int_index][float32, float64]: exact ones in slot 0 only */
+static const dt_kernel_fn if_fns[8][2][6] = {
+    {IF_EXACT(8, 1, 32), IF_EXACT(8, 1, 64)},     {IF_EXACT(8, 0, 32), IF_EXACT(8, 0, 64)},
+    {IF_EXACT(16, 1, 32), IF_EXACT(16, 1, 64)},   {IF_EXACT(16, 0, 32), IF_EXACT(16, 0, 64)},
+    {IF_ROW(32, 1, 32), IF_EXACT(32, 1, 64)},     {IF_ROW(32, 0, 32), IF_EXACT(32, 0, 64)},
+    {IF_ROW(64, 1, 32), IF_ROW(64, 1, 64)},       {IF_ROW(64, 0, 32), IF_ROW(64, 0, 64)}};
+
+/* ---- float64 -> integer, float32 -> 64-bit integer, in 64-bit lanes: round to an integral
+ * float per mode (vrndscale), convert lanes whose value is in [-2^63, 2^64) exactly (signed or
+ * unsigned conversion by sign), then: saturate clamps by comparing the integral float with the
+ * destination's bounds (exact powers of two; NaN -> 0); wrap keeps the low bits (vpmov
+ * truncation), and the rare lanes outside (NaN, Inf, huge) are patched by the scalar rule. */
+#define RSC(m, x, f) ((m) == M_FLOOR ? f(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)          \
+                     : (m) == M_CEIL ? f(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)         \
+                     : (m) == M_RNE ? f(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)      \
+                                    : f(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
+
+/* patches lane j of a block whose bits are in src lanes: the scalar rule (scalar.h) */
+static FN void fi_patch(uint8_t *d, const uint8_t *s, unsigned lanes, int sd, int dw, int ds,
+                        const dt_rules *r)
+{
+    while (lanes) {
+        const int j = __builtin_ctz(lanes);
+        lanes &= lanes - 1;
+        uint64_t x;
+        if (sd == 32) {
+            uint32_t u;
+            memcpy(&u, s + 4 * j, 4);
+            x = dt_f32_to_f64(u);
+        } else {
+            memcpy(&x, s + 8 * j, 8);
+        }
+        const uint64_t c = dt_f64_to_int(x, dw, ds, r);
+        for (int b = 0; b < dw / 8; b++)
+            d[j * dw / 8 + b] = (uint8_t)(c >> (8 * b));
+    }
+}
+
+static FN DT_INLINE void fi_block(uint8_t *d, const uint8_t *s, int sd, int dw, int ds, int mode,
+                                  int sat, const dt_rules *r)
+{
+    const double dlo = ds ? -ldexp(1, dw - 1) : 0, dhi = ds ? ldexp(1, dw - 1) : ldexp(1, dw);
+    const uint64_t vhi = ds ? (UINT64_MAX >> (65 - dw)) : (UINT64_MAX >> (64 - dw));
+    const uint64_t vlo = ds ? ~vhi : 0;
+    __m512d f; /* 8 lanes of 64 bits */
+    if (sd == 32) {
+        __m256 x = _mm256_loadu_ps((const float *)(const void *)s);
+        const __m256 f32 = RSC(mode, x, _mm256_roundscale_ps);
+        f = _mm512_cvtps_pd(f32); /* exact */
+    } else {
+        __m512d x = _mm512_loadu_pd(s);
+        v_opaque((__m512i *)(void *)&x);
+        f = RSC(mode, x, _mm512_roundscale_pd);
+    }
+    const __mmask8 neg = _mm512_cmp_pd_mask(f, _mm512_setzero_pd(), _CMP_LT_OQ);
+    __m512i v = _mm512_mask_blend_epi64(neg, _mm512_cvttpd_epu64(f), _mm512_cvttpd_epi64(f));
+    if (sat) {
+        const __mmask8 hi = _mm512_cmp_pd_mask(f, _mm512_set1_pd(dhi), _CMP_GE_OQ);
+        const __mmask8 lo = _mm512_cmp_pd_mask(f, _mm512_set1_pd(dlo), _CMP_LT_OQ);
+        const __mmask8 nan = _mm512_cmp_pd_mask(f, f, _CMP_UNORD_Q);
+        v = _mm512_mask_mov_epi64(v, hi, _mm512_set1_epi64((long long)vhi));
+        v = _mm512_mask_mov_epi64(v, lo, _mm512_set1_epi64((long long)vlo));
+        v = _mm512_maskz_mov_epi64((__mmask8)~nan, v);
+        int_store(d, v, dw, 64);
+    } else {
+        const __mmask8 ok = _mm512_cmp_pd_mask(f, _mm512_set1_pd(-0x1p63), _CMP_GE_OQ) &
+                            _mm512_cmp_pd_mask(f, _mm512_set1_pd(0x1p64), _CMP_LT_OQ);
+        if (ok == 0xFF) {
+            int_store(d, v, dw, 64);
+        } else { /* the source is kept first: in place, the store overwrites it */
+            _Alignas(64) uint8_t xs[64];
+            memcpy(xs, s, 8 * (size_t)sd / 8); /* 8 lanes */
+            int_store(d, v, dw, 64);
+            fi_patch(d, xs, (unsigned)(__mmask8)~ok, sd, dw, ds, r);
+        }
+    }
+}
+
+static FN DT_INLINE void fi_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                 size_t end, int sd, int dw, int ds, int mode, int sat)
+{
+    const int B = 8;
+    const uint8_t *s = (const uint8_t *)src + begin * (size_t)sd / 8;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8;
+    const size_t n = end - begin;
+    size_t i = 0;
+    for (; i + (size_t)B <= n; i += (size_t)B)
+        fi_block(d + i * (size_t)dw / 8, s + i * (size_t)sd / 8, sd, dw, ds, mode, sat, &k->r);
+    if (i < n) {
+        _Alignas(64) uint8_t tin[64] = {0}, tout[64];
+        memcpy(tin, s + i * (size_t)sd / 8, (n - i) * (size_t)sd / 8);
+        fi_block(tout, tin, sd, dw, ds, mode, sat, &k->r);
+        memcpy(d + i * (size_t)dw / 8, tout, (n - i) * (size_t)dw / 8);
+    }
+}
+
+#define FI_FN(sd, dw, ds, mode)                                                                 \
+    static FN void fi_##sd##_##dw##_##ds##_##mode(const dt_kernel *k, void *dst,               \
+                                                  const void *src, size_t b, size_t e)          \
+    {                                                                                           \
+        if (k->r.saturate_int)                                                                  \
+            fi_loop(k, dst, src, b, e, sd, dw, ds, mode, 1);                                    \
+        else                                                                                    \
+            fi_loop(k, dst, src, b, e, sd, dw, ds, mode, 0);                                    \
+    }
+#define FI_MODES(sd, dw, ds)                                                                    \
+    FI_FN(sd, dw, ds, M_RNE) FI_FN(sd, dw, ds, M_FLOOR) FI_FN(sd, dw, ds, M_CEIL)               \
+    FI_FN(sd, dw, ds, M_TRUNC)
+#define FI_DSTS(sd)                                                                             \
+    FI_MODES(sd, 8, 1) FI_MODES(sd, 8, 0) FI_MODES(sd, 16, 1) FI_MODES(sd, 16, 0)               \
+    FI_MODES(sd, 32, 1) FI_MODES(sd, 32, 0) FI_MODES(sd, 64, 1) FI_MODES(sd, 64, 0)
+FI_MODES(32, 64, 1) FI_MODES(32, 64, 0)
+FI_DSTS(64)
+#define FI_ROW(sd, dw, ds)                                                                      \
+    {fi_##sd##_##dw##_##ds##_M_RNE, NULL, fi_##sd##_##dw##_##ds##_M_FLOOR,                      \
+     fi_##sd##_##dw##_##ds##_M_CEIL, fi_##sd##_##dw##_##ds##_M_TRUNC, NULL}
+#define FI_ROWS(sd)                                                                             \
+    {FI_ROW(sd, 8, 1), FI_ROW(sd, 8, 0), FI_ROW(sd, 16, 1), FI_ROW(sd, 16, 0),                  \
+     FI_ROW(sd, 32, 1), FI_ROW(sd, 32, 0), FI_ROW(sd, 64, 1), FI_ROW(sd, 64, 0)}
+/* [float32, float64][destination by int_index][mode]; round (ties away) and odd: portable;
+ * float32 -> <= 32 bits: the narrowing template (as fast, and it wraps huge values without the
+ * scalar patch: the 2^32-pattern sweep is half such values) */
+static const dt_kernel_fn fi_fns[2][8][6] = {
+    {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, FI_ROW(32, 64, 1), FI_ROW(32, 64, 0)},
+    FI_ROWS(64)};
+
+/* integer <-> integer and integer <-> float32/float64, or NULL */
+static dt_kernel_fn int_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const int is = int_index(sf), id = int_index(df);
+    const unsigned m = (unsigned)r->round - DTCAST_ROUND_RNE;
+    if (m > 5)
+        return NULL;
+    if (is >= 0 && id >= 0) /* the mode does not matter */
+        return ii_fns[is][id];
+    if (is >= 0 && (df->type == DTCAST_FLOAT32 || df->type == DTCAST_FLOAT64)) {
+        const dt_kernel_fn *row = if_fns[is][df->type == DTCAST_FLOAT64];
+        return row[1] == NULL && row[2] == NULL ? row[0] : row[m];
+    }
+    if (id >= 0 && (sf->type == DTCAST_FLOAT32 || sf->type == DTCAST_FLOAT64))
+        return fi_fns[sf->type == DTCAST_FLOAT64][id][m];
+    return NULL;
+}
+
 bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
     const dtcast_type s = sf->type, d = df->type;
     const dtcast_round m = r->round;
+    if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))) {
+        dt_kernel_fn f = int_pick(df, sf, r);
+        if (f) {
+            k->fn = f;
+            return true;
+        }
+    }
     if (sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
         k->table = dt_table_get(df, sf, r);
         if (!k->table)
@@ -241,6 +701,11 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
                 : m == DTCAST_ROUND_CEIL  ? f32_f16_ceil
                                           : f32_f16_trunc;
         return true;
+    }
+    if (s == DTCAST_FLOAT32 && d == DTCAST_BFLOAT16) {
+        k->fn = f32_bf16_pick_avx512(m);
+        if (k->fn)
+            return true;
     }
     dt_kernel_fn f = narrow_pick_avx512(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, r)) {

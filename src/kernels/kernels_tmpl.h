@@ -4,42 +4,58 @@
  * only. The including file defines, for 32-bit lanes:
  *   VW            lanes per vector           V, K          vector and lane-mask types
  *   FN            function attributes        NAME(x)       x with the ISA's suffix
- *   v_set1(c) v_and v_or v_xor v_add v_sub v_srli(a,imm) v_slli(a,imm) v_srlv(a,n) v_sllv(a,n)
+ *   v_set1(c) v_and v_andn(a,b) (~a & b) v_or v_add v_sub v_srli(a,imm) v_slli(a,imm)
+ *   v_srlv(a,n) v_sllv(a,n)
  *   v_min(a,b) v_max(a,b) (signed, operands < 2^31)  v_minu(a,b) (unsigned)
  *   k_gt(a,b) k_eq(a,b) (signed)  k_neg(x) (sign bit set)  k_and k_or k_not  v_sel(k,a,b) = k?a:b
  *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> float32 bits)
  *   v_store8/16/32(p, v) (low bits of each lane)  v_store4(p, v) (VW/2 bytes, nibble pairs)
+ *   v_signs(v) (bit 31 of every lane as the bits of a uint32_t, lane 0 in bit 0)
+ *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
  */
 
 enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
 
+/* The template's pieces are always inlined into each (mode, kind, source, width) function, so
+ * that those constant arguments fold away (left to itself, gcc keeps shared out-of-line copies
+ * with run-time switches). */
+#ifndef DT_INLINE
+#define DT_INLINE __attribute__((always_inline)) inline
+#endif
+
+/* No all-ones vector constant appears below (nor x - 1, which gcc turns into x + all-ones):
+ * gcc 12 materializes a 512-bit all-ones with vpternlogd r,r,r,0xFF inside the loop, which
+ * waits for the last writer of r (often the previous iteration's result) and serializes the
+ * loop (3x slower). */
+
 /* |v| (the significand with its implicit bit, or the bits above a clamped exponent) shifted
  * right by sh (1..25) and rounded per mode; sgn: all ones in lanes whose value is negative. */
-static FN inline V NAME(round_shift)(V v, V sh, V sgn, int mode)
+static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
 {
+    const V one = v_set1(1);
     const V t = v_srlv(v, sh); /* truncated */
-    const V mask = v_sub(v_sllv(v_set1(1), sh), v_set1(1)); /* the bits shifted out */
+    /* half the dropped range minus one, 2^(sh-1) - 1: 0x7FFFFFFF shifted right by 32 - sh */
+    const V hm1 = v_srlv(v_set1(0x7FFFFFFF), v_sub(v_set1(32), sh));
+    const V mask = v_add(v_add(hm1, hm1), one); /* the bits shifted out: 2^sh - 1 */
     switch (mode) {
-    case M_RNE: { /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
-        const V hm1 = v_srli(mask, 1);
-        return v_srlv(v_add(v_add(v, hm1), v_and(t, v_set1(1))), sh);
-    }
+    case M_RNE: /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
+        return v_srlv(v_add(v_add(v, hm1), v_and(t, one)), sh);
     case M_RNA: /* add half: ties go away from zero */
-        return v_srlv(v_add(v, v_add(v_srli(mask, 1), v_set1(1))), sh);
+        return v_srlv(v_add(v, v_add(hm1, one)), sh);
     case M_FLOOR: /* negative values round their magnitude up: add all dropped-bit ones */
         return v_add(t, v_and(v_sub(v_srlv(v_add(v, mask), sh), t), sgn));
     case M_CEIL: /* positive values do (up - t is the increment: 0 or 1) */
-        return v_add(t, v_and(v_sub(v_srlv(v_add(v, mask), sh), t), v_xor(sgn, v_set1(~0u))));
+        return v_add(t, v_andn(sgn, v_sub(v_srlv(v_add(v, mask), sh), t)));
     case M_TRUNC:
         return t;
     default: /* odd: an inexact result gets its lsb set */
-        return v_or(t, v_sel(k_eq(v_and(v, mask), v_set1(0)), v_set1(0), v_set1(1)));
+        return v_or(t, v_sel(k_eq(v_and(v, mask), v_set1(0)), v_set1(0), one));
     }
 }
 
 /* Narrow float target (bias <= 127, so a normal float32 needs no shift beyond 25). */
-static FN inline V NAME(narrow_float)(V x, const dt_narrow *n, int mode)
+static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode)
 {
     const V a = v_and(x, v_set1(0x7FFFFFFF));
     const K neg = k_neg(x);
@@ -59,15 +75,15 @@ static FN inline V NAME(narrow_float)(V x, const dt_narrow *n, int mode)
     mag = v_sel(k_eq(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
                 mag);
     /* The sign, unless the result is a zero the target cannot sign (fnuz). */
-    const K signed_lane = k_or(k_gt(mag, v_set1(0)), k_eq(v_set1(n->keep_neg_zero), v_set1(~0u)));
-    V code = v_or(mag, v_sel(k_and(neg, signed_lane), v_set1(n->sign), v_set1(0)));
+    const V sg = v_sel(neg, v_set1(n->sign), v_set1(0));
+    V code = v_or(mag, v_sel(k_gt(mag, v_set1(0)), sg, v_and(sg, v_set1(n->keep_neg_zero))));
     return v_sel(k_gt(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->nan[1]), v_set1(n->nan[0])),
                  code);
 }
 
 /* float8e8m0: the power of two nearest |x| per mode (the sign is ignored, so floor is trunc and
  * ceil rounds up; the 1-bit significand is odd, so rne ties go up and odd truncates). */
-static FN inline V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
+static FN DT_INLINE V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
 {
     const uint32_t bias = mode == M_CEIL ? (1u << 23) - 1 : (mode == M_RNE || mode == M_RNA)
                                                                 ? 1u << 22 : 0;
@@ -76,14 +92,15 @@ static FN inline V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
     const V cn = v_srli(v_add(a, v_set1(bias)), 23);
     /* subnormal float32 (|x| < 2^-126): 2a is |x| in units where 2^-127 is exponent 1; codes
      * below 2^-127 (and zero) are 0x00, the format's smallest value */
-    const V cs = v_sub(v_max(v_srli(v_add(v_slli(a, 1), v_set1(bias)), 23), v_set1(1)), v_set1(1));
+    const V ys = v_srli(v_add(v_slli(a, 1), v_set1(bias)), 23);
+    const V cs = v_sub(ys, v_minu(ys, v_set1(1))); /* max(ys, 1) - 1 */
     V c = v_sel(k_gt(v_set1(0x800000), a), cs, cn);
     c = v_minu(c, v_set1(n->maxc)); /* 0xFE (saturate, trunc) or 0xFF */
     return v_sel(k_gt(a, v_set1(0x7F7FFFFF)), v_set1(0xFF), c);
 }
 
 /* Integer target of at most 32 bits: round |x| to an integer, then wrap or saturate. */
-static FN inline V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
+static FN DT_INLINE V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
 {
     const V a = v_and(x, v_set1(0x7FFFFFFF));
     const K neg = k_neg(x);
@@ -97,9 +114,9 @@ static FN inline V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
     const K left = k_gt(ec, v_set1(149)); /* no fraction: shift left by ec - 150 >= 0 */
     mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(150))), mag);
     /* saturate: |x| >= 2^32 (Inf too) is beyond every target; clamp per sign */
-    const V sat_mag = v_sel(k_gt(a, v_set1(0x4F7FFFFF)), v_set1(~0u), mag);
     const V lim = v_sel(neg, v_set1(n->imin_mag), v_set1(n->imax));
-    const V m2 = v_sel(k_eq(v_set1(n->isat), v_set1(0)), mag, v_minu(sat_mag, lim));
+    const V sat_mag = v_sel(k_gt(a, v_set1(0x4F7FFFFF)), lim, v_minu(mag, lim));
+    const V m2 = v_sel(k_eq(v_set1(n->isat), v_set1(0)), mag, sat_mag);
     /* two's complement of the magnitude for negative values, then the target's bits */
     V code = v_and(v_sel(neg, v_sub(v_set1(0), m2), m2), v_set1(n->imask));
     /* NaN -> 0; Inf -> 0 (wrap) or the clamp above (saturate) */
@@ -109,19 +126,27 @@ static FN inline V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
     return v_sel(zero, v_set1(0), code);
 }
 
-enum { K_FLOAT, K_E8M0, K_INT };
+/* bool: nonzero (NaN too) is 1; |x| + 0x7FFFFFFF carries into bit 31 exactly when |x| != 0 */
+static FN DT_INLINE V NAME(narrow_bool)(V x)
+{
+    return v_srli(v_add(v_and(x, v_set1(0x7FFFFFFF)), v_set1(0x7FFFFFFF)), 31);
+}
+
+enum { K_FLOAT, K_E8M0, K_INT, K_BOOL };
 enum { S_F32, S_F16, S_BF16, S_F64 };
 
-static FN inline V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind)
+static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind)
 {
     if (kind == K_FLOAT)
         return NAME(narrow_float)(x, n, mode);
     if (kind == K_E8M0)
         return NAME(narrow_e8m0)(x, n, mode);
+    if (kind == K_BOOL)
+        return NAME(narrow_bool)(x);
     return NAME(narrow_int)(x, n, mode);
 }
 
-static FN inline V NAME(load_any)(const uint8_t *p, int src)
+static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
 {
     switch (src) {
     case S_F16:
@@ -137,9 +162,43 @@ static FN inline V NAME(load_any)(const uint8_t *p, int src)
     }
 }
 
-static FN inline void NAME(store_any)(uint8_t *p, V c, int obits)
+/* 16 mask bits spread to the even bits of 32: each step moves the upper half of every group
+ * up by half the group's width (pdep where the ISA has BMI2) */
+static DT_INLINE uint32_t NAME(spread2)(uint32_t x)
+{
+    x = (x | x << 8) & 0x00FF00FFu;
+    x = (x | x << 4) & 0x0F0F0F0Fu;
+    x = (x | x << 2) & 0x33333333u;
+    return (x | x << 1) & 0x55555555u;
+}
+
+/* packed sub-byte codes: bit j of every lane's code, moved to bit 31, gathered as one mask */
+static FN DT_INLINE void NAME(store_bits)(uint8_t *p, V c, int obits)
+{
+    uint32_t w = v_signs(v_slli(c, 31));
+    if (obits == 2) { /* element i in bits 2i (bit 0 of its code) and 2i + 1 (bit 1) */
+        const uint32_t hi = v_signs(v_slli(c, 30));
+#if defined(DT_HAVE_PDEP)
+        w = _pdep_u32(w, 0x55555555u) | _pdep_u32(hi, 0xAAAAAAAAu);
+#else
+        w = NAME(spread2)(w) | NAME(spread2)(hi) << 1;
+#endif
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &w, VW * (size_t)obits / 8);
+#else
+    for (int i = 0; i < VW * obits / 8; i++)
+        p[i] = (uint8_t)(w >> (8 * i));
+#endif
+}
+
+static FN DT_INLINE void NAME(store_any)(uint8_t *p, V c, int obits)
 {
     switch (obits) {
+    case 1:
+    case 2:
+        NAME(store_bits)(p, c, obits);
+        break;
     case 4:
         v_store4(p, c);
         break;
@@ -157,17 +216,18 @@ static FN inline void NAME(store_any)(uint8_t *p, V c, int obits)
 
 /* The loop: whole vectors, then the tail through a zeroed block (reads before writes, so an
  * in-place narrowing conversion is safe). */
-static FN inline void NAME(narrow_loop)(const dt_kernel *k, void *dst, const void *src,
+static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const void *src,
                                         size_t begin, size_t end, int mode, int kind, int sk,
                                         int obits)
 {
     const size_t sbytes = sk == S_F32 ? 4 : sk == S_F64 ? 8 : 2;
     const uint8_t *s = (const uint8_t *)src + begin * sbytes;
     uint8_t *d = (uint8_t *)dst + begin * (size_t)obits / 8;
-    const dt_narrow *n = &k->n;
+    const dt_narrow nl = k->n, *n = &nl; /* a local copy: the stores cannot alias it */
     size_t count = end - begin, i = 0;
     for (; i + VW <= count; i += VW) {
         V x = NAME(load_any)(s + i * sbytes, sk);
+        v_opaque(&x); /* loaded once (see the ISA layer) */
         NAME(store_any)(d + i * (size_t)obits / 8, NAME(narrow_any)(x, n, mode, kind), obits);
     }
     if (i < count) {
@@ -186,6 +246,12 @@ static FN inline void NAME(narrow_loop)(const dt_kernel *k, void *dst, const voi
                                                        const void *src, size_t b, size_t e)     \
     {                                                                                           \
         switch (k->df->stride_bits) {                                                          \
+        case 1:                                                                                 \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 1);                            \
+            break;                                                                              \
+        case 2:                                                                                 \
+            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 2);                            \
+            break;                                                                              \
         case 4:                                                                                 \
             NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 4);                            \
             break;                                                                              \
@@ -213,9 +279,14 @@ static FN inline void NAME(narrow_loop)(const dt_kernel *k, void *dst, const voi
 DT_NARROW_KINDS(S_F32)
 DT_NARROW_KINDS(S_F16)
 DT_NARROW_KINDS(S_BF16)
+/* bool ignores the mode: one function per source */
+DT_NARROW_FN(M_RNE, K_BOOL, S_F32)
+DT_NARROW_FN(M_RNE, K_BOOL, S_F16)
+DT_NARROW_FN(M_RNE, K_BOOL, S_BF16)
 #if defined(HAVE_F64ODD)
 DT_NARROW_MODES(K_FLOAT, S_F64)
 DT_NARROW_MODES(K_E8M0, S_F64)
+DT_NARROW_FN(M_RNE, K_BOOL, S_F64) /* rounded to odd, a nonzero stays nonzero, NaN stays NaN */
 #endif
 
 #define DT_NARROW_ROW(kind, sk)                                                                 \
@@ -232,6 +303,16 @@ static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
     {DT_NARROW_ROW(K_FLOAT, S_F64), DT_NARROW_ROW(K_E8M0, S_F64), {NULL}},
 #else
     {{NULL}},
+#endif
+};
+
+static const dt_kernel_fn NAME(bool_fns)[4] = {
+    NAME(narrow_M_RNE_K_BOOL_S_F32), NAME(narrow_M_RNE_K_BOOL_S_F16),
+    NAME(narrow_M_RNE_K_BOOL_S_BF16),
+#if defined(HAVE_F64ODD)
+    NAME(narrow_M_RNE_K_BOOL_S_F64),
+#else
+    NULL,
 #endif
 };
 
@@ -256,13 +337,15 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
         return NULL;
     }
     const int sb = df->stride_bits;
-    if (sb != 4 && sb != 8 && sb != 16 && sb != 32)
+    if (sb != 1 && sb != 2 && sb != 4 && sb != 8 && sb != 16 && sb != 32)
         return NULL;
+    if (df->tc == DT_TC_BOOL)
+        return NAME(bool_fns)[sk];
     if (df->tc == DT_TC_FLOAT && df->bits <= 16 && df->bias <= 127)
         kind = K_FLOAT;
     else if (df->tc == DT_TC_E8M0)
         kind = K_E8M0;
-    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits <= 32 && df->bits >= 4)
+    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits <= 32)
         kind = K_INT;
     else
         return NULL;

@@ -23,8 +23,8 @@ typedef V K;
 
 static inline V v_set1(uint32_t c) { LANES(c); }
 static inline V v_and(V a, V b) { LANES(a.l[i_] & b.l[i_]); }
+static inline V v_andn(V a, V b) { LANES(~a.l[i_] & b.l[i_]); }
 static inline V v_or(V a, V b) { LANES(a.l[i_] | b.l[i_]); }
-static inline V v_xor(V a, V b) { LANES(a.l[i_] ^ b.l[i_]); }
 static inline V v_add(V a, V b) { LANES(a.l[i_] + b.l[i_]); }
 static inline V v_sub(V a, V b) { LANES(a.l[i_] - b.l[i_]); }
 static inline V v_srli(V a, int n) { LANES(a.l[i_] >> n); }
@@ -37,6 +37,13 @@ static inline V v_minu(V a, V b) { LANES(a.l[i_] < b.l[i_] ? a.l[i_] : b.l[i_]);
 static inline K k_gt(V a, V b) { LANES((int32_t)a.l[i_] > (int32_t)b.l[i_] ? ~0u : 0u); }
 static inline K k_eq(V a, V b) { LANES(a.l[i_] == b.l[i_] ? ~0u : 0u); }
 static inline K k_neg(V a) { LANES(a.l[i_] >> 31 ? ~0u : 0u); }
+static inline uint32_t v_signs(V a)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < VW; i++)
+        m |= (a.l[i] >> 31) << i;
+    return m;
+}
 static inline K k_and(K a, K b) { return v_and(a, b); }
 static inline K k_or(K a, K b) { return v_or(a, b); }
 static inline V v_sel(K k, V a, V b) { LANES(k.l[i_] ? a.l[i_] : b.l[i_]); }
@@ -77,6 +84,8 @@ static inline void v_store4(uint8_t *p, V c)
         p[i] = (uint8_t)((c.l[2 * i] & 0xF) | (c.l[2 * i + 1] & 0xF) << 4);
 }
 
+static inline void v_opaque(V *x) { (void)x; }
+#define DT_INLINE inline /* 8-lane arrays: forced inlining makes gcc slower here */
 #include "kernels_tmpl.h"
 
 /* ---- lookup tables ------------------------------------------------------------------------- */
@@ -349,6 +358,8 @@ FI_KERNEL(fi_f32, uint32_t, dt_f32_to_f64(x))
 bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_rules *r)
 {
     memset(n, 0, sizeof *n);
+    if (df->tc == DT_TC_BOOL)
+        return true;
     if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) {
         const bool sg = df->tc == DT_TC_SINT;
         n->imask = df->bits >= 32 ? 0xFFFFFFFFu : (1u << df->bits) - 1;
@@ -409,7 +420,7 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
             SET(table_run);
         return false;
     }
-    /* floats -> narrow floats, e8m0, integers of 4..32 bits */
+    /* floats -> narrow floats, e8m0, integers of 1..32 bits, bool */
     dt_kernel_fn f = narrow_pick_portable(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, r)) {
         /* 16-bit sources: the 64 KiB table is faster in plain C, once built */
