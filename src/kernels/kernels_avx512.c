@@ -676,11 +676,67 @@ static dt_kernel_fn int_pick(const dt_format *df, const dt_format *sf, const dt_
     return NULL;
 }
 
+/* ---- 1-, 2- and 4-bit sources -> 16- or 32-bit outputs: the at most 16 table entries fit in
+ * one register, so a block of 16 codes is spread into dword lanes (byte shuffle + variable
+ * shift + mask) and looked up with one vpermd; 16-bit outputs are then narrowed with vpmovdw. */
+static FN void subbyte_lookup(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                              size_t end)
+{
+    const unsigned sb = (unsigned)k->sf->stride_bits, w = (unsigned)k->df->stride_bits / 8;
+    const uint8_t *s = src, *t = k->table;
+    uint8_t *d = dst;
+    uint32_t entries[16], idx[16], shift[16];
+    for (unsigned c = 0; c < 16; c++) { /* codes >= 2^sb repeat the masked ones; never used */
+        entries[c] = w == 2 ? (uint32_t)t[2 * c] | (uint32_t)t[2 * c + 1] << 8
+                            : (uint32_t)t[4 * c] | (uint32_t)t[4 * c + 1] << 8 |
+                                  (uint32_t)t[4 * c + 2] << 16 | (uint32_t)t[4 * c + 3] << 24;
+        idx[c] = c * sb / 8;   /* the byte of element c within the block */
+        shift[c] = c * sb % 8; /* its bit offset in that byte */
+    }
+    const __m512i table = _mm512_loadu_si512(entries);
+    const __m512i shifts = _mm512_loadu_si512(shift);
+    const __m512i mask = _mm512_set1_epi32((1 << sb) - 1);
+    uint8_t bytes_idx[16];
+    for (unsigned c = 0; c < 16; c++)
+        bytes_idx[c] = (uint8_t)idx[c];
+    const __m128i spread = _mm_loadu_si128((const __m128i *)bytes_idx);
+    const size_t block_bytes = 16 * sb / 8; /* 8, 4 or 2 source bytes per 16 elements */
+    const size_t last_byte = end * sb / 8;  /* bytes of whole elements up to end */
+    size_t i = begin;                       /* a multiple of 8: a byte boundary */
+    for (; i + 16 <= end; i += 16) {
+        uint64_t packed = 0;
+        if (i * sb / 8 + 8 <= last_byte) /* one 8-byte load while it stays inside the source */
+            memcpy(&packed, s + i * sb / 8, 8);
+        else
+            memcpy(&packed, s + i * sb / 8, block_bytes);
+        const __m128i b = _mm_shuffle_epi8(_mm_cvtsi64_si128((long long)packed), spread);
+        const __m512i codes =
+            _mm512_and_si512(_mm512_srlv_epi32(_mm512_cvtepu8_epi32(b), shifts), mask);
+        const __m512i out = _mm512_permutexvar_epi32(codes, table);
+        if (w == 4)
+            _mm512_storeu_si512(d + 4 * i, out);
+        else
+            _mm256_storeu_si256((__m256i *)(d + 2 * i), _mm512_cvtepi32_epi16(out));
+    }
+    for (; i < end; i++) { /* the tail, one element at a time */
+        const unsigned per = 8 / sb;
+        const unsigned c = (s[i / per] >> (i % per * sb)) & ((1u << sb) - 1);
+        memcpy(d + w * i, &entries[c], w); /* little-endian: the low w bytes */
+    }
+}
+
 bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
     const dtcast_type s = sf->type, d = df->type;
     const dtcast_round m = r->round;
+    if (sf->stride_bits < 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
+        k->table = dt_table_get(df, sf, r);
+        if (!k->table)
+            k->table = dt_table_build_into(k->local, df, sf, r);
+        k->fn = subbyte_lookup;
+        return true;
+    }
     if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))) {
         dt_kernel_fn f = int_pick(df, sf, r);
         if (f) {

@@ -99,6 +99,48 @@ static inline unsigned narrow_code(const uint8_t *s, size_t i, int sb)
     return (s[i / per] >> ((i % per) * (unsigned)sb)) & ((1u << sb) - 1);
 }
 
+/* A sub-byte source (SB = 1, 2 or 4 bits) into a whole-byte destination of W bytes: each source
+ * byte yields 8/SB table entries, so there is no division and no run-time memcpy size. */
+#define SUBBYTE_TABLE_RUN(SB, W)                                                                   \
+    static void table_sub##SB##_w##W(const dt_kernel *k, void *dst, const void *src, size_t begin, \
+                                     size_t end)                                                   \
+    {                                                                                              \
+        const uint8_t *s = src, *t = k->table;                                                     \
+        uint8_t *d = dst;                                                                          \
+        enum { PER = 8 / SB, MASK = (1 << SB) - 1 };                                               \
+        size_t i = begin; /* a multiple of 8, so a byte boundary of the source */                  \
+        for (; i + PER <= end; i += PER) {                                                         \
+            unsigned byte = s[i / PER];                                                            \
+            for (unsigned j = 0; j < PER; j++, byte >>= SB)                                        \
+                memcpy(d + W * (i + j), t + W * (byte & MASK), W);                                 \
+        }                                                                                          \
+        for (; i < end; i++)                                                                       \
+            memcpy(d + W * i, t + W * ((s[i / PER] >> (i % PER * SB)) & MASK), W);                 \
+    }
+#define SUBBYTE_TABLE_RUNS(SB)                                                                     \
+    SUBBYTE_TABLE_RUN(SB, 1) SUBBYTE_TABLE_RUN(SB, 2) SUBBYTE_TABLE_RUN(SB, 4)                     \
+    SUBBYTE_TABLE_RUN(SB, 8)
+SUBBYTE_TABLE_RUNS(1)
+SUBBYTE_TABLE_RUNS(2)
+SUBBYTE_TABLE_RUNS(4)
+
+/* [log2 of source bits][log2 of destination bytes] */
+static const dt_kernel_fn subbyte_table_runs[3][4] = {
+    {table_sub1_w1, table_sub1_w2, table_sub1_w4, table_sub1_w8},
+    {table_sub2_w1, table_sub2_w2, table_sub2_w4, table_sub2_w8},
+    {table_sub4_w1, table_sub4_w2, table_sub4_w4, table_sub4_w8},
+};
+
+static int log2_small(int x) { return x >= 8 ? 3 : x >= 4 ? 2 : x >= 2 ? 1 : 0; }
+
+/* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
+ * type): a copy. */
+static void copy_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const size_t w = (size_t)k->df->stride_bits / 8;
+    memmove((uint8_t *)dst + w * begin, (const uint8_t *)src + w * begin, w * (end - begin));
+}
+
 /* Stores code (already the destination's width) of a sub-byte destination; begin of the range
  * is a multiple of 8, so each byte is written whole by one range: build it, then store. */
 static void table_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
@@ -416,10 +458,17 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
         k->table = dt_table_get(df, sf, r);
         if (!k->table && count >= 256) /* the cache is full: this call's own table */
             k->table = dt_table_build_into(k->local, df, sf, r);
+        if (k->table && sb < 8 && db >= 8 && db <= 64)
+            SET(subbyte_table_runs[log2_small(sb)][log2_small(db / 8)]);
         if (k->table)
             SET(table_run);
         return false;
     }
+    /* same-width integers under wrap keep their bits */
+    if ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) &&
+        (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && sb == db && sb >= 8 &&
+        (!r->saturate_int || sf->type == df->type))
+        SET(copy_run);
     /* floats -> narrow floats, e8m0, integers of 1..32 bits, bool */
     dt_kernel_fn f = narrow_pick_portable(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, r)) {
