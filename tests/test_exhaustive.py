@@ -45,21 +45,6 @@ def fmt_code(t, c):
     return '0x%0*x' % (w, int(c))
 
 
-def combos(dst):
-    """(mode, fov, iov) triples to run for a target type."""
-    modes = ['default'] + list(M.MODES)
-    k = M.kind(dst)
-    if k in ('float', 'complex'):
-        pols = [('ieee', 'wrap'), ('saturate', 'wrap')]
-    elif k == 'int':
-        pols = [('ieee', 'wrap'), ('ieee', 'saturate')]
-    else:
-        pols = [('ieee', 'wrap'), ('saturate', 'saturate')]
-    return [(m, f, i) for m in modes for f, i in pols]
-
-
-def resolve(mode, dst):
-    return M.default_mode(dst) if mode == 'default' else mode
 
 
 def run_pair(lib, src, dst, codes, nan_as_max=0, group=None):
@@ -70,8 +55,8 @@ def run_pair(lib, src, dst, codes, nan_as_max=0, group=None):
     vals = None
     if not isinstance(src, M.ComplexFmt):
         vals = M.decode_fast(src, codes)
-    for mode, fov, iov in combos(dst):
-        m = resolve(mode, dst)
+    for mode, fov, iov in M.combos(dst):
+        m = M.resolve(mode, dst)
         if vals is not None and not isinstance(dst, M.ComplexFmt):
             exp = M.encode_fast(dst, vals, m, fov, iov, bool(nan_as_max))
         else:
@@ -123,8 +108,8 @@ def crosscheck(sources, targets, per_group, rng):
         vals = M.decode_fast(s, sample)
         for dn in targets:
             d = M.TYPES[dn]
-            for mode, fov, iov in combos(d):
-                m = resolve(mode, d)
+            for mode, fov, iov in M.combos(d):
+                m = M.resolve(mode, d)
                 for nam in ((False, True) if isinstance(d, M.FloatFmt) and d.style == 'none'
                             else (False,)):
                     got = M.encode_fast(d, vals, m, fov, iov, nam)

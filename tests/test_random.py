@@ -38,20 +38,6 @@ SOURCES_FULL = ['float32', 'float64', 'int64', 'uint64']
 SOURCES_QUARTER = ['int32', 'complex64', 'complex128']
 
 
-def combos(dst):
-    modes = ['default'] + list(M.MODES)
-    k = M.kind(dst)
-    if k in ('float', 'complex'):
-        pols = [('ieee', 'wrap'), ('saturate', 'wrap')]
-    elif k == 'int':
-        pols = [('ieee', 'wrap'), ('ieee', 'saturate')]
-    else:
-        pols = [('ieee', 'wrap'), ('saturate', 'saturate')]
-    return [(m, f, i) for m in modes for f, i in pols]
-
-
-def resolve(mode, dst):
-    return M.default_mode(dst) if mode == 'default' else mode
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,8 +272,8 @@ def run_pair(args):
     checks = 0
     rnd = random.Random(seed * 1000003 + s.code * 1009 + t.code)
     slow_idx = sorted(rnd.sample(range(cnt), min(nslow, cnt)))
-    for mode, fov, iov in combos(t):
-        m = resolve(mode, t)
+    for mode, fov, iov in M.combos(t):
+        m = M.resolve(mode, t)
         if vals is not None and not isinstance(t, M.ComplexFmt):
             exp = M.encode_fast(t, vals, m, fov, iov)
         else:
@@ -317,7 +303,7 @@ def run_pair(args):
             return (False, '%s %s -> %s, mode=%s, policy=%s: expected %s, got %s (%d of %d differ)'
                     % (s, describe(s, codes[i]), t, mode, pol, hexc(t, exp[i]), hexc(t, got[i]),
                        int(bad.sum()), cnt), checks)
-    return (True, '%d inputs x %d modes/policies' % (cnt, len(combos(t))), checks)
+    return (True, '%d inputs x %d modes/policies' % (cnt, len(M.combos(t))), checks)
 
 
 def main():

@@ -174,6 +174,25 @@ def default_mode(t):
     return 'trunc' if isinstance(t, IntFmt) else 'rne'
 
 
+def combos(dst):
+    """(mode, float policy, int policy) triples the tests run for a target type: the default mode
+    and every named one, with both policies of the target's kind."""
+    modes = ['default'] + list(MODES)
+    k = kind(dst)
+    if k in ('float', 'complex'):
+        pols = [('ieee', 'wrap'), ('saturate', 'wrap')]
+    elif k == 'int':
+        pols = [('ieee', 'wrap'), ('ieee', 'saturate')]
+    else:
+        pols = [('ieee', 'wrap'), ('saturate', 'saturate')]
+    return [(m, f, i) for m in modes for f, i in pols]
+
+
+def resolve(mode, dst):
+    """The named mode 'default' stands for on this target."""
+    return default_mode(dst) if mode == 'default' else mode
+
+
 # --------------------------------------------------------------------------------------------
 # Storage (SPEC section 1, packing).  Codes are element bit patterns held in uint64 arrays.
 # --------------------------------------------------------------------------------------------
