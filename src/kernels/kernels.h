@@ -28,10 +28,13 @@ typedef struct dt_kernel dt_kernel;
 typedef void (*dt_kernel_fn)(const dt_kernel *k, void *dst, const void *src, size_t begin,
                              size_t end);
 
-/* Rounding constants of a float-bits -> narrow code conversion (see kernels_tmpl.h). */
+/* Rounding constants of a float-bits -> narrow code conversion (see kernels_tmpl.h). The lanes
+ * hold a float format of Ml significand bits and bias Bl (float32, or the 16-bit source); the
+ * target has M significand bits and bias B. */
 typedef struct dt_narrow {
-    uint32_t s1;       /* shift of a lane whose clamped exponent is 0: 23 - M + 128 - B */
-    uint32_t ec_hi;    /* the source exponent is clamped to [1, ec_hi] (128 - B) */
+    uint32_t s1;       /* shift of a lane whose clamped exponent is 0: ec_hi + Ml - M */
+    uint32_t ec_hi;    /* the lane exponent is clamped to [1, ec_hi] (max(1, 1 + Bl - B)) */
+    uint32_t up;       /* B - Bl when the target's bias is the larger, else 0 */
     uint32_t maxc;     /* largest finite magnitude code */
     uint32_t ovf[2];   /* magnitude code on overflow, by sign (+, -) */
     uint32_t inf[2];   /* magnitude code of an infinite input, by sign */
@@ -86,7 +89,9 @@ void dt_rules_normalize(const dt_format *df, const dt_rules *r, dt_rules *out);
 /* ---- per-ISA finders ------------------------------------------------------------------------- */
 bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                       size_t count);
-bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_rules *r);
+/* The constants for df under r on lanes holding the float format lane (float32 or the 16-bit
+ * source); false when the template has no such conversion. */
+bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r);
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DT_HAVE_X86 1
 bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
@@ -94,6 +99,9 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
 bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count);
 bool dt_cpu_has_avx512bf16(void);
+/* float16/bfloat16 -> 4/8-bit floats and integers on 32 lanes of 16 bits (kernels_avx512w.c);
+ * its constants: dt_narrow_setup with the source as the lane format. NULL when not covered. */
+dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r);
 #endif
 
 #endif

@@ -763,8 +763,13 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         if (k->fn)
             return true;
     }
-    dt_kernel_fn f = narrow_pick_avx512(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, r)) {
+    dt_kernel_fn f = dt_narrow16_pick_avx512(df, sf, r);
+    if (f && dt_narrow_setup(&k->n, df, sf, r)) {
+        k->fn = f;
+        return true;
+    }
+    f = narrow_pick_avx512(df, sf, r);
+    if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
         k->fn = f;
         return true;
     }

@@ -1,21 +1,39 @@
 /* One template, instantiated once per instruction set (portable.c, kernels_avx2.c,
- * kernels_avx512.c): float32 bits (loaded from float32, float16, bfloat16 or float64 rounded to
- * odd) -> a narrow float, float8e8m0 or integer code, in every rounding mode, with integer ops
- * only. The including file defines, for 32-bit lanes:
+ * kernels_avx512.c, kernels_avx512w.c): float bits -> a narrow float, float8e8m0 or integer
+ * code, in every rounding mode, with integer ops only. The lanes hold float32 bits (loaded from
+ * float32, float16, bfloat16 or float64 rounded to odd) or, with DT_LANE16, the 16-bit source's
+ * own bits (float16 or bfloat16, twice the lanes per register; float and integer targets of 4
+ * and 8 bits). The including file defines, for its lanes:
  *   VW            lanes per vector           V, K          vector and lane-mask types
  *   FN            function attributes        NAME(x)       x with the ISA's suffix
  *   v_set1(c) v_and v_andn(a,b) (~a & b) v_or v_add v_sub v_srli(a,imm) v_slli(a,imm)
- *   v_srlv(a,n) v_sllv(a,n)
- *   v_min(a,b) v_max(a,b) (signed, operands < 2^31)  v_minu(a,b) (unsigned)
+ *   v_srlv(a,n) v_sllv(a,n) (counts >= the lane width give 0)
+ *   v_min(a,b) v_max(a,b) (signed, operands below the sign bit)  v_minu(a,b) (unsigned)
  *   k_gt(a,b) k_eq(a,b) (signed)  k_neg(x) (sign bit set)  k_and k_or k_not  v_sel(k,a,b) = k?a:b
- *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> float32 bits)
+ *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> lane bits)
  *   v_store8/16/32(p, v) (low bits of each lane)  v_store4(p, v) (VW/2 bytes, nibble pairs)
- *   v_signs(v) (bit 31 of every lane as the bits of a uint32_t, lane 0 in bit 0)
+ *   v_signs(v) (the sign bit of every lane as the bits of a uint32_t, lane 0 in bit 0)
  *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
  */
 
 enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
+enum { K_FLOAT, K_FLOAT_UP, K_E8M0, K_INT, K_BOOL };
+enum { S_F32, S_F16, S_BF16, S_F64 };
+
+/* The lanes' float format: significand bits L_MAN and bias L_BIAS for a source kind sk. */
+#if defined(DT_LANE16)
+#define L_BITS 16
+#define L_MAN(sk) ((sk) == S_F16 ? 10 : 7)
+#define L_BIAS(sk) ((sk) == S_F16 ? 15 : 127)
+#else
+#define L_BITS 32
+#define L_MAN(sk) ((void)(sk), 23)
+#define L_BIAS(sk) ((void)(sk), 127)
+#endif
+#define L_ABS ((1u << (L_BITS - 1)) - 1)              /* |x|: all bits but the sign */
+#define L_INF(sk) (L_ABS - ((1u << L_MAN(sk)) - 1))   /* the bits of +Inf */
+#define L_BIG(sk) (((uint32_t)(L_BIAS(sk) + L_BITS) << L_MAN(sk)) - 1) /* below 2^L_BITS */
 
 /* The template's pieces are always inlined into each (mode, kind, source, width) function, so
  * that those constant arguments fold away (left to itself, gcc keeps shared out-of-line copies
@@ -30,13 +48,14 @@ enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
  * loop (3x slower). */
 
 /* |v| (the significand with its implicit bit, or the bits above a clamped exponent) shifted
- * right by sh (1..25) and rounded per mode; sgn: all ones in lanes whose value is negative. */
+ * right by sh (1..L_MAN + 2) and rounded per mode; sgn: all ones in lanes whose value is
+ * negative. v plus the dropped range stays below 2^L_BITS. */
 static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
 {
     const V one = v_set1(1);
     const V t = v_srlv(v, sh); /* truncated */
-    /* half the dropped range minus one, 2^(sh-1) - 1: 0x7FFFFFFF shifted right by 32 - sh */
-    const V hm1 = v_srlv(v_set1(0x7FFFFFFF), v_sub(v_set1(32), sh));
+    /* half the dropped range minus one, 2^(sh-1) - 1: L_ABS shifted right by L_BITS - sh */
+    const V hm1 = v_srlv(v_set1(L_ABS), v_sub(v_set1(L_BITS), sh));
     const V mask = v_add(v_add(hm1, hm1), one); /* the bits shifted out: 2^sh - 1 */
     switch (mode) {
     case M_RNE: /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
@@ -44,9 +63,9 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
     case M_RNA: /* add half: ties go away from zero */
         return v_srlv(v_add(v, v_add(hm1, one)), sh);
     case M_FLOOR: /* negative values round their magnitude up: add all dropped-bit ones */
-        return v_add(t, v_and(v_sub(v_srlv(v_add(v, mask), sh), t), sgn));
-    case M_CEIL: /* positive values do (up - t is the increment: 0 or 1) */
-        return v_add(t, v_andn(sgn, v_sub(v_srlv(v_add(v, mask), sh), t)));
+        return v_srlv(v_add(v, v_and(mask, sgn)), sh);
+    case M_CEIL: /* positive values do */
+        return v_srlv(v_add(v, v_andn(sgn, mask)), sh);
     case M_TRUNC:
         return t;
     default: /* odd: an inexact result gets its lsb set */
@@ -54,33 +73,41 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
     }
 }
 
-/* Narrow float target (bias <= 127, so a normal float32 needs no shift beyond 25). */
-static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode)
+/* Narrow float target: a format of fewer significand bits than the lanes'. Its bias B is at
+ * most the lanes' (up = 0), or above it (up = 1: float16 lanes -> float8e5m2fnuz). */
+static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode, int sk, int up)
 {
-    const V a = v_and(x, v_set1(0x7FFFFFFF));
+    const V a = v_and(x, v_set1(L_ABS));
     const K neg = k_neg(x);
-    const V e = v_srli(a, 23);
-    /* Clamp the exponent to [1, 128 - B]: below, the target is subnormal (its quantum is fixed,
-     * so the shift grows); 1 also covers float32 subnormals, whose implicit bit is 0. */
+    const V e = v_srli(a, L_MAN(sk));
+    /* Clamp the exponent to [1, ec_hi] (ec_hi: the lane exponent of the target's exponent 1):
+     * below, the target is subnormal (its quantum is fixed, so the shift grows); 1 also covers
+     * the lanes' own subnormals, whose implicit bit is 0. */
     const V ec = v_min(v_max(e, v_set1(1)), v_set1(n->ec_hi));
-    /* v = a - ((ec - 1) << 23): the significand with its implicit bit, plus the exponent above
-     * ec (normal targets: the biased target exponent lands right above the kept mantissa). */
-    const V v = v_sub(v_add(a, v_set1(1u << 23)), v_slli(ec, 23));
-    const V sh = v_min(v_sub(v_set1(n->s1), ec), v_set1(25)); /* 25: below half the quantum */
-    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, 31)), mode);
+    /* v = a - ((ec - 1) << L_MAN): the significand with its implicit bit, plus the exponent
+     * above ec (normal targets: the biased target exponent lands right above the kept bits). */
+    V v = v_sub(v_add(a, v_set1(1u << L_MAN(sk))), v_slli(ec, L_MAN(sk)));
+    if (up) /* ec is 1, so v = a: a normal lane's exponent moves up by n->up, a subnormal
+             * lane's significand moves up by n->up bits */
+        v = v_sel(k_eq(e, v_set1(0)), v_sllv(a, v_set1(n->up)),
+                  v_add(a, v_set1(n->up << L_MAN(sk))));
+    const V sh = v_min(v_sub(v_set1(n->s1), ec), v_set1(L_MAN(sk) + 2)); /* + 2: below half
+                                                                         * the quantum */
+    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, L_BITS - 1)), mode);
     /* Overflow: the rounded magnitude passed the largest finite code (per sign: directed modes
      * give max on one side). Then infinite and NaN inputs. */
     mag = v_sel(k_gt(mag, v_set1(n->maxc)), v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])),
                 mag);
-    mag = v_sel(k_eq(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
+    mag = v_sel(k_eq(a, v_set1(L_INF(sk))), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
                 mag);
     /* The sign, unless the result is a zero the target cannot sign (fnuz). */
     const V sg = v_sel(neg, v_set1(n->sign), v_set1(0));
     V code = v_or(mag, v_sel(k_gt(mag, v_set1(0)), sg, v_and(sg, v_set1(n->keep_neg_zero))));
-    return v_sel(k_gt(a, v_set1(0x7F800000)), v_sel(neg, v_set1(n->nan[1]), v_set1(n->nan[0])),
+    return v_sel(k_gt(a, v_set1(L_INF(sk))), v_sel(neg, v_set1(n->nan[1]), v_set1(n->nan[0])),
                  code);
 }
 
+#if !defined(DT_LANE16)
 /* float8e8m0: the power of two nearest |x| per mode (the sign is ignored, so floor is trunc and
  * ceil rounds up; the 1-bit significand is odd, so rne ties go up and odd truncates). */
 static FN DT_INLINE V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
@@ -99,51 +126,58 @@ static FN DT_INLINE V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
     return v_sel(k_gt(a, v_set1(0x7F7FFFFF)), v_set1(0xFF), c);
 }
 
-/* Integer target of at most 32 bits: round |x| to an integer, then wrap or saturate. */
-static FN DT_INLINE V NAME(narrow_int)(V x, const dt_narrow *n, int mode)
+#endif
+
+/* Integer target of at most L_BITS bits: round |x| to an integer, then wrap or saturate. */
+static FN DT_INLINE V NAME(narrow_int)(V x, const dt_narrow *n, int mode, int sk)
 {
-    const V a = v_and(x, v_set1(0x7FFFFFFF));
+    const uint32_t q = L_BIAS(sk) + L_MAN(sk); /* the exponent of a lane whose quantum is 1 */
+    const V a = v_and(x, v_set1(L_ABS));
     const K neg = k_neg(x);
-    const V e = v_srli(a, 23);
+    const V e = v_srli(a, L_MAN(sk));
     const V ec = v_max(e, v_set1(1));
-    const V v = v_sub(v_add(a, v_set1(1u << 23)), v_slli(ec, 23)); /* significand */
-    /* |x| = v * 2^(ec - 150): right shifts below 2^23 (rounded), left shifts above (modulo 2^32:
-     * counts >= 32 give 0, as the value is then a multiple of 2^32) */
-    const V sh = v_min(v_sub(v_set1(150), ec), v_set1(25));
-    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, 31)), mode);
-    const K left = k_gt(ec, v_set1(149)); /* no fraction: shift left by ec - 150 >= 0 */
-    mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(150))), mag);
-    /* saturate: |x| >= 2^32 (Inf too) is beyond every target; clamp per sign */
+    const V v = v_sub(v_add(a, v_set1(1u << L_MAN(sk))), v_slli(ec, L_MAN(sk))); /* significand */
+    /* |x| = v * 2^(ec - q): right shifts below 2^L_MAN (rounded), left shifts above (modulo
+     * 2^L_BITS: counts >= L_BITS give 0, as the value is then a multiple of 2^L_BITS) */
+    const V sh = v_min(v_sub(v_set1(q), ec), v_set1(L_MAN(sk) + 2));
+    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, L_BITS - 1)), mode);
+    const K left = k_gt(ec, v_set1(q - 1)); /* no fraction: shift left by ec - q >= 0 */
+    mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(q))), mag);
+    /* saturate: |x| >= 2^L_BITS (Inf too) is beyond every target; clamp per sign */
     const V lim = v_sel(neg, v_set1(n->imin_mag), v_set1(n->imax));
-    const V sat_mag = v_sel(k_gt(a, v_set1(0x4F7FFFFF)), lim, v_minu(mag, lim));
+    const V sat_mag = v_sel(k_gt(a, v_set1(L_BIG(sk))), lim, v_minu(mag, lim));
     const V m2 = v_sel(k_eq(v_set1(n->isat), v_set1(0)), mag, sat_mag);
     /* two's complement of the magnitude for negative values, then the target's bits */
     V code = v_and(v_sel(neg, v_sub(v_set1(0), m2), m2), v_set1(n->imask));
     /* NaN -> 0; Inf -> 0 (wrap) or the clamp above (saturate) */
-    const K special = k_gt(a, v_set1(0x7F7FFFFF));
-    const K zero = k_or(k_gt(a, v_set1(0x7F800000)),
+    const K special = k_gt(a, v_set1(L_INF(sk) - 1));
+    const K zero = k_or(k_gt(a, v_set1(L_INF(sk))),
                         k_and(special, k_eq(v_set1(n->isat), v_set1(0))));
     return v_sel(zero, v_set1(0), code);
 }
 
+#if !defined(DT_LANE16)
 /* bool: nonzero (NaN too) is 1; |x| + 0x7FFFFFFF carries into bit 31 exactly when |x| != 0 */
 static FN DT_INLINE V NAME(narrow_bool)(V x)
 {
     return v_srli(v_add(v_and(x, v_set1(0x7FFFFFFF)), v_set1(0x7FFFFFFF)), 31);
 }
 
-enum { K_FLOAT, K_E8M0, K_INT, K_BOOL };
-enum { S_F32, S_F16, S_BF16, S_F64 };
+#endif
 
-static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind)
+static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind, int sk)
 {
     if (kind == K_FLOAT)
-        return NAME(narrow_float)(x, n, mode);
+        return NAME(narrow_float)(x, n, mode, sk, 0);
+    if (kind == K_FLOAT_UP)
+        return NAME(narrow_float)(x, n, mode, sk, 1);
+#if !defined(DT_LANE16)
     if (kind == K_E8M0)
         return NAME(narrow_e8m0)(x, n, mode);
     if (kind == K_BOOL)
         return NAME(narrow_bool)(x);
-    return NAME(narrow_int)(x, n, mode);
+#endif
+    return NAME(narrow_int)(x, n, mode, sk);
 }
 
 static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
@@ -153,15 +187,21 @@ static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
         return v_load16h(p);
     case S_BF16:
         return v_load16b(p);
+#if !defined(DT_LANE16)
 #if defined(HAVE_F64ODD)
     case S_F64:
         return v_load64odd(p);
 #endif
     default:
         return v_load32(p);
+#else
+    default:
+        return v_set1(0);
+#endif
     }
 }
 
+#if !defined(DT_LANE16)
 /* 16 mask bits spread to the even bits of 32: each step moves the upper half of every group
  * up by half the group's width (pdep where the ISA has BMI2) */
 static DT_INLINE uint32_t NAME(spread2)(uint32_t x)
@@ -192,22 +232,28 @@ static FN DT_INLINE void NAME(store_bits)(uint8_t *p, V c, int obits)
 #endif
 }
 
+#endif
+
 static FN DT_INLINE void NAME(store_any)(uint8_t *p, V c, int obits)
 {
     switch (obits) {
+#if !defined(DT_LANE16)
     case 1:
     case 2:
         NAME(store_bits)(p, c, obits);
         break;
+#endif
     case 4:
         v_store4(p, c);
         break;
+#if !defined(DT_LANE16)
     case 16:
         v_store16(p, c);
         break;
     case 32:
         v_store32(p, c);
         break;
+#endif
     default:
         v_store8(p, c);
         break;
@@ -228,43 +274,52 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
     for (; i + VW <= count; i += VW) {
         V x = NAME(load_any)(s + i * sbytes, sk);
         v_opaque(&x); /* loaded once (see the ISA layer) */
-        NAME(store_any)(d + i * (size_t)obits / 8, NAME(narrow_any)(x, n, mode, kind), obits);
+        NAME(store_any)(d + i * (size_t)obits / 8, NAME(narrow_any)(x, n, mode, kind, sk), obits);
     }
     if (i < count) {
         uint8_t in[VW * 8] = {0}, out[VW * 4];
         const size_t rest = count - i;
         memcpy(in, s + i * sbytes, rest * sbytes);
         V x = NAME(load_any)(in, sk);
-        NAME(store_any)(out, NAME(narrow_any)(x, n, mode, kind), obits);
+        NAME(store_any)(out, NAME(narrow_any)(x, n, mode, kind, sk), obits);
         memcpy(d + i * (size_t)obits / 8, out, (rest * (size_t)obits + 7) / 8);
     }
 }
 
-/* One function per (mode, kind, source); the output width is chosen inside, once. */
+/* The output width, chosen once per call. */
+static FN DT_INLINE void NAME(narrow_width)(const dt_kernel *k, void *dst, const void *src,
+                                         size_t b, size_t e, int mode, int kind, int sk)
+{
+    switch (k->df->stride_bits) {
+#if !defined(DT_LANE16)
+    case 1:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 1);
+        break;
+    case 2:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 2);
+        break;
+    case 16:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 16);
+        break;
+    case 32:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 32);
+        break;
+#endif
+    case 4:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 4);
+        break;
+    default:
+        NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 8);
+        break;
+    }
+}
+
+/* One function per (mode, kind, source). */
 #define DT_NARROW_FN(mode, kind, sk)                                                            \
     static FN void NAME(narrow_##mode##_##kind##_##sk)(const dt_kernel *k, void *dst,           \
                                                        const void *src, size_t b, size_t e)     \
     {                                                                                           \
-        switch (k->df->stride_bits) {                                                          \
-        case 1:                                                                                 \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 1);                            \
-            break;                                                                              \
-        case 2:                                                                                 \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 2);                            \
-            break;                                                                              \
-        case 4:                                                                                 \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 4);                            \
-            break;                                                                              \
-        case 16:                                                                                \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 16);                           \
-            break;                                                                              \
-        case 32:                                                                                \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 32);                           \
-            break;                                                                              \
-        default:                                                                                \
-            NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 8);                            \
-            break;                                                                              \
-        }                                                                                       \
+        NAME(narrow_width)(k, dst, src, b, e, mode, kind, sk);                                  \
     }
 #define DT_NARROW_MODES(kind, sk)                                                               \
     DT_NARROW_FN(M_RNE, kind, sk)                                                               \
@@ -273,9 +328,45 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
     DT_NARROW_FN(M_CEIL, kind, sk)                                                              \
     DT_NARROW_FN(M_TRUNC, kind, sk)                                                             \
     DT_NARROW_FN(M_ODD, kind, sk)
+#define DT_NARROW_ROW(kind, sk)                                                                 \
+    {NAME(narrow_M_RNE_##kind##_##sk), NAME(narrow_M_RNA_##kind##_##sk),                        \
+     NAME(narrow_M_FLOOR_##kind##_##sk), NAME(narrow_M_CEIL_##kind##_##sk),                     \
+     NAME(narrow_M_TRUNC_##kind##_##sk), NAME(narrow_M_ODD_##kind##_##sk)}
+
+#if defined(DT_LANE16)
+DT_NARROW_MODES(K_FLOAT, S_F16)
+DT_NARROW_MODES(K_FLOAT_UP, S_F16)
+DT_NARROW_MODES(K_INT, S_F16)
+DT_NARROW_MODES(K_FLOAT, S_BF16)
+DT_NARROW_MODES(K_INT, S_BF16)
+
+/* [source: float16, bfloat16][kind: float, float with a larger bias, integer][mode] */
+static const dt_kernel_fn NAME(narrow_fns)[2][3][6] = {
+    {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_FLOAT_UP, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
+    {DT_NARROW_ROW(K_FLOAT, S_BF16), {NULL}, DT_NARROW_ROW(K_INT, S_BF16)},
+};
+
+/* The kernel for sf -> df under r on 16-bit lanes, or NULL: float16/bfloat16 into a float of
+ * fewer significand bits, or an integer, of 4 or 8 bits. */
+static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const int sk = sf->type == DTCAST_FLOAT16 ? 0 : sf->type == DTCAST_BFLOAT16 ? 1 : -1;
+    if (sk < 0 || (df->stride_bits != 4 && df->stride_bits != 8))
+        return NULL;
+    if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+        return NULL;
+    int kind;
+    if (df->tc == DT_TC_FLOAT && df->man_bits < sf->man_bits)
+        kind = df->bias <= sf->bias ? 0 : 1;
+    else if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT)
+        kind = 2;
+    else
+        return NULL;
+    return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
+}
+#else
 #define DT_NARROW_KINDS(sk)                                                                     \
     DT_NARROW_MODES(K_FLOAT, sk) DT_NARROW_MODES(K_E8M0, sk) DT_NARROW_MODES(K_INT, sk)
-
 DT_NARROW_KINDS(S_F32)
 DT_NARROW_KINDS(S_F16)
 DT_NARROW_KINDS(S_BF16)
@@ -289,12 +380,7 @@ DT_NARROW_MODES(K_E8M0, S_F64)
 DT_NARROW_FN(M_RNE, K_BOOL, S_F64) /* rounded to odd, a nonzero stays nonzero, NaN stays NaN */
 #endif
 
-#define DT_NARROW_ROW(kind, sk)                                                                 \
-    {NAME(narrow_M_RNE_##kind##_##sk), NAME(narrow_M_RNA_##kind##_##sk),                        \
-     NAME(narrow_M_FLOOR_##kind##_##sk), NAME(narrow_M_CEIL_##kind##_##sk),                     \
-     NAME(narrow_M_TRUNC_##kind##_##sk), NAME(narrow_M_ODD_##kind##_##sk)}
-
-/* [source][kind][mode] */
+/* [source][kind: float, e8m0, integer][mode] */
 static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
     {DT_NARROW_ROW(K_FLOAT, S_F32), DT_NARROW_ROW(K_E8M0, S_F32), DT_NARROW_ROW(K_INT, S_F32)},
     {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_E8M0, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
@@ -342,16 +428,17 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
     if (df->tc == DT_TC_BOOL)
         return NAME(bool_fns)[sk];
     if (df->tc == DT_TC_FLOAT && df->bits <= 16 && df->bias <= 127)
-        kind = K_FLOAT;
+        kind = 0;
     else if (df->tc == DT_TC_E8M0)
-        kind = K_E8M0;
+        kind = 1;
     else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits <= 32)
-        kind = K_INT;
+        kind = 2;
     else
         return NULL;
-    if (sk == S_F64 && kind == K_INT)
+    if (sk == S_F64 && kind == 2)
         return NULL;
     if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
         return NULL;
     return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
 }
+#endif

@@ -397,7 +397,7 @@ FI_KERNEL(fi_f64, uint64_t, x)
 FI_KERNEL(fi_f32, uint32_t, dt_f32_to_f64(x))
 
 /* ---- parameters of the narrowing template ---------------------------------------------------- */
-bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_rules *r)
+bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r)
 {
     memset(n, 0, sizeof *n);
     if (df->tc == DT_TC_BOOL)
@@ -414,10 +414,11 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_rules *r)
         n->maxc = (r->saturate_float || dt_mag_down(r->round, false)) ? 0xFE : 0xFF;
         return true;
     }
-    if (df->tc != DT_TC_FLOAT || df->bits > 16 || df->bias > 127)
+    if (df->tc != DT_TC_FLOAT || df->bits > 16 || df->man_bits >= lane->man_bits)
         return false;
-    n->s1 = (uint32_t)(23 - df->man_bits + 128 - df->bias);
-    n->ec_hi = (uint32_t)(128 - df->bias);
+    n->ec_hi = (uint32_t)(df->bias <= lane->bias ? 1 + lane->bias - df->bias : 1);
+    n->up = (uint32_t)(df->bias > lane->bias ? df->bias - lane->bias : 0);
+    n->s1 = n->ec_hi + (uint32_t)(lane->man_bits - df->man_bits);
     n->maxc = (uint32_t)dt_float_max_code(df);
     n->sign = 1u << (df->bits - 1);
     n->keep_neg_zero = dt_float_has_neg_zero(df) ? ~0u : 0;
@@ -471,7 +472,7 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
         SET(copy_run);
     /* floats -> narrow floats, e8m0, integers of 1..32 bits, bool */
     dt_kernel_fn f = narrow_pick_portable(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, r)) {
+    if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
         /* 16-bit sources: the 64 KiB table is faster in plain C, once built */
         if (sb == 16 && db <= 8 && !dt_tables16_disabled() && (count >= 16384 || dt_table_ready(df, sf, r))) {
             k->table = dt_table_get(df, sf, r);
