@@ -16,7 +16,7 @@
 
 #define DT_LANE16 1
 #define VW 32
-#define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq,avx2,bmi2")))
+#define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,bmi2")))
 #define NAME(x) x##_avx512w
 typedef __m512i V;
 typedef __mmask32 K;
@@ -52,6 +52,18 @@ static FN inline void v_store8(uint8_t *p, V c)
 static FN inline void v_store4(uint8_t *p, V c)
 {
     _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(_mm512_or_si512(c, _mm512_srli_epi32(c, 12))));
+}
+/* the same for two vectors: byte 0 of every 32-bit lane of a, then of b (vpermt2b) */
+#define DT_HAVE_STORE4X2 1
+static FN inline void v_store4x2(uint8_t *p, V a, V b)
+{
+    const __m512i idx = _mm512_set_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 124, 120, 116, 112, 108, 104, 100, 96, 92, 88, 84, 80, 76, 72, 68, 64, 60, 56, 52,
+        48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m512i ta = _mm512_or_si512(a, _mm512_srli_epi32(a, 12));
+    const __m512i tb = _mm512_or_si512(b, _mm512_srli_epi32(b, 12));
+    _mm256_storeu_si256((__m256i *)p, _mm512_castsi512_si256(_mm512_permutex2var_epi8(ta, idx, tb)));
 }
 /* keeps a loaded vector in a register (see kernels_x86.h) */
 static FN inline void v_opaque(V *x) { __asm__("" : "+v"(*x)); }

@@ -12,6 +12,7 @@
  *   k_gt(a,b) k_eq(a,b) (signed)  k_neg(x) (sign bit set)  k_and k_or k_not  v_sel(k,a,b) = k?a:b
  *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> lane bits)
  *   v_store8/16/32(p, v) (low bits of each lane)  v_store4(p, v) (VW/2 bytes, nibble pairs)
+ *   DT_HAVE_STORE4X2 + v_store4x2(p, a, b): VW bytes, the nibble pairs of a then b
  *   v_signs(v) (the sign bit of every lane as the bits of a uint32_t, lane 0 in bit 0)
  *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
@@ -271,6 +272,16 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
     uint8_t *d = (uint8_t *)dst + begin * (size_t)obits / 8;
     const dt_narrow nl = k->n, *n = &nl; /* a local copy: the stores cannot alias it */
     size_t count = end - begin, i = 0;
+#if defined(DT_HAVE_STORE4X2)
+    if (obits == 4) /* nibble pairs of two vectors at once: one shuffle, one store */
+        for (; i + 2 * VW <= count; i += 2 * VW) {
+            V x0 = NAME(load_any)(s + i * sbytes, sk), x1 = NAME(load_any)(s + (i + VW) * sbytes, sk);
+            v_opaque(&x0);
+            v_opaque(&x1);
+            v_store4x2(d + i / 2, NAME(narrow_any)(x0, n, mode, kind, sk),
+                       NAME(narrow_any)(x1, n, mode, kind, sk));
+        }
+#endif
     for (; i + VW <= count; i += VW) {
         V x = NAME(load_any)(s + i * sbytes, sk);
         v_opaque(&x); /* loaded once (see the ISA layer) */
