@@ -763,8 +763,9 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         if (k->fn)
             return true;
     }
-    dt_kernel_fn f = dt_narrow16_pick_avx512(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, sf, r)) {
+    const dt_format *lane = NULL;
+    dt_kernel_fn f = dt_narrow16_pick_avx512(df, sf, r, &lane);
+    if (f && dt_narrow_setup(&k->n, df, lane, r)) {
         k->fn = f;
         return true;
     }

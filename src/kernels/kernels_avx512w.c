@@ -1,11 +1,12 @@
 /* AVX-512BW kernels on 16-bit lanes ("w": words): the narrowing template with 32 lanes holding
- * float16 or bfloat16 bits as they are, for their conversions into 4- and 8-bit floats and
- * integers (twice the lanes of the float32-lane kernels in kernels_avx512.c). Compiled for the
- * target through function attributes only. */
+ * float16 or bfloat16 bits (float32 and float64 rounded to odd into bfloat16), for conversions
+ * into 4- and 8-bit floats and integers (twice the lanes of the float32-lane kernels in
+ * kernels_avx512.c). Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
 
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #if defined(__clang__) /* as in kernels_x86.h: clang 14 crashes emitting debug info for these */
@@ -39,9 +40,37 @@ static FN inline V v_set1(uint32_t c) { return _mm512_set1_epi16((short)(uint16_
 static FN inline K k_and(K a, K b) { return (K)(a & b); }
 static FN inline K k_or(K a, K b) { return (K)(a | b); }
 static FN inline V v_sel(K k, V a, V b) { return _mm512_mask_blend_epi16(k, b, a); }
-/* the lanes hold the source's bits: a plain load for both 16-bit formats */
+/* the lanes hold the 16-bit source's bits: a plain load for both 16-bit formats */
 static FN inline V v_load16h(const uint8_t *p) { return _mm512_loadu_si512(p); }
 #define v_load16b v_load16h
+#include "round_odd_avx512.h"
+/* 2 x 16 float32 bits -> 32 bfloat16 bits rounded to odd: the upper halves, in order (vpermt2w
+ * of the odd words), with the lsb set where the lower half was not zero */
+static FN inline V bf16odd32(__m512i a, __m512i b)
+{
+    const __m512i odd = _mm512_setr_epi32(0x00030001, 0x00070005, 0x000B0009, 0x000F000D,
+                                          0x00130011, 0x00170015, 0x001B0019, 0x001F001D,
+                                          0x00230021, 0x00270025, 0x002B0029, 0x002F002D,
+                                          0x00330031, 0x00370035, 0x003B0039, 0x003F003D);
+    const __m512i low = _mm512_set1_epi32(0xFFFF);
+    const __mmask32 lost = _mm512_kunpackw(_mm512_test_epi32_mask(b, low),
+                                           _mm512_test_epi32_mask(a, low));
+    const __m512i h = _mm512_permutex2var_epi16(a, odd, b);
+    return _mm512_mask_mov_epi16(h, lost, _mm512_or_si512(h, _mm512_set1_epi16(1)));
+}
+static FN inline V v_load32(const uint8_t *p)
+{
+    return bf16odd32(_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64));
+}
+/* 32 float64 -> float32 rounded to odd -> bfloat16 rounded to odd (the same as one rounding to
+ * odd into bfloat16: float32 keeps more than two bits beyond it, over a wider range) */
+#define HAVE_F64ODD 1
+static FN inline __m512i f64odd16(const uint8_t *p)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(f64odd8(_mm512_loadu_pd(p))),
+                              f64odd8(_mm512_loadu_pd(p + 64)), 1);
+}
+static FN inline V v_load64odd(const uint8_t *p) { return bf16odd32(f64odd16(p), f64odd16(p + 128)); }
 /* 32 words -> 32 bytes (vpmovwb) */
 static FN inline void v_store8(uint8_t *p, V c)
 {
@@ -69,8 +98,9 @@ static FN inline void v_store4x2(uint8_t *p, V a, V b)
 static FN inline void v_opaque(V *x) { __asm__("" : "+v"(*x)); }
 #include "kernels_tmpl.h"
 
-dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r)
+dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r,
+                                     const dt_format **lane)
 {
-    return narrow_pick_avx512w(df, sf, r);
+    return narrow_pick_avx512w(df, sf, r, lane);
 }
 #endif

@@ -1,9 +1,11 @@
 /* One template, instantiated once per instruction set (portable.c, kernels_avx2.c,
  * kernels_avx512.c, kernels_avx512w.c): float bits -> a narrow float, float8e8m0 or integer
  * code, in every rounding mode, with integer ops only. The lanes hold float32 bits (loaded from
- * float32, float16, bfloat16 or float64 rounded to odd) or, with DT_LANE16, the 16-bit source's
- * own bits (float16 or bfloat16, twice the lanes per register; float and integer targets of 4
- * and 8 bits). The including file defines, for its lanes:
+ * float32, float16, bfloat16 or float64 rounded to odd) or, with DT_LANE16, 16-bit floats
+ * (twice the lanes per register; float and integer targets of 4 and 8 bits): bfloat16 or
+ * float16 as they are, float32 and float64 rounded to odd into bfloat16 (v_load32, v_load64odd:
+ * for targets of at most 5 significand bits, which it keeps two bits beyond). The including
+ * file defines, for its lanes:
  *   VW            lanes per vector           V, K          vector and lane-mask types
  *   FN            function attributes        NAME(x)       x with the ISA's suffix
  *   v_set1(c) v_and v_andn(a,b) (~a & b) v_or v_add v_sub v_srli(a,imm) v_slli(a,imm)
@@ -23,7 +25,7 @@ enum { K_FLOAT, K_FLOAT_UP, K_E8M0, K_INT, K_BOOL };
 enum { S_F32, S_F16, S_BF16, S_F64 };
 
 /* The lanes' float format: significand bits L_MAN and bias L_BIAS for a source kind sk. */
-#if defined(DT_LANE16)
+#if defined(DT_LANE16) /* float16 bits, or bfloat16 bits (float32 and float64 rounded to odd) */
 #define L_BITS 16
 #define L_MAN(sk) ((sk) == S_F16 ? 10 : 7)
 #define L_BIAS(sk) ((sk) == S_F16 ? 15 : 127)
@@ -188,17 +190,12 @@ static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
         return v_load16h(p);
     case S_BF16:
         return v_load16b(p);
-#if !defined(DT_LANE16)
 #if defined(HAVE_F64ODD)
     case S_F64:
         return v_load64odd(p);
 #endif
     default:
         return v_load32(p);
-#else
-    default:
-        return v_set1(0);
-#endif
     }
 }
 
@@ -350,26 +347,55 @@ DT_NARROW_MODES(K_FLOAT_UP, S_F16)
 DT_NARROW_MODES(K_INT, S_F16)
 DT_NARROW_MODES(K_FLOAT, S_BF16)
 DT_NARROW_MODES(K_INT, S_BF16)
+DT_NARROW_MODES(K_FLOAT, S_F32)
+DT_NARROW_MODES(K_INT, S_F32)
+DT_NARROW_MODES(K_FLOAT, S_F64)
 
-/* [source: float16, bfloat16][kind: float, float with a larger bias, integer][mode] */
-static const dt_kernel_fn NAME(narrow_fns)[2][3][6] = {
+/* [source][kind: float, float with a larger bias, integer][mode] */
+static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
+    {DT_NARROW_ROW(K_FLOAT, S_F32), {NULL}, DT_NARROW_ROW(K_INT, S_F32)},
     {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_FLOAT_UP, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
     {DT_NARROW_ROW(K_FLOAT, S_BF16), {NULL}, DT_NARROW_ROW(K_INT, S_BF16)},
+    {DT_NARROW_ROW(K_FLOAT, S_F64), {NULL}, {NULL}},
 };
 
-/* The kernel for sf -> df under r on 16-bit lanes, or NULL: float16/bfloat16 into a float of
- * fewer significand bits, or an integer, of 4 or 8 bits. */
-static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r)
+/* The kernel for sf -> df under r on 16-bit lanes, or NULL; *lane: the lanes' float format,
+ * for dt_narrow_setup. Targets: floats of fewer significand bits and integers, of 4 or 8 bits;
+ * from float32 and float64 (rounded to odd into bfloat16): floats of at most 5 significand
+ * bits, and from float32 saturating 4-bit integers (|x| < 2^6 keeps two bits below 1, larger
+ * values saturate). */
+static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r,
+                                      const dt_format **lane)
 {
-    const int sk = sf->type == DTCAST_FLOAT16 ? 0 : sf->type == DTCAST_BFLOAT16 ? 1 : -1;
-    if (sk < 0 || (df->stride_bits != 4 && df->stride_bits != 8))
+    int sk;
+    switch (sf->type) {
+    case DTCAST_FLOAT32:
+        sk = S_F32;
+        break;
+    case DTCAST_FLOAT16:
+        sk = S_F16;
+        break;
+    case DTCAST_BFLOAT16:
+        sk = S_BF16;
+        break;
+    case DTCAST_FLOAT64:
+        sk = S_F64;
+        break;
+    default:
+        return NULL;
+    }
+    if (df->stride_bits != 4 && df->stride_bits != 8)
         return NULL;
     if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
         return NULL;
+    const bool wide = sk == S_F32 || sk == S_F64;
+    *lane = wide ? dt_format_of(DTCAST_BFLOAT16) : sf;
     int kind;
-    if (df->tc == DT_TC_FLOAT && df->man_bits < sf->man_bits)
-        kind = df->bias <= sf->bias ? 0 : 1;
-    else if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT)
+    if (df->tc == DT_TC_FLOAT && df->man_bits < (*lane)->man_bits &&
+        (!wide || df->man_bits <= (*lane)->man_bits - 2))
+        kind = df->bias <= (*lane)->bias ? 0 : 1;
+    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && sk != S_F64 &&
+             (sk != S_F32 || (r->saturate_int && df->bits <= 4)))
         kind = 2;
     else
         return NULL;

@@ -51,15 +51,7 @@ static FN inline V v_load16b(const uint8_t *p) /* bfloat16 is the top half of fl
 {
     return _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16);
 }
-/* 8 doubles -> float32 rounded to odd: truncate, then set the lsb where the conversion back
- * differs (inexact; NaN lanes too, which stay NaN) */
-static FN inline __m256i f64odd8(__m512d x)
-{
-    const __m256 t = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __mmask8 lost = _mm512_cmp_pd_mask(_mm512_cvtps_pd(t), x, _CMP_NEQ_UQ);
-    return _mm256_mask_or_epi32(_mm256_castps_si256(t), lost, _mm256_castps_si256(t),
-                                _mm256_set1_epi32(1));
-}
+#include "round_odd_avx512.h"
 static FN inline V v_load64odd(const uint8_t *p)
 {
     const __m256i lo = f64odd8(_mm512_loadu_pd(p)), hi = f64odd8(_mm512_loadu_pd(p + 64));
