@@ -16,11 +16,13 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     k->r = *r;
     const dt_isa isa = dt_isa_active();
     (void)isa;
+    bool found = false;
 #if defined(DT_HAVE_X86)
-    if (isa >= DT_ISA_AVX512 && dt_find_avx512(k, df, sf, r, count))
-        return true;
-    if (isa >= DT_ISA_AVX2 && dt_find_avx2(k, df, sf, r, count))
-        return true;
+    found = (isa >= DT_ISA_AVX512 && dt_find_avx512(k, df, sf, r, count)) ||
+            (isa >= DT_ISA_AVX2 && dt_find_avx2(k, df, sf, r, count));
 #endif
-    return dt_find_portable(k, df, sf, r, count);
+    if (!found)
+        found = dt_find_portable(k, df, sf, r, count);
+    k->stream = found && dt_stream_wanted(df, count);
+    return found;
 }

@@ -50,6 +50,7 @@ typedef struct dt_narrow {
 
 struct dt_kernel {
     dt_kernel_fn fn;
+    bool stream;       /* a large output: blocks go through L1 and streaming stores (stream.c) */
     const void *table; /* a lookup table, when the kernel uses one */
     const dt_format *df, *sf;
     dt_rules r;
@@ -66,11 +67,20 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
 /* Converts elements [begin, end); begin is a multiple of 8 (so packed outputs never share a
  * byte between two calls). Padding bits after the last element are the caller's business.
  * In place (dst == src, destination not wider) works: every block reads before it writes. */
+void dt_kernel_run_stream(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                          size_t end);
 static inline void dt_kernel_run(const dt_kernel *k, void *dst, const void *src, size_t begin,
                                  size_t end)
 {
-    k->fn(k, dst, src, begin, end);
+    if (k->stream)
+        dt_kernel_run_stream(k, dst, src, begin, end);
+    else
+        k->fn(k, dst, src, begin, end);
 }
+/* Whether an output of count elements of df is large enough to stream (stream.c). */
+bool dt_stream_wanted(const dt_format *df, size_t count);
+/* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
+void dt_stream_threshold_set(size_t bytes);
 
 /* ---- lookup tables (tables.c) ---------------------------------------------------------------- */
 /* Table of output codes for every code of an 8-bit-or-narrower source (256 entries of the

@@ -1,0 +1,71 @@
+/* Large outputs: the kernel writes blocks into a buffer that stays in L1, and the block is then
+ * copied to the destination with non-temporal stores (no read-for-ownership of destination
+ * lines, no eviction of the caches for data nobody reads soon: what memcpy does for large
+ * copies). The bytes written are the kernel's own, so the result is the same either way. */
+#include "kernels.h"
+
+#include <string.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define DT_HAVE_STREAM 1
+#endif
+
+enum { BLOCK_BYTES = 8192 }; /* output bytes per block: a sixth of L1d, a multiple of 64 */
+
+static size_t stream_threshold = (size_t)16 << 20; /* output bytes; about half of L3 here */
+
+void dt_stream_threshold_set(size_t bytes) { stream_threshold = bytes ? bytes : ((size_t)16 << 20); }
+
+bool dt_stream_wanted(const dt_format *df, size_t count)
+{
+#if defined(DT_HAVE_STREAM)
+    return count / 8 * (size_t)df->stride_bits >= stream_threshold;
+#else
+    (void)df;
+    (void)count;
+    return false;
+#endif
+}
+
+/* n bytes from the L1 buffer b to d: whole aligned 64-byte lines with streaming stores, the
+ * partial lines at either end with ordinary ones */
+static void copy_stream(uint8_t *d, const uint8_t *b, size_t n)
+{
+#if defined(DT_HAVE_STREAM)
+    const size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head >= n) {
+        memcpy(d, b, n);
+        return;
+    }
+    memcpy(d, b, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        __m128i *p = (__m128i *)(void *)(d + i); /* 64-byte aligned */
+        _mm_stream_si128(p, _mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+        _mm_stream_si128(p + 1, _mm_loadu_si128((const __m128i *)(const void *)(b + i + 16)));
+        _mm_stream_si128(p + 2, _mm_loadu_si128((const __m128i *)(const void *)(b + i + 32)));
+        _mm_stream_si128(p + 3, _mm_loadu_si128((const __m128i *)(const void *)(b + i + 48)));
+    }
+    memcpy(d + i, b + i, n - i);
+#else
+    memcpy(d, b, n);
+#endif
+}
+
+void dt_kernel_run_stream(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                          size_t end)
+{
+    const size_t sbits = (size_t)k->sf->stride_bits, dbits = (size_t)k->df->stride_bits;
+    const size_t per = BLOCK_BYTES * 8 / dbits; /* elements per block: a multiple of 8 */
+    _Alignas(64) uint8_t buf[BLOCK_BYTES];
+    /* begin and every block start are multiples of 8: whole bytes of packed sources and
+     * outputs; a block reads all of its source before the copy writes (in place works) */
+    for (size_t i = begin; i < end; i += per) {
+        const size_t n = end - i < per ? end - i : per;
+        k->fn(k, buf, (const uint8_t *)src + i * sbits / 8, 0, n);
+        copy_stream((uint8_t *)dst + i * dbits / 8, buf, (n * dbits + 7) / 8);
+    }
+#if defined(DT_HAVE_STREAM)
+    _mm_sfence(); /* the streamed lines are visible before another thread reads them */
+#endif
+}

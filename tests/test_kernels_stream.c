@@ -1,0 +1,114 @@
+/* Streamed outputs (src/kernels/stream.c): a large conversion runs its kernel block by block
+ * into an L1 buffer and copies each block out with non-temporal stores. Forced on for small
+ * sizes here, every kernel of every instruction set must give the same bytes as when it writes
+ * the destination itself: counts across several blocks and at block edges, misaligned
+ * destinations, split ranges (threads), in place, and no write past the output. */
+#include "check.h"
+#include "internal.h"
+#include "kernels/kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const dtcast_type types[] = {
+    DTCAST_BOOL,  DTCAST_UINT1,      DTCAST_INT2,        DTCAST_INT4,          DTCAST_UINT8,
+    DTCAST_INT8,  DTCAST_UINT16,     DTCAST_INT16,       DTCAST_UINT32,        DTCAST_INT32,
+    DTCAST_INT64, DTCAST_UINT64,     DTCAST_FLOAT4E2M1,  DTCAST_FLOAT8E4M3FN,  DTCAST_FLOAT8E5M2,
+    DTCAST_FLOAT8E8M0, DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32,       DTCAST_FLOAT64};
+#define NT (sizeof types / sizeof types[0])
+
+static uint64_t state = 0x243F6A8885A308D3u;
+static uint64_t rnd(void)
+{
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 0x2545F4914F6CDD1Du;
+}
+
+static size_t bytes_for(const dt_format *f, size_t n) { return (n * (size_t)f->stride_bits + 7) / 8; }
+
+/* zero the padding bits after element n (the caller's job, as in convert.c) */
+static void clear_padding(const dt_format *f, uint8_t *p, size_t n)
+{
+    const size_t per = f->stride_bits < 8 ? 8u / (size_t)f->stride_bits : 1;
+    if (per > 1 && n % per)
+        p[n / per] &= (uint8_t)((1u << (n % per * (size_t)f->stride_bits)) - 1);
+}
+
+int main(void)
+{
+    enum { MAXN = 70000, SLACK = 64 };
+    if (!dt_stream_wanted(dt_format_of(DTCAST_FLOAT64), (size_t)1 << 30)) {
+        printf("PASS streamed outputs: this build has no streaming stores (never used)\n");
+        return 0;
+    }
+    uint8_t *src = malloc(MAXN * 8 + SLACK), *want = malloc(MAXN * 8 + SLACK),
+            *got = malloc(MAXN * 8 + SLACK), *inplace = malloc(MAXN * 8 + SLACK);
+    for (size_t i = 0; i < MAXN * 8 + SLACK; i++)
+        src[i] = (uint8_t)rnd();
+    /* counts: one block and its edges for 8-bit (8192) and 64-bit (1024) outputs, many blocks */
+    static const size_t counts[] = {8, 1016, 1024, 1032, 8184, 8192, 8200, 24577, 65536, 69999};
+    const int isa_max = (int)dt_isa_detected();
+    long bad = 0, runs = 0;
+    for (int isa = 0; isa <= isa_max; isa++) {
+        if (isa == DT_ISA_SSE2)
+            continue;
+        dt_isa_pin(isa);
+        for (size_t s = 0; s < NT; s++)
+            for (size_t d = 0; d < NT; d++) {
+                const dt_format *sf = dt_format_of(types[s]), *df = dt_format_of(types[d]);
+                dtcast_options o;
+                dtcast_options_init(&o);
+                dt_rules r;
+                dt_rules_for(df, &o, &r);
+                dt_kernel plain, streamed;
+                dt_stream_threshold_set(0);
+                if (!dt_kernel_find(&plain, df, sf, &r, MAXN))
+                    continue;
+                dt_stream_threshold_set(1);
+                if (!dt_kernel_find(&streamed, df, sf, &r, MAXN) || !streamed.stream ||
+                    streamed.fn != plain.fn) {
+                    if (bad++ < 5)
+                        printf("  %s: %s -> %s: no streamed kernel\n", dt_isa_name((dt_isa)isa),
+                               sf->name, df->name);
+                    continue;
+                }
+                for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+                    for (size_t off = 0; off < 3; off += 2) { /* destination offset 0 or 2 */
+                        const size_t n = counts[c], db = bytes_for(df, n);
+                        memset(want, 0x5A, db + off + SLACK);
+                        memset(got, 0x5A, db + off + SLACK);
+                        dt_kernel_run(&plain, want + off, src, 0, n);
+                        clear_padding(df, want + off, n);
+                        /* two ranges split at a multiple of 8, as the threads split them */
+                        const size_t mid = n / 16 * 8;
+                        dt_kernel_run(&streamed, got + off, src, 0, mid);
+                        dt_kernel_run(&streamed, got + off, src, mid, n);
+                        clear_padding(df, got + off, n);
+                        runs++;
+                        if (memcmp(want, got, db + off + SLACK) != 0 && bad++ < 5)
+                            printf("  %s: %s -> %s count %zu offset %zu differs\n",
+                                   dt_isa_name((dt_isa)isa), sf->name, df->name, n, off);
+                        if (df->stride_bits <= sf->stride_bits) { /* in place */
+                            memcpy(inplace, src, bytes_for(sf, n));
+                            dt_kernel_run(&streamed, inplace, inplace, 0, n);
+                            clear_padding(df, inplace, n);
+                            if (memcmp(want + off, inplace, db) != 0 && bad++ < 5)
+                                printf("  %s: %s -> %s count %zu in place differs\n",
+                                       dt_isa_name((dt_isa)isa), sf->name, df->name, n);
+                        }
+                    }
+            }
+    }
+    dt_stream_threshold_set(0);
+    dt_isa_pin(-1);
+    char name[96];
+    snprintf(name, sizeof name, "streamed outputs equal direct ones (%ld runs, every ISA)", runs);
+    CHECK(bad == 0, name, "%ld differ", bad);
+    free(src);
+    free(want);
+    free(got);
+    free(inplace);
+    return CHECK_EXIT();
+}
