@@ -522,15 +522,18 @@ dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index
     dtcast_status st = check_options(opts);
     if (st != DTCAST_OK)
         return st;
-    string_target t;
-    string_target_init(&t, df, opts);
-    if (df->tc == DT_TC_FLOAT && t.store_bytes) { /* the common case: a code, then one store */
+    if (df->tc == DT_TC_FLOAT && df->stride_bits >= 16) { /* the common case: a code, one store */
+        dt_rules r;
+        dt_rules_for(df, opts, &r);
         uint64_t code;
-        if (!dt_text_parse_to_code(text, df, &t.rules, &code))
+        if (!dt_text_parse_to_code(text, df, &r, &code))
             return bad_string(opts, index, text);
+        string_target t = {.df = df, .store_bytes = df->stride_bits / 8};
         store_code(&t, dst, index, code);
         return DTCAST_OK;
     }
+    string_target t;
+    string_target_init(&t, df, opts);
     /* Parse into a scratch element first so that a failure leaves dst untouched. */
     uint8_t scratch[16] = {0};
     const size_t bits = (size_t)df->stride_bits;
