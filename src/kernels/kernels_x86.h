@@ -77,6 +77,15 @@ static FN inline void v_store4(uint8_t *p, V c)
 {
     _mm_storel_epi64((__m128i *)p, _mm512_cvtepi64_epi8(_mm512_or_si512(c, _mm512_srli_epi64(c, 28))));
 }
+/* the same for two vectors: byte 0 of every 64-bit lane of a, then of b (vpermt2b) */
+#define DT_HAVE_STORE4X2 1
+static FN inline void v_store4x2(uint8_t *p, V a, V b)
+{
+    const __m512i idx = _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0x7870686058504840, 0x3830282018100800);
+    const __m512i ta = _mm512_or_si512(a, _mm512_srli_epi64(a, 28));
+    const __m512i tb = _mm512_or_si512(b, _mm512_srli_epi64(b, 28));
+    _mm_storeu_si128((__m128i *)p, _mm512_castsi512_si128(_mm512_permutex2var_epi8(ta, idx, tb)));
+}
 #else
 /* ---- AVX2: 8 lanes, masks are all-ones lanes ------------------------------------------------ */
 #define VW 8
