@@ -540,10 +540,11 @@ static const dt_kernel_fn if_fns[8][2][6] = {
     {IF_ROW(64, 1, 32), IF_ROW(64, 1, 64)},       {IF_ROW(64, 0, 32), IF_ROW(64, 0, 64)}};
 
 /* ---- float64 -> integer, float32 -> 64-bit integer, in 64-bit lanes: round to an integral
- * float per mode (vrndscale), convert lanes whose value is in [-2^63, 2^64) exactly (signed or
- * unsigned conversion by sign), then: saturate clamps by comparing the integral float with the
- * destination's bounds (exact powers of two; NaN -> 0); wrap keeps the low bits (vpmov
- * truncation), and the rare lanes outside (NaN, Inf, huge) are patched by the scalar rule. */
+ * float per mode (vrndscale), then: saturate converts lanes in [-2^63, 2^64) exactly (signed or
+ * unsigned conversion by sign) and clamps by comparing the integral float with the
+ * destination's bounds (exact powers of two; NaN -> 0); wrap converts |x| < 2^63 (signed) and
+ * keeps the low bits (vpmov truncation), and the rare lanes outside (NaN, Inf, huge) are
+ * patched by the scalar rule. */
 #define RSC(m, x, f) ((m) == M_FLOOR ? f(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)          \
                      : (m) == M_CEIL ? f(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)         \
                      : (m) == M_RNE ? f(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)      \
@@ -586,9 +587,9 @@ static FN DT_INLINE void fi_block(uint8_t *d, const uint8_t *s, int sd, int dw, 
         v_opaque((__m512i *)(void *)&x);
         f = RSC(mode, x, _mm512_roundscale_pd);
     }
-    const __mmask8 neg = _mm512_cmp_pd_mask(f, _mm512_setzero_pd(), _CMP_LT_OQ);
-    __m512i v = _mm512_mask_blend_epi64(neg, _mm512_cvttpd_epu64(f), _mm512_cvttpd_epi64(f));
     if (sat) {
+        const __mmask8 neg = _mm512_cmp_pd_mask(f, _mm512_setzero_pd(), _CMP_LT_OQ);
+        __m512i v = _mm512_mask_blend_epi64(neg, _mm512_cvttpd_epu64(f), _mm512_cvttpd_epi64(f));
         const __mmask8 hi = _mm512_cmp_pd_mask(f, _mm512_set1_pd(dhi), _CMP_GE_OQ);
         const __mmask8 lo = _mm512_cmp_pd_mask(f, _mm512_set1_pd(dlo), _CMP_LT_OQ);
         const __mmask8 nan = _mm512_cmp_pd_mask(f, f, _CMP_UNORD_Q);
@@ -596,9 +597,10 @@ static FN DT_INLINE void fi_block(uint8_t *d, const uint8_t *s, int sd, int dw, 
         v = _mm512_mask_mov_epi64(v, lo, _mm512_set1_epi64((long long)vlo));
         v = _mm512_maskz_mov_epi64((__mmask8)~nan, v);
         int_store(d, v, dw, 64);
-    } else {
-        const __mmask8 ok = _mm512_cmp_pd_mask(f, _mm512_set1_pd(-0x1p63), _CMP_GE_OQ) &
-                            _mm512_cmp_pd_mask(f, _mm512_set1_pd(0x1p64), _CMP_LT_OQ);
+    } else { /* wrap: |f| < 2^63 converts exactly with the signed conversion, whose low bits
+              * are the result for every width; the rare others are patched */
+        const __m512i v = _mm512_cvttpd_epi64(f);
+        const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_abs_pd(f), _mm512_set1_pd(0x1p63), _CMP_LT_OQ);
         if (ok == 0xFF) {
             int_store(d, v, dw, 64);
         } else { /* the source is kept first: in place, the store overwrites it */
