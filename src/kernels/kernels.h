@@ -82,6 +82,17 @@ bool dt_stream_wanted(const dt_format *df, size_t count);
 /* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
 void dt_stream_threshold_set(size_t bytes);
 
+/* Software prefetch of the source, DT_PREFETCH_AHEAD bytes ahead of a streaming loop: one per
+ * 64-byte line that an iteration reads (the hardware prefetchers alone left single-core
+ * streaming 10-40% short of it here, as glibc's large memcpy also prefetches). Prefetches never
+ * fault; the address is formed as an integer, so running past the buffer is harmless. */
+#define DT_PREFETCH_AHEAD 4096
+static inline void dt_prefetch_span(const void *p, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch((const void *)((uintptr_t)p + DT_PREFETCH_AHEAD + o), 0, 3);
+}
+
 /* ---- lookup tables (tables.c) ---------------------------------------------------------------- */
 /* Table of output codes for every code of an 8-bit-or-narrower source (256 entries of the
  * destination's storage width: 1, 2, 4 or 8 bytes), or of a 16-bit source into an 8-bit-or-

@@ -14,6 +14,7 @@
     uint8_t *d_ = (uint8_t *)dst + begin * (DB);                                                \
     size_t n_ = end - begin, i_ = 0;                                                            \
     for (; i_ + (B) <= n_; i_ += (B)) {                                                         \
+        dt_prefetch_span(s_ + i_ * (SB), (B) * (SB));                                           \
         BODY(s_ + i_ * (SB), d_ + i_ * (DB));                                                   \
     }                                                                                           \
     if (i_ < n_) {                                                                              \
@@ -340,6 +341,7 @@ static FN DT_INLINE void int_loop(void *dst, const void *src, size_t begin, size
     const size_t n = end - begin;
     size_t i = 0;
     for (; i + (size_t)B <= n; i += (size_t)B) {
+        dt_prefetch_span(s + i * (size_t)sw / 8, (size_t)B * (size_t)sw / 8);
         __m512i x = int_load(s + i * (size_t)sw / 8, sw, ss, W);
         v_opaque(&x);
         if (sat)
@@ -502,8 +504,10 @@ static FN DT_INLINE void if_loop(void *dst, const void *src, size_t begin, size_
     uint8_t *d = (uint8_t *)dst + begin * (size_t)dd / 8;
     const size_t n = end - begin;
     size_t i = 0;
-    for (; i + (size_t)B <= n; i += (size_t)B)
+    for (; i + (size_t)B <= n; i += (size_t)B) {
+        dt_prefetch_span(s + i * (size_t)sw / 8, (size_t)B * (size_t)sw / 8);
         if_block(d + i * (size_t)dd / 8, s + i * (size_t)sw / 8, sw, ss, dd, mode);
+    }
     if (i < n) {
         _Alignas(64) uint8_t tin[64] = {0}, tout[64];
         memcpy(tin, s + i * (size_t)sw / 8, (n - i) * (size_t)sw / 8);
@@ -620,8 +624,10 @@ static FN DT_INLINE void fi_loop(const dt_kernel *k, void *dst, const void *src,
     uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8;
     const size_t n = end - begin;
     size_t i = 0;
-    for (; i + (size_t)B <= n; i += (size_t)B)
+    for (; i + (size_t)B <= n; i += (size_t)B) {
+        dt_prefetch_span(s + i * (size_t)sd / 8, (size_t)B * (size_t)sd / 8);
         fi_block(d + i * (size_t)dw / 8, s + i * (size_t)sd / 8, sd, dw, ds, mode, sat, &k->r);
+    }
     if (i < n) {
         _Alignas(64) uint8_t tin[64] = {0}, tout[64];
         memcpy(tin, s + i * (size_t)sd / 8, (n - i) * (size_t)sd / 8);

@@ -272,6 +272,7 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
 #if defined(DT_HAVE_STORE4X2)
     if (obits == 4) /* nibble pairs of two vectors at once: one shuffle, one store */
         for (; i + 2 * VW <= count; i += 2 * VW) {
+            dt_prefetch_span(s + i * sbytes, 2 * VW * sbytes);
             V x0 = NAME(load_any)(s + i * sbytes, sk), x1 = NAME(load_any)(s + (i + VW) * sbytes, sk);
             v_opaque(&x0);
             v_opaque(&x1);
@@ -280,6 +281,7 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
         }
 #endif
     for (; i + VW <= count; i += VW) {
+        dt_prefetch_span(s + i * sbytes, VW * sbytes);
         V x = NAME(load_any)(s + i * sbytes, sk);
         v_opaque(&x); /* loaded once (see the ISA layer) */
         NAME(store_any)(d + i * (size_t)obits / 8, NAME(narrow_any)(x, n, mode, kind, sk), obits);

@@ -209,6 +209,7 @@ static FN DT_INLINE void NAME(bf16_loop)(void *dst, const void *src, size_t begi
     const size_t count = end - begin;
     size_t i = 0;
     for (; i + 2 * VW <= count; i += 2 * VW) {
+        dt_prefetch_span(s + 4 * i, 8 * VW);
         V x0 = v_load32(s + 4 * i), x1 = v_load32(s + 4 * i + 4 * VW);
         v_opaque(&x0);
         v_opaque(&x1);
