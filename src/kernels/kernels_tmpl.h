@@ -296,6 +296,23 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
     }
 }
 
+/* The template's source kind of sf (S_F32 ..), or -1. */
+static int NAME(source_kind)(const dt_format *sf)
+{
+    switch (sf->type) {
+    case DTCAST_FLOAT32:
+        return S_F32;
+    case DTCAST_FLOAT16:
+        return S_F16;
+    case DTCAST_BFLOAT16:
+        return S_BF16;
+    case DTCAST_FLOAT64:
+        return S_F64;
+    default:
+        return -1;
+    }
+}
+
 /* The output width, chosen once per call. */
 static FN DT_INLINE void NAME(narrow_width)(const dt_kernel *k, void *dst, const void *src,
                                          size_t b, size_t e, int mode, int kind, int sk)
@@ -369,23 +386,9 @@ static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
 static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r,
                                       const dt_format **lane)
 {
-    int sk;
-    switch (sf->type) {
-    case DTCAST_FLOAT32:
-        sk = S_F32;
-        break;
-    case DTCAST_FLOAT16:
-        sk = S_F16;
-        break;
-    case DTCAST_BFLOAT16:
-        sk = S_BF16;
-        break;
-    case DTCAST_FLOAT64:
-        sk = S_F64;
-        break;
-    default:
+    const int sk = NAME(source_kind)(sf);
+    if (sk < 0)
         return NULL;
-    }
     if (df->stride_bits != 4 && df->stride_bits != 8)
         return NULL;
     if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
@@ -444,23 +447,10 @@ static const dt_kernel_fn NAME(bool_fns)[4] = {
 /* The narrowing kernel for sf -> df under r, or NULL. */
 static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    int sk, kind;
-    switch (sf->type) {
-    case DTCAST_FLOAT32:
-        sk = S_F32;
-        break;
-    case DTCAST_FLOAT16:
-        sk = S_F16;
-        break;
-    case DTCAST_BFLOAT16:
-        sk = S_BF16;
-        break;
-    case DTCAST_FLOAT64:
-        sk = S_F64;
-        break;
-    default:
+    const int sk = NAME(source_kind)(sf);
+    int kind;
+    if (sk < 0)
         return NULL;
-    }
     const int sb = df->stride_bits;
     if (sb != 1 && sb != 2 && sb != 4 && sb != 8 && sb != 16 && sb != 32)
         return NULL;
