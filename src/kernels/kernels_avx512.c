@@ -156,15 +156,23 @@ typedef struct planes {
     __m512i p[4][4]; /* [byte j][64-entry quarter] */
 } planes;
 
-static FN inline void load_planes(planes *pl, const uint8_t *t, int w)
+/* The 256-entry table of w-byte codes as w byte planes (plane j: byte j of every entry), into
+ * k->local once per conversion (the table may itself be k->local). */
+static void planes_from_table(dt_kernel *k, const uint8_t *t, int w)
 {
-    uint8_t tmp[256];
-    for (int j = 0; j < w; j++) {
+    uint8_t tmp[256 * 4];
+    for (int j = 0; j < w; j++)
         for (int c = 0; c < 256; c++)
-            tmp[c] = t[c * w + j];
+            tmp[256 * j + c] = t[c * w + j];
+    memcpy(k->local, tmp, 256 * (size_t)w);
+    k->table = k->local;
+}
+
+static FN inline void load_planes(planes *pl, const uint8_t *planes_bytes, int w)
+{
+    for (int j = 0; j < w; j++)
         for (int q = 0; q < 4; q++)
-            pl->p[j][q] = _mm512_loadu_si512(tmp + 64 * q);
-    }
+            pl->p[j][q] = _mm512_loadu_si512(planes_bytes + 256 * j + 64 * q);
 }
 
 static FN inline __m512i plane_lookup(const planes *pl, int j, __m512i idx, __mmask64 hi)
@@ -753,9 +761,10 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         }
     }
     if (sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
-        k->table = dt_table_get(df, sf, r);
-        if (!k->table)
-            k->table = dt_table_build_into(k->local, df, sf, r);
+        const void *t = dt_table_get(df, sf, r);
+        if (!t)
+            t = dt_table_build_into(k->local, df, sf, r);
+        planes_from_table(k, t, df->stride_bits / 8);
         k->fn = df->stride_bits == 16 ? t8_16 : t8_32;
         return true;
     }
