@@ -77,8 +77,8 @@ static inline void dt_kernel_run(const dt_kernel *k, void *dst, const void *src,
     else
         k->fn(k, dst, src, begin, end);
 }
-/* Whether an output of count elements of df is large enough to stream (stream.c). */
-bool dt_stream_wanted(const dt_format *df, size_t count);
+/* Whether count elements of sf -> df make an output to stream (stream.c). */
+bool dt_stream_wanted(const dt_format *df, const dt_format *sf, size_t count);
 /* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
 void dt_stream_threshold_set(size_t bytes);
 
