@@ -16,6 +16,7 @@
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"
+#include "kernel_util.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,14 +32,6 @@ static const dtcast_type all_types[] = {
     DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32, DTCAST_FLOAT64};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-static uint64_t rnd(void) /* xorshift64* */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Du;
-}
 
 static double scale = 1.0;
 static size_t failures_reported;
@@ -76,7 +69,6 @@ static uint64_t reference(const dt_format *df, const dt_format *sf, uint64_t cod
     return dt_encode(df, &v, r);
 }
 
-static size_t bytes_for(const dt_format *f, size_t n) { return (n * (size_t)f->stride_bits + 7) / 8; }
 
 /* Runs the kernel over codes[0..n) and compares with the reference; returns mismatches. */
 static size_t run_and_compare(const dt_kernel *k, const dt_format *df, const dt_format *sf,
@@ -333,13 +325,6 @@ typedef struct wide_buf {
     uint8_t *in, *want, *out;
 } wide_buf;
 
-/* Zeroes the padding bits after element n of a packed output (the caller's job). */
-static void clear_padding(const dt_format *f, uint8_t *p, size_t n)
-{
-    const size_t per = f->stride_bits < 8 ? 8u / (size_t)f->stride_bits : 1;
-    if (per > 1 && n % per)
-        p[n / per] &= (uint8_t)((1u << (n % per * (size_t)f->stride_bits)) - 1);
-}
 
 /* dt_store for the harness's hot loop: little-endian elements of 8/16/32/64 bits, or packed
  * elements of 1/2/4 bits ORed into a zeroed buffer. */
@@ -626,13 +611,9 @@ static void test_layouts(void)
                             dt_store(df, want + off, i,
                                      reference(df, sf, dt_load(sf, src + off, i), &r));
                         /* the caller's job: padding bits of a packed tail are zeroed */
-                        if (df->stride_bits < 8 && count % (8 / df->stride_bits))
-                            want[off + db - 1] &= (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
-                                                                   (unsigned)df->stride_bits)) - 1);
+                        clear_padding(df, want + off, count);
                         dt_kernel_run(&k, dst + off, src + off, 0, count);
-                        if (df->stride_bits < 8 && count % (8 / df->stride_bits))
-                            dst[off + db - 1] &= (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
-                                                                  (unsigned)df->stride_bits)) - 1);
+                        clear_padding(df, dst + off, count);
                         if (memcmp(dst, want, sizeof dst) != 0 && bad++ < 5)
                             printf("  layout %s: %s -> %s count %zu offset %zu\n",
                                    dt_isa_name((dt_isa)isa), sf->name, df->name, count, off);
@@ -641,10 +622,7 @@ static void test_layouts(void)
                             memset(dst, 0x5A, sizeof dst);
                             dt_kernel_run(&k, dst + off, src + off, 0, 8);
                             dt_kernel_run(&k, dst + off, src + off, 8, count);
-                            if (df->stride_bits < 8 && count % (8 / df->stride_bits))
-                                dst[off + db - 1] &=
-                                    (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
-                                                      (unsigned)df->stride_bits)) - 1);
+                            clear_padding(df, dst + off, count);
                             if (memcmp(dst, want, sizeof dst) != 0 && bad++ < 5)
                                 printf("  split %s: %s -> %s count %zu offset %zu\n",
                                        dt_isa_name((dt_isa)isa), sf->name, df->name, count, off);
@@ -653,10 +631,7 @@ static void test_layouts(void)
                         if (df->stride_bits <= sf->stride_bits) {
                             memcpy(buf, src, sizeof buf);
                             dt_kernel_run(&k, buf + off, buf + off, 0, count);
-                            if (df->stride_bits < 8 && count % (8 / df->stride_bits))
-                                buf[off + db - 1] &=
-                                    (uint8_t)((1u << ((count % (8 / df->stride_bits)) *
-                                                      (unsigned)df->stride_bits)) - 1);
+                            clear_padding(df, buf + off, count);
                             if (memcmp(buf + off, want + off, db) != 0 && bad++ < 5)
                                 printf("  in place %s: %s -> %s count %zu offset %zu\n",
                                        dt_isa_name((dt_isa)isa), sf->name, df->name, count, off);

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"
+#include "kernel_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +17,6 @@ static const dtcast_type types[] = {
     DTCAST_INT64, DTCAST_UINT64,     DTCAST_FLOAT4E2M1,  DTCAST_FLOAT8E4M3FN,  DTCAST_FLOAT8E5M2,
     DTCAST_FLOAT8E8M0, DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32,       DTCAST_FLOAT64};
 #define NT (sizeof types / sizeof types[0])
-
-static uint64_t state = 0x243F6A8885A308D3u;
-static uint64_t rnd(void)
-{
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return state * 0x2545F4914F6CDD1Du;
-}
-
-static size_t bytes_for(const dt_format *f, size_t n) { return (n * (size_t)f->stride_bits + 7) / 8; }
-
-/* zero the padding bits after element n (the caller's job, as in convert.c) */
-static void clear_padding(const dt_format *f, uint8_t *p, size_t n)
-{
-    const size_t per = f->stride_bits < 8 ? 8u / (size_t)f->stride_bits : 1;
-    if (per > 1 && n % per)
-        p[n / per] &= (uint8_t)((1u << (n % per * (size_t)f->stride_bits)) - 1);
-}
 
 int main(void)
 {

@@ -1,0 +1,31 @@
+/* Helpers shared by the kernel tests (test_kernels.c, test_kernels_stream.c). */
+#ifndef DTCAST_TESTS_KERNEL_UTIL_H
+#define DTCAST_TESTS_KERNEL_UTIL_H
+
+#include "internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* xorshift64*: a fixed sequence per test program */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Du;
+}
+
+/* bytes of n elements of f */
+static size_t bytes_for(const dt_format *f, size_t n) { return (n * (size_t)f->stride_bits + 7) / 8; }
+
+/* Zeroes the padding bits after element n of a packed output (the caller's job, as convert.c's). */
+static void clear_padding(const dt_format *f, uint8_t *p, size_t n)
+{
+    const size_t per = f->stride_bits < 8 ? 8u / (size_t)f->stride_bits : 1;
+    if (per > 1 && n % per)
+        p[n / per] &= (uint8_t)((1u << (n % per * (size_t)f->stride_bits)) - 1);
+}
+
+#endif
