@@ -1,6 +1,6 @@
 /* Packed sources (int4, uint4, float4e2m1, int2, uint2, uint1) through every fast path of every
  * instruction set, against the reference path element by element: many counts (block and tail
- * boundaries of the 16-element kernels), odd byte offsets, and no write past the output. */
+ * boundaries of the 16- and 32-element vectors), odd byte offsets, and no write past the output. */
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"

@@ -692,54 +692,75 @@ static dt_kernel_fn int_pick(const dt_format *df, const dt_format *sf, const dt_
     return NULL;
 }
 
-/* ---- 1-, 2- and 4-bit sources -> 16- or 32-bit outputs: the at most 16 table entries fit in
- * one register, so a block of 16 codes is spread into dword lanes (byte shuffle + variable
- * shift + mask) and looked up with one vpermd; 16-bit outputs are then narrowed with vpmovdw. */
-static FN void subbyte_lookup(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                              size_t end)
+/* ---- packed 1/2/4-bit source -> 16- or 32-bit destination: each output lane of W bits takes
+ * its code straight from the packed bytes. vpermb copies to every 64-bit lane the source bytes
+ * its 64/W elements live in; vpmultishiftqb moves each element's bits to the low byte of its
+ * lane; vpermw/vpermd looks the lane up in the table, reading only the low 5/4 bits, so the bits
+ * above the code are ignored by repeating the 2^sb entries over all 32/16 slots. The three
+ * vectors are built once per conversion into k->local. */
+enum { SUB_TABLE = 0, SUB_SPREAD = 64, SUB_SHIFT = 128 };
+
+static void subbyte_setup(dt_kernel *k, const uint8_t *t, unsigned sb, unsigned w)
 {
-    const unsigned sb = (unsigned)k->sf->stride_bits, w = (unsigned)k->df->stride_bits / 8;
-    const uint8_t *s = src, *t = k->table;
-    uint8_t *d = dst;
-    uint32_t entries[16], idx[16], shift[16];
-    for (unsigned c = 0; c < 16; c++) { /* codes >= 2^sb repeat the masked ones; never used */
-        entries[c] = w == 2 ? (uint32_t)t[2 * c] | (uint32_t)t[2 * c + 1] << 8
-                            : (uint32_t)t[4 * c] | (uint32_t)t[4 * c + 1] << 8 |
-                                  (uint32_t)t[4 * c + 2] << 16 | (uint32_t)t[4 * c + 3] << 24;
-        idx[c] = c * sb / 8;   /* the byte of element c within the block */
-        shift[c] = c * sb % 8; /* its bit offset in that byte */
+    uint8_t v[192];
+    const unsigned lanes_per_q = 8 / w, slots = 64 / w; /* lanes per qword; table slots */
+    for (unsigned i = 0; i < slots; i++) /* entry i: the code i mod 2^sb */
+        memcpy(v + SUB_TABLE + w * i, t + w * (i & ((1u << sb) - 1)), w);
+    for (unsigned q = 0; q < 8; q++) {
+        const unsigned first = q * lanes_per_q * sb; /* the first bit of the qword's elements */
+        for (unsigned b = 0; b < 8; b++) {
+            v[SUB_SPREAD + 8 * q + b] = (uint8_t)(first / 8 + b);
+            const unsigned lane = b / w;                /* byte 0 of each lane gets the code */
+            v[SUB_SHIFT + 8 * q + b] = b % w ? 0 : (uint8_t)(first % 8 + lane * sb);
+        }
     }
-    const __m512i table = _mm512_loadu_si512(entries);
-    const __m512i shifts = _mm512_loadu_si512(shift);
-    const __m512i mask = _mm512_set1_epi32((1 << sb) - 1);
-    uint8_t bytes_idx[16];
-    for (unsigned c = 0; c < 16; c++)
-        bytes_idx[c] = (uint8_t)idx[c];
-    const __m128i spread = _mm_loadu_si128((const __m128i *)bytes_idx);
-    const size_t block_bytes = 16 * sb / 8; /* 8, 4 or 2 source bytes per 16 elements */
-    const size_t last_byte = end * sb / 8;  /* bytes of whole elements up to end */
-    size_t i = begin;                       /* a multiple of 8: a byte boundary */
-    for (; i + 16 <= end; i += 16) {
-        uint64_t packed = 0;
-        if (i * sb / 8 + 8 <= last_byte) /* one 8-byte load while it stays inside the source */
-            memcpy(&packed, s + i * sb / 8, 8);
-        else
-            memcpy(&packed, s + i * sb / 8, block_bytes);
-        const __m128i b = _mm_shuffle_epi8(_mm_cvtsi64_si128((long long)packed), spread);
-        const __m512i codes =
-            _mm512_and_si512(_mm512_srlv_epi32(_mm512_cvtepu8_epi32(b), shifts), mask);
-        const __m512i out = _mm512_permutexvar_epi32(codes, table);
-        if (w == 4)
-            _mm512_storeu_si512(d + 4 * i, out);
-        else
-            _mm256_storeu_si256((__m256i *)(d + 2 * i), _mm512_cvtepi32_epi16(out));
-    }
-    for (; i < end; i++) { /* the tail, one element at a time */
-        const unsigned per = 8 / sb;
-        const unsigned c = (s[i / per] >> (i % per * sb)) & ((1u << sb) - 1);
-        memcpy(d + w * i, &entries[c], w); /* little-endian: the low w bytes */
-    }
+    memcpy(k->local, v, sizeof v); /* t may be k->local itself: read before written */
+    k->table = k->local;
 }
+
+/* W-bit lanes: one vector of 512/W elements from 512/W * sb / 8 source bytes */
+#define SUB_BODY(W, in, nbytes, lanemask, store)                                                \
+    do {                                                                                        \
+        const __m512i x = _mm512_zextsi128_si512(_mm_maskz_loadu_epi8(nbytes, (in)));           \
+        const __m512i c = _mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(spread, x)); \
+        store(lanemask, W == 16 ? _mm512_permutexvar_epi16(c, table)                            \
+                                : _mm512_permutexvar_epi32(c, table));                          \
+    } while (0)
+
+#define SUBBYTE(name, W)                                                                        \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const unsigned sb = (unsigned)k->sf->stride_bits;                                       \
+        const uint8_t *t = k->table;                                                            \
+        const __m512i table = _mm512_loadu_si512(t + SUB_TABLE);                                \
+        const __m512i spread = _mm512_loadu_si512(t + SUB_SPREAD);                              \
+        const __m512i shift = _mm512_loadu_si512(t + SUB_SHIFT);                                \
+        enum { L = 512 / W };                        /* elements per vector */                  \
+        const size_t in_bytes = L * sb / 8;          /* their source bytes: 2..16 */            \
+        const __mmask16 all = (__mmask16)((1u << in_bytes) - 1);                               \
+        const uint8_t *s = (const uint8_t *)src + begin * sb / 8; /* begin: a multiple of 8 */  \
+        uint8_t *d = (uint8_t *)dst + begin * (W / 8);                                          \
+        size_t n = end - begin, i = 0;                                                          \
+        for (; i + 2 * L <= n; i += 2 * L, s += 2 * in_bytes, d += 2 * 64) {                    \
+            _mm_prefetch((const char *)(uintptr_t)(s + DT_PREFETCH_AHEAD), _MM_HINT_T0);        \
+            SUB_BODY(W, s, all, ~0u, STORE_FULL_##W##_0);                                      \
+            SUB_BODY(W, s + in_bytes, all, ~0u, STORE_FULL_##W##_1);                           \
+        }                                                                                       \
+        for (; i < n; i += L, s += in_bytes, d += 64) { /* at most two vectors, maybe partial */ \
+            const size_t m = n - i < L ? n - i : L;                                             \
+            const __mmask16 bytes = (__mmask16)((1u << ((m * sb + 7) / 8)) - 1);               \
+            SUB_BODY(W, s, bytes, m == L ? ~0u : (1u << m) - 1, STORE_PART_##W);                \
+        }                                                                                       \
+    }
+#define STORE_FULL_16_0(m, v) ((void)(m), _mm512_storeu_si512(d, (v)))
+#define STORE_FULL_16_1(m, v) ((void)(m), _mm512_storeu_si512(d + 64, (v)))
+#define STORE_FULL_32_0 STORE_FULL_16_0
+#define STORE_FULL_32_1 STORE_FULL_16_1
+#define STORE_PART_16(m, v) _mm512_mask_storeu_epi16(d, (__mmask32)(m), (v))
+#define STORE_PART_32(m, v) _mm512_mask_storeu_epi32(d, (__mmask16)(m), (v))
+SUBBYTE(sub_16, 16)
+SUBBYTE(sub_32, 32)
 
 bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
@@ -747,10 +768,11 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     const dtcast_type s = sf->type, d = df->type;
     const dtcast_round m = r->round;
     if (sf->stride_bits < 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
-        k->table = dt_table_get(df, sf, r);
-        if (!k->table)
-            k->table = dt_table_build_into(k->local, df, sf, r);
-        k->fn = subbyte_lookup;
+        const void *t = dt_table_get(df, sf, r);
+        if (!t)
+            t = dt_table_build_into(k->local, df, sf, r);
+        subbyte_setup(k, t, (unsigned)sf->stride_bits, (unsigned)df->stride_bits / 8);
+        k->fn = df->stride_bits == 16 ? sub_16 : sub_32;
         return true;
     }
     if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))) {

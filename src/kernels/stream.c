@@ -17,13 +17,13 @@ static size_t stream_threshold = (size_t)16 << 20; /* output bytes; about half o
 void dt_stream_threshold_set(size_t bytes) { stream_threshold = bytes ? bytes : ((size_t)16 << 20); }
 
 /* Outputs at least as wide as their source (where the read-for-ownership of ordinary stores is
- * half or more of the traffic): 1.3-1.5x faster here. Measured the same or slower, so written
- * directly: narrowing outputs (the extra block copy costs what the streaming saves) and packed
- * 1/2/4-bit sources into 16-bit outputs. */
+ * half or more of the traffic): 1.3-1.5x faster here. Narrowing outputs are written directly:
+ * the extra block copy costs what the streaming saves. (Streaming only pays when the kernel
+ * itself runs well ahead of memory: a kernel that is compute-bound gets slower with it.) */
 bool dt_stream_wanted(const dt_format *df, const dt_format *sf, size_t count)
 {
 #if defined(DT_HAVE_STREAM)
-    return df->stride_bits >= sf->stride_bits && !(sf->stride_bits < 8 && df->stride_bits == 16) &&
+    return df->stride_bits >= sf->stride_bits &&
            count / 8 * (size_t)df->stride_bits >= stream_threshold;
 #else
     (void)df;
