@@ -556,35 +556,29 @@ static const dt_kernel_fn if_fns[8][2][6] = {
  * unsigned conversion by sign) and clamps by comparing the integral float with the
  * destination's bounds (exact powers of two; NaN -> 0); wrap converts |x| < 2^63 (signed) and
  * keeps the low bits (vpmov truncation), and the rare lanes outside (NaN, Inf, huge) are
- * patched by the scalar rule. */
+ * wrapped from their bits (wrap_huge). */
 #define RSC(m, x, f) ((m) == M_FLOOR ? f(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)          \
                      : (m) == M_CEIL ? f(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)         \
                      : (m) == M_RNE ? f(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)      \
                                     : f(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
 
-/* patches lane j of a block whose bits are in src lanes: the scalar rule (scalar.h) */
-static FN void fi_patch(uint8_t *d, const uint8_t *s, unsigned lanes, int sd, int dw, int ds,
-                        const dt_rules *r)
+/* Wrap of integral lanes with |f| >= 2^63: f = m * 2^(e - 1075) with the 53-bit significand m
+ * and e - 1075 >= 11, so f mod 2^64 is m shifted left (vpsllvq gives 0 for counts >= 64, where
+ * f is a multiple of 2^64), negated for negative f; NaN and Inf (e = 0x7FF) wrap to 0. */
+static FN inline __m512i wrap_huge(__m512d f)
 {
-    while (lanes) {
-        const int j = __builtin_ctz(lanes);
-        lanes &= lanes - 1;
-        uint64_t x;
-        if (sd == 32) {
-            uint32_t u;
-            memcpy(&u, s + 4 * j, 4);
-            x = dt_f32_to_f64(u);
-        } else {
-            memcpy(&x, s + 8 * j, 8);
-        }
-        const uint64_t c = dt_f64_to_int(x, dw, ds, r);
-        for (int b = 0; b < dw / 8; b++)
-            d[j * dw / 8 + b] = (uint8_t)(c >> (8 * b));
-    }
+    const __m512i b = _mm512_castpd_si512(f);
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7FF));
+    const __m512i m = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFF)),
+                                      _mm512_set1_epi64(0x10000000000000));
+    __m512i v = _mm512_sllv_epi64(m, _mm512_sub_epi64(e, _mm512_set1_epi64(1075)));
+    v = _mm512_mask_sub_epi64(v, _mm512_movepi64_mask(b), _mm512_setzero_si512(), v);
+    return _mm512_mask_mov_epi64(v, _mm512_cmpeq_epi64_mask(e, _mm512_set1_epi64(0x7FF)),
+                                 _mm512_setzero_si512());
 }
 
 static FN DT_INLINE void fi_block(uint8_t *d, const uint8_t *s, int sd, int dw, int ds, int mode,
-                                  int sat, const dt_rules *r)
+                                  int sat)
 {
     const double dlo = ds ? -ldexp(1, dw - 1) : 0, dhi = ds ? ldexp(1, dw - 1) : ldexp(1, dw);
     const uint64_t vhi = ds ? (UINT64_MAX >> (65 - dw)) : (UINT64_MAX >> (64 - dw));
@@ -610,22 +604,17 @@ static FN DT_INLINE void fi_block(uint8_t *d, const uint8_t *s, int sd, int dw, 
         v = _mm512_maskz_mov_epi64((__mmask8)~nan, v);
         int_store(d, v, dw, 64);
     } else { /* wrap: |f| < 2^63 converts exactly with the signed conversion, whose low bits
-              * are the result for every width; the rare others are patched */
-        const __m512i v = _mm512_cvttpd_epi64(f);
+              * are the result for every width; the rare others (NaN, Inf, huge) by wrap_huge */
+        __m512i v = _mm512_cvttpd_epi64(f);
         const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_abs_pd(f), _mm512_set1_pd(0x1p63), _CMP_LT_OQ);
-        if (ok == 0xFF) {
-            int_store(d, v, dw, 64);
-        } else { /* the source is kept first: in place, the store overwrites it */
-            _Alignas(64) uint8_t xs[64];
-            memcpy(xs, s, 8 * (size_t)sd / 8); /* 8 lanes */
-            int_store(d, v, dw, 64);
-            fi_patch(d, xs, (unsigned)(__mmask8)~ok, sd, dw, ds, r);
-        }
+        if (ok != 0xFF)
+            v = _mm512_mask_blend_epi64(ok, wrap_huge(f), v);
+        int_store(d, v, dw, 64);
     }
 }
 
-static FN DT_INLINE void fi_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                                 size_t end, int sd, int dw, int ds, int mode, int sat)
+static FN DT_INLINE void fi_loop(void *dst, const void *src, size_t begin, size_t end, int sd,
+                                 int dw, int ds, int mode, int sat)
 {
     const int B = 8;
     const uint8_t *s = (const uint8_t *)src + begin * (size_t)sd / 8;
@@ -634,12 +623,12 @@ static FN DT_INLINE void fi_loop(const dt_kernel *k, void *dst, const void *src,
     size_t i = 0;
     for (; i + (size_t)B <= n; i += (size_t)B) {
         dt_prefetch_span(s + i * (size_t)sd / 8, (size_t)B * (size_t)sd / 8);
-        fi_block(d + i * (size_t)dw / 8, s + i * (size_t)sd / 8, sd, dw, ds, mode, sat, &k->r);
+        fi_block(d + i * (size_t)dw / 8, s + i * (size_t)sd / 8, sd, dw, ds, mode, sat);
     }
     if (i < n) {
         _Alignas(64) uint8_t tin[64] = {0}, tout[64];
         memcpy(tin, s + i * (size_t)sd / 8, (n - i) * (size_t)sd / 8);
-        fi_block(tout, tin, sd, dw, ds, mode, sat, &k->r);
+        fi_block(tout, tin, sd, dw, ds, mode, sat);
         memcpy(d + i * (size_t)dw / 8, tout, (n - i) * (size_t)dw / 8);
     }
 }
@@ -649,9 +638,9 @@ static FN DT_INLINE void fi_loop(const dt_kernel *k, void *dst, const void *src,
                                                   const void *src, size_t b, size_t e)          \
     {                                                                                           \
         if (k->r.saturate_int)                                                                  \
-            fi_loop(k, dst, src, b, e, sd, dw, ds, mode, 1);                                    \
+            fi_loop(dst, src, b, e, sd, dw, ds, mode, 1);                                    \
         else                                                                                    \
-            fi_loop(k, dst, src, b, e, sd, dw, ds, mode, 0);                                    \
+            fi_loop(dst, src, b, e, sd, dw, ds, mode, 0);                                    \
     }
 #define FI_MODES(sd, dw, ds)                                                                    \
     FI_FN(sd, dw, ds, M_RNE) FI_FN(sd, dw, ds, M_FLOOR) FI_FN(sd, dw, ds, M_CEIL)               \

@@ -59,7 +59,8 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
     const V t = v_srlv(v, sh); /* truncated */
     /* half the dropped range minus one, 2^(sh-1) - 1: L_ABS shifted right by L_BITS - sh */
     const V hm1 = v_srlv(v_set1(L_ABS), v_sub(v_set1(L_BITS), sh));
-    const V mask = v_add(v_add(hm1, hm1), one); /* the bits shifted out: 2^sh - 1 */
+    /* the bits shifted out, 2^sh - 1: L_ABS shifted right by L_BITS - 1 - sh (sh < L_BITS) */
+    const V mask = v_srlv(v_set1(L_ABS), v_sub(v_set1(L_BITS - 1), sh));
     switch (mode) {
     case M_RNE: /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
         return v_srlv(v_add(v_add(v, hm1), v_and(t, one)), sh);
@@ -71,8 +72,8 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
         return v_srlv(v_add(v, v_andn(sgn, mask)), sh);
     case M_TRUNC:
         return t;
-    default: /* odd: an inexact result gets its lsb set */
-        return v_or(t, v_sel(k_eq(v_and(v, mask), v_set1(0)), v_set1(0), one));
+    default: /* odd: an inexact result gets its lsb set (min(dropped bits, 1) is that bit) */
+        return v_or(t, v_minu(v_and(v, mask), one));
     }
 }
 
