@@ -21,7 +21,7 @@ static const dtcast_type types[] = {
 int main(void)
 {
     enum { MAXN = 70000, SLACK = 64 };
-    if (!dt_stream_wanted(dt_format_of(DTCAST_FLOAT64), dt_format_of(DTCAST_FLOAT64),
+    if (!dt_stream_wanted(dt_format_of(DTCAST_FLOAT64), dt_format_of(DTCAST_FLOAT64), false,
                           (size_t)1 << 30)) {
         printf("PASS streamed outputs: this build has no streaming stores (never used)\n");
         return 0;
@@ -30,8 +30,10 @@ int main(void)
             *got = malloc(MAXN * 8 + SLACK), *inplace = malloc(MAXN * 8 + SLACK);
     for (size_t i = 0; i < MAXN * 8 + SLACK; i++)
         src[i] = (uint8_t)rnd();
-    /* counts: one block and its edges for 8-bit (8192) and 64-bit (1024) outputs, many blocks */
-    static const size_t counts[] = {8, 1016, 1024, 1032, 8184, 8192, 8200, 24577, 65536, 69999};
+    /* counts: one block and its edges for 8-bit (8192 widening, 1024 narrowing), 4-bit (2048
+     * narrowing) and 64-bit (1024) outputs, many blocks */
+    static const size_t counts[] = {8,    1016, 1024, 1032,  2040,  2048, 2056,
+                                    8184, 8192, 8200, 24577, 65536, 69999};
     const int isa_max = (int)dt_isa_detected();
     long bad = 0, runs = 0;
     for (int isa = 0; isa <= isa_max; isa++) {
@@ -51,7 +53,7 @@ int main(void)
                     continue;
                 dt_stream_threshold_set(1);
                 if (!dt_kernel_find(&streamed, df, sf, &r, MAXN) ||
-                    streamed.stream != dt_stream_wanted(df, sf, (size_t)1 << 40) ||
+                    streamed.stream != dt_stream_wanted(df, sf, streamed.compute_bound, (size_t)1 << 40) ||
                     streamed.fn != plain.fn) {
                     if (bad++ < 5)
                         printf("  %s: %s -> %s: not streamed as it should be\n",

@@ -23,6 +23,6 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
 #endif
     if (!found)
         found = dt_find_portable(k, df, sf, r, count);
-    k->stream = found && dt_stream_wanted(df, sf, count);
+    k->stream = found && dt_stream_wanted(df, sf, k->compute_bound, count);
     return found;
 }

@@ -51,6 +51,7 @@ typedef struct dt_narrow {
 struct dt_kernel {
     dt_kernel_fn fn;
     bool stream;       /* a large output: blocks go through L1 and streaming stores (stream.c) */
+    bool compute_bound; /* set by the finder: the kernel runs near its compute limit, not memory's */
     const void *table; /* a lookup table, when the kernel uses one */
     const dt_format *df, *sf;
     dt_rules r;
@@ -77,8 +78,9 @@ static inline void dt_kernel_run(const dt_kernel *k, void *dst, const void *src,
     else
         k->fn(k, dst, src, begin, end);
 }
-/* Whether count elements of sf -> df make an output to stream (stream.c). */
-bool dt_stream_wanted(const dt_format *df, const dt_format *sf, size_t count);
+/* Whether count elements of sf -> df by a kernel (compute-bound or not) make an output to stream
+ * (stream.c). */
+bool dt_stream_wanted(const dt_format *df, const dt_format *sf, bool compute_bound, size_t count);
 /* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
 void dt_stream_threshold_set(size_t bytes);
 

@@ -15,6 +15,7 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
     dt_kernel_fn f = narrow_pick_avx2(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
         k->fn = f;
+        k->compute_bound = true; /* the template */
         return true;
     }
     return false;

@@ -795,11 +795,13 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     dt_kernel_fn f = dt_narrow16_pick_avx512(df, sf, r, &lane);
     if (f && dt_narrow_setup(&k->n, df, lane, r)) {
         k->fn = f;
+        k->compute_bound = true; /* the template: 30-40 operations per vector */
         return true;
     }
     f = narrow_pick_avx512(df, sf, r);
     if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
         k->fn = f;
+        k->compute_bound = true;
         return true;
     }
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16) {

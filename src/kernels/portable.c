@@ -454,6 +454,7 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
                       size_t count)
 {
     const int sb = sf->stride_bits, db = df->stride_bits;
+    k->compute_bound = true; /* plain C: narrowing outputs are written directly */
     /* narrow sources: a 256-entry table */
     if (sb <= 8) {
         k->table = dt_table_get(df, sf, r);
