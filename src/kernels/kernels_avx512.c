@@ -663,6 +663,137 @@ static const dt_kernel_fn fi_fns[2][8][6] = {
     {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, FI_ROW(32, 64, 1), FI_ROW(32, 64, 0)},
     FI_ROWS(64)};
 
+/* ---- float32 -> integers of 4, 8, 16 or 32 bits: vcvtps2dq rounds per mode (its embedded
+ * rounding; ties away and odd from the truncation) and is exact for |x| < 2^31. Wrap keeps its
+ * low bits, and the rare other lanes (NaN, Inf, huge) wrap from their bits. Saturate (up to 16
+ * bits) clamps it, and the other lanes go to the bound of their sign (NaN: 0). */
+static FN inline __m512i wrap_huge32(__m512 x) /* as wrap_huge, for float32: 2^(e - 150) */
+{
+    const __m512i b = _mm512_castps_si512(x);
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(0xFF));
+    const __m512i m = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7FFFFF)),
+                                      _mm512_set1_epi32(0x800000));
+    __m512i v = _mm512_sllv_epi32(m, _mm512_sub_epi32(e, _mm512_set1_epi32(150)));
+    v = _mm512_mask_sub_epi32(v, _mm512_movepi32_mask(b), _mm512_setzero_si512(), v);
+    return _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0xFF)),
+                                 _mm512_setzero_si512());
+}
+
+static FN DT_INLINE __m512i f32_int(const uint8_t *p, int mode, int sat, __m512i lo, __m512i hi)
+{
+    const __m512 x = _mm512_loadu_ps((const float *)(const void *)p);
+    const __m512i t = _mm512_cvtt_roundps_epi32(x, _MM_FROUND_NO_EXC);
+    const __m512i away = _mm512_or_si512(_mm512_srai_epi32(_mm512_castps_si512(x), 31),
+                                         _mm512_set1_epi32(1)); /* +1 or -1 by the sign */
+    __m512i v;
+    switch (mode) {
+    case M_RNE:
+        v = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        break;
+    case M_FLOOR:
+        v = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        break;
+    case M_CEIL:
+        v = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+        break;
+    case M_RNA: { /* one away from zero where the dropped fraction (exact: x - trunc x) >= 1/2 */
+        const __m512 f = _mm512_sub_ps(x, _mm512_roundscale_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+        v = _mm512_mask_add_epi32(
+            t, _mm512_cmp_ps_mask(_mm512_abs_ps(f), _mm512_set1_ps(0.5f), _CMP_GE_OQ), t, away);
+        break;
+    }
+    case M_ODD: /* an inexact lane (the truncation converts back to another value: exactly, as
+                 * |t| < 2^24 or t = x) with an even magnitude moves one away from zero */
+        v = _mm512_mask_add_epi32(
+            t,
+            _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(t), x, _CMP_NEQ_UQ) &
+                _mm512_testn_epi32_mask(t, _mm512_set1_epi32(1)),
+            t, away);
+        break;
+    default:
+        v = t;
+        break;
+    }
+    if (sat)
+        v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+    const __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(0x1p31f), _CMP_LT_OQ);
+    if (ok != 0xFFFF) {
+        __m512i o = wrap_huge32(x);
+        if (sat) /* beyond every bound: the sign's; NaN: 0 */
+            o = _mm512_maskz_mov_epi32((__mmask16)~_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q),
+                                       _mm512_mask_blend_epi32(_mm512_movepi32_mask(_mm512_castps_si512(x)), hi, lo));
+        v = _mm512_mask_blend_epi32(ok, o, v);
+    }
+    return v;
+}
+
+static FN DT_INLINE void fi32_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                   size_t end, int dw, int mode, int sat)
+{
+    const int b = k->df->bits;
+    const bool sg = k->df->tc == DT_TC_SINT;
+    const __m512i lo = _mm512_set1_epi32(sg ? -(1 << (b - 1)) : 0);
+    const __m512i hi = _mm512_set1_epi32(sg ? (1 << (b - 1)) - 1 : (1 << b) - 1); /* b <= 16 */
+    const uint8_t *s = (const uint8_t *)src + 4 * begin;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8; /* begin: a multiple of 8 */
+    const size_t n = end - begin;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* two vectors: whole bytes of 4-bit outputs */
+        dt_prefetch_span(s + 4 * i, 128);
+        const __m512i x0 = f32_int(s + 4 * i, mode, sat, lo, hi);
+        const __m512i x1 = f32_int(s + 4 * i + 64, mode, sat, lo, hi);
+        uint8_t *o = d + i * (size_t)dw / 8;
+        if (dw == 4) {
+            const __m512i m = _mm512_set1_epi32(0xF);
+            v_store4x2(o, _mm512_and_si512(x0, m), _mm512_and_si512(x1, m));
+        } else {
+            int_store(o, x0, dw, 32);
+            int_store(o + 2 * (size_t)dw, x1, dw, 32);
+        }
+    }
+    if (i < n) { /* the tail through a zeroed block (reads before writes: in place works) */
+        _Alignas(64) uint8_t tin[128] = {0}, tout[128];
+        memcpy(tin, s + 4 * i, 4 * (n - i));
+        fi32_loop(k, tout, tin, 0, 32, dw, mode, sat);
+        memcpy(d + i * (size_t)dw / 8, tout, ((n - i) * (size_t)dw + 7) / 8);
+    }
+}
+
+#define FI32_FN(dw, mode)                                                                       \
+    static FN void fi32_##dw##_##mode(const dt_kernel *k, void *dst, const void *src, size_t b, \
+                                      size_t e)                                                 \
+    {                                                                                           \
+        if (k->r.saturate_int)                                                                  \
+            fi32_loop(k, dst, src, b, e, dw, mode, 1);                                          \
+        else                                                                                    \
+            fi32_loop(k, dst, src, b, e, dw, mode, 0);                                          \
+    }
+#define FI32_MODES(dw)                                                                          \
+    FI32_FN(dw, M_RNE) FI32_FN(dw, M_RNA) FI32_FN(dw, M_FLOOR) FI32_FN(dw, M_CEIL)              \
+    FI32_FN(dw, M_TRUNC) FI32_FN(dw, M_ODD)
+FI32_MODES(4) FI32_MODES(8) FI32_MODES(16) FI32_MODES(32)
+#define FI32_ROW(dw)                                                                            \
+    {fi32_##dw##_M_RNE, fi32_##dw##_M_RNA, fi32_##dw##_M_FLOOR, fi32_##dw##_M_CEIL,             \
+     fi32_##dw##_M_TRUNC, fi32_##dw##_M_ODD}
+/* [4, 8, 16, 32 bits][mode] */
+static const dt_kernel_fn fi32_fns[4][6] = {FI32_ROW(4), FI32_ROW(8), FI32_ROW(16), FI32_ROW(32)};
+
+/* float32 -> a 4/8/16-bit integer, or a wrapping 32-bit one, or NULL */
+static dt_kernel_fn fi32_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const unsigned m = (unsigned)r->round - DTCAST_ROUND_RNE;
+    if (sf->type != DTCAST_FLOAT32 || m > 5 || (df->tc != DT_TC_SINT && df->tc != DT_TC_UINT) ||
+        df->bits != df->stride_bits || (r->saturate_int && df->bits > 16))
+        return NULL;
+    switch (df->bits) {
+    case 4: return fi32_fns[0][m];
+    case 8: return fi32_fns[1][m];
+    case 16: return fi32_fns[2][m];
+    case 32: return fi32_fns[3][m];
+    default: return NULL;
+    }
+}
+
 /* integer <-> integer and integer <-> float32/float64, or NULL */
 static dt_kernel_fn int_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
@@ -765,7 +896,9 @@ bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         return true;
     }
     if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))) {
-        dt_kernel_fn f = int_pick(df, sf, r);
+        dt_kernel_fn f = fi32_pick(df, sf, r);
+        if (!f)
+            f = int_pick(df, sf, r);
         if (f) {
             k->fn = f;
             return true;
