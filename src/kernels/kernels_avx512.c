@@ -719,42 +719,49 @@ static FN DT_INLINE __m512i f32_int(const uint8_t *p, int mode, int sat, __m512i
     const __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(0x1p31f), _CMP_LT_OQ);
     if (ok != 0xFFFF) {
         __m512i o = wrap_huge32(x);
-        if (sat) /* beyond every bound: the sign's; NaN: 0 */
-            o = _mm512_maskz_mov_epi32((__mmask16)~_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q),
-                                       _mm512_mask_blend_epi32(_mm512_movepi32_mask(_mm512_castps_si512(x)), hi, lo));
+        if (sat) { /* beyond every bound: the sign's; NaN: 0 */
+            const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(x));
+            const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+            o = _mm512_maskz_mov_epi32((__mmask16)~nan, _mm512_mask_blend_epi32(neg, hi, lo));
+        }
         v = _mm512_mask_blend_epi32(ok, o, v);
     }
     return v;
 }
 
+/* 32 elements: two vectors, whole bytes of 4-bit outputs */
+static FN DT_INLINE void fi32_block(uint8_t *o, const uint8_t *s, int dw, int mode, int sat,
+                                    __m512i lo, __m512i hi)
+{
+    const __m512i x0 = f32_int(s, mode, sat, lo, hi), x1 = f32_int(s + 64, mode, sat, lo, hi);
+    if (dw == 4) {
+        const __m512i m = _mm512_set1_epi32(0xF);
+        v_store4x2(o, _mm512_and_si512(x0, m), _mm512_and_si512(x1, m));
+    } else {
+        int_store(o, x0, dw, 32);
+        int_store(o + 2 * (size_t)dw, x1, dw, 32);
+    }
+}
+
 static FN DT_INLINE void fi32_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
                                    size_t end, int dw, int mode, int sat)
 {
-    const int b = k->df->bits;
+    const int bits = sat ? k->df->bits : 16; /* the bounds matter under saturate: <= 16 bits */
     const bool sg = k->df->tc == DT_TC_SINT;
-    const __m512i lo = _mm512_set1_epi32(sg ? -(1 << (b - 1)) : 0);
-    const __m512i hi = _mm512_set1_epi32(sg ? (1 << (b - 1)) - 1 : (1 << b) - 1); /* b <= 16 */
+    const __m512i lo = _mm512_set1_epi32(sg ? -(1 << (bits - 1)) : 0);
+    const __m512i hi = _mm512_set1_epi32(sg ? (1 << (bits - 1)) - 1 : (1 << bits) - 1);
     const uint8_t *s = (const uint8_t *)src + 4 * begin;
     uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8; /* begin: a multiple of 8 */
     const size_t n = end - begin;
     size_t i = 0;
-    for (; i + 32 <= n; i += 32) { /* two vectors: whole bytes of 4-bit outputs */
+    for (; i + 32 <= n; i += 32) {
         dt_prefetch_span(s + 4 * i, 128);
-        const __m512i x0 = f32_int(s + 4 * i, mode, sat, lo, hi);
-        const __m512i x1 = f32_int(s + 4 * i + 64, mode, sat, lo, hi);
-        uint8_t *o = d + i * (size_t)dw / 8;
-        if (dw == 4) {
-            const __m512i m = _mm512_set1_epi32(0xF);
-            v_store4x2(o, _mm512_and_si512(x0, m), _mm512_and_si512(x1, m));
-        } else {
-            int_store(o, x0, dw, 32);
-            int_store(o + 2 * (size_t)dw, x1, dw, 32);
-        }
+        fi32_block(d + i * (size_t)dw / 8, s + 4 * i, dw, mode, sat, lo, hi);
     }
     if (i < n) { /* the tail through a zeroed block (reads before writes: in place works) */
         _Alignas(64) uint8_t tin[128] = {0}, tout[128];
         memcpy(tin, s + 4 * i, 4 * (n - i));
-        fi32_loop(k, tout, tin, 0, 32, dw, mode, sat);
+        fi32_block(tout, tin, dw, mode, sat, lo, hi);
         memcpy(d + i * (size_t)dw / 8, tout, ((n - i) * (size_t)dw + 7) / 8);
     }
 }
