@@ -122,6 +122,8 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
 bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count);
 bool dt_cpu_has_avx512bf16(void);
+/* integer -> integer on AVX2 (kernels_avx2_int.c), or NULL */
+dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* float16/bfloat16/float32/float64 -> 4/8-bit floats and integers on 32 lanes of 16 bits
  * (kernels_avx512w.c), or NULL when not covered; its constants: dt_narrow_setup with *lane. */
 dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r,

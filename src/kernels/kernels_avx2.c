@@ -1,5 +1,5 @@
-/* AVX2 + F16C kernels: the narrowing template with 8 lanes. Compiled for the target through
- * function attributes only. */
+/* AVX2 + F16C kernels: the narrowing template with 8 lanes (integer -> integer: in
+ * kernels_avx2_int.c). Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels_x86.h"
 
@@ -7,6 +7,9 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
                   size_t count)
 {
     (void)count;
+    k->fn = dt_int_pick_avx2(df, sf, r);
+    if (k->fn)
+        return true;
     if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16) {
         k->fn = f32_bf16_pick_avx2(r->round);
         if (k->fn)
