@@ -1465,55 +1465,80 @@ static bool is_integer_target(const dt_format *f)
  * The common text [space][sign]digits[.digits][(e|E)[sign]digits][space] with at most 19
  * significant digits is read in one pass as w * 10^e10 (w exact in 64 bits), scaled by the
  * same exact products and table as fast_parse, and rounded to nearest even into an IEEE-style
- * format when the result is normal. Anything else (inf, nan, long digit strings, subnormal or
- * overflowing results, undecided products, malformed text) goes the general way. */
+ * format when the result is normal; float32 first tries one 64 x 64-bit product. Anything else
+ * (inf, nan, long digit strings, subnormal or overflowing results, undecided products, malformed
+ * text) goes the general way. The rare ways are kept out of line (DT_NOINLINE), so that the
+ * common one saves and restores few registers. */
+
+#if defined(__GNUC__)
+#define DT_NOINLINE __attribute__((noinline))
+#else
+#define DT_NOINLINE
+#endif
 
 #if defined(__SIZEOF_INT128__)
+/* The digits at p appended to *acc (modulo 2^64: callers count them); returns the first
+ * non-digit. */
+static const char *read_digits(const char *p, uint64_t *acc)
+{
+    uint64_t a = *acc;
+    for (;;) { /* two at a time: p[1] exists once p[0] is a digit (not the NUL) */
+        const unsigned d0 = (unsigned char)p[0] - (unsigned)'0'; /* wraps above '9' */
+        if (d0 > 9)
+            break;
+        const unsigned d1 = (unsigned char)p[1] - (unsigned)'0';
+        if (d1 > 9) {
+            a = a * 10 + d0;
+            p++;
+            break;
+        }
+        a = a * 100 + (d0 * 10 + d1);
+        p += 2;
+    }
+    *acc = a;
+    return p;
+}
+
 static bool scan_plain_decimal(const char *s, bool *neg, uint64_t *w, int64_t *e10)
 {
     const char *p = s;
-    while (is_space(*p))
-        p++;
+    if ((unsigned char)*p <= ' ') /* white space is rare: no test per character before a sign */
+        p = skip_space(p);
     *neg = *p == '-';
     p += (*p == '-') | (*p == '+'); /* signs are random in data: no branch */
     const char *start = p;
     uint64_t acc = 0; /* wraps past 19 digits: then checked below and refused */
-    while (is_digit(*p))
-        acc = acc * 10 + (uint64_t)(*p++ - '0');
+    p = read_digits(p, &acc);
     const size_t int_len = (size_t)(p - start);
-    size_t frac_len = 0;
-    if (*p == '.') {
-        const char *frac = ++p;
-        while (is_digit(*p))
-            acc = acc * 10 + (uint64_t)(*p++ - '0');
-        frac_len = (size_t)(p - frac);
-    }
-    const size_t len = int_len + frac_len;
+    const char *frac = p + (*p == '.'); /* without a '.', no digit follows: frac_len is 0 */
+    p = read_digits(frac, &acc);
+    const size_t frac_len = (size_t)(p - frac), len = int_len + frac_len;
     if (len == 0)
         return false;
-    if (len > FAST_DIGITS) { /* leading zeros do not count */
+    if (len > FAST_DIGITS) { /* leading zeros do not count; absurd lengths go the general way */
         size_t lead = 0;
         for (const char *q = start; q < p && (*q == '0' || *q == '.'); q++)
             lead += *q == '0';
-        if (len - lead > FAST_DIGITS)
+        if (len - lead > FAST_DIGITS || frac_len > 100000)
             return false;
     }
     int64_t e = 0;
-    if (*p == 'e' || *p == 'E') {
+    if ((*p | 0x20) == 'e') { /* 'e' or 'E' */
         p++;
-        const bool eneg = *p == '-';
+        const int64_t eneg = *p == '-';
         p += (*p == '-') | (*p == '+');
-        if (!is_digit(*p))
+        const char *first = p;
+        uint64_t ev = 0;
+        p = read_digits(p, &ev);
+        if (p == first || p - first > 9) /* "1e", "1e+"; a long exponent goes the general way */
             return false;
-        for (; is_digit(*p); p++)
-            if (e < 100000)
-                e = e * 10 + (*p - '0');
-        e = (e ^ -(int64_t)eneg) + eneg; /* -e when eneg */
+        e = ((int64_t)ev ^ -eneg) + eneg; /* -ev when eneg */
     }
-    while (is_space(*p))
-        p++;
-    if (*p != '\0' || frac_len > 100000)
-        return false;
+    if (*p != '\0') {
+        p = skip_space(p);
+        if (*p != '\0')
+            return false;
+    }
     *w = acc;
     *e10 = e - (int64_t)frac_len;
     return true;
@@ -1581,36 +1606,46 @@ static bool round_decimal_to_ieee(bool neg, uint64_t w, int64_t e10, const dt_fo
     return true;
 }
 
-/* RNE of the text into f (IEEE-style: tc FLOAT, NaN style IEEE) when it is a plain decimal and
- * the result is zero or normal; false otherwise (the general path decides, errors included). */
-static bool parse_plain_to_ieee(const char *s, const dt_format *f, uint64_t *code)
+/* w * 10^e10 (w != 0) rounded to nearest even into float32 from one 64 x 64-bit product, when
+ * that decides. With w normalised to dn = w * 2^lz (bit 63 set) and 5^e10 = (hi + t) * 2^(64+s),
+ * hi the table's top word and 0 <= t < 1 (the rest of the table, and what it truncates),
+ * dn * 5^e10 / 2^(128+s) = (dn * hi + dn * t) / 2^64 lies in [H, H + 2) for H the top word of
+ * dn * hi: its low word and dn * t are each below 2^64. With H shifted so that bit 63 leads (h),
+ * the exact value lies in [h, h + 4) in units of h's last bit, and the 40 bits below h's 24-bit
+ * significand round it correctly unless they lie in [half - 3, half] (then the value may be on
+ * either side of the halfway point, or on it). False then, and for results that are not normal:
+ * the general path decides. */
+static bool round_decimal_to_float32(bool neg, uint64_t w, int64_t e10, uint64_t *code)
 {
-    bool neg;
-    uint64_t w;
-    int64_t e10;
-    if (!scan_plain_decimal(s, &neg, &w, &e10))
+    if (e10 > PARSE_Q_MAX || e10 < PARSE_Q_MIN)
         return false;
-    if (w == 0) {
-        *code = (uint64_t)neg << (f->bits - 1);
-        return true;
-    }
-    return round_decimal_to_ieee(neg, w, e10, f, code);
-}
-#else
-static bool parse_plain_to_ieee(const char *s, const dt_format *f, uint64_t *code)
-{
-    (void)s;
-    (void)f;
-    (void)code;
-    return false;
+    const int q = (int)e10;
+    const int lz = leading_zeros64(w);
+    const uint64_t high = (uint64_t)(((u128)(w << lz) * parse_pow5[q - PARSE_Q_MIN].hi) >> 64);
+    const int top = (int)(high >> 63); /* high is in [2^62, 2^64): 1 when bit 63 leads */
+    const uint64_t h = high << (1 - top);
+    const uint64_t rest = h & ((UINT64_C(1) << 40) - 1), half = UINT64_C(1) << 39;
+    if (rest - (half - 3) < 4) /* unsigned: rest in [half - 3, half] */
+        return false;
+    /* value in [2^e, 2^(e+1)), e = q + s - lz + 190 + top; float32's biased exponent e + 127 */
+    const int64_t biased = (int64_t)q + parse_pow5[q - PARSE_Q_MIN].s - lz + 190 + top + 127;
+    if ((uint64_t)(biased - 1) > 253)
+        return false; /* subnormal or overflowing: the general path */
+    /* The round bit alone says up or down (a carry from below the 40 bits also ends one up);
+     * a carry out of the significand moves into the exponent field by itself. */
+    const uint64_t mant = ((h >> 39) + 1) >> 1;
+    const uint64_t magnitude = ((uint64_t)(biased - 1) << 23) + mant;
+    if (magnitude >= UINT64_C(0x7F800000))
+        return false;
+    *code = (uint64_t)neg << 31 | magnitude;
+    return true;
 }
 #endif
 
-bool dt_text_parse_to_code(const char *s, const dt_format *f, const dt_rules *r, uint64_t *code)
+/* dt_text_parse_to_code the general way: the exact value, then one rounding. */
+DT_NOINLINE static bool parse_to_code_general(const char *s, const dt_format *f,
+                                              const dt_rules *r, uint64_t *code)
 {
-    if (r->round == DTCAST_ROUND_RNE && f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE &&
-        f->man_bits <= 52 && parse_plain_to_ieee(s, f, code))
-        return true;
     dt_value v;
     dt_int_parts ip;
     if (!dt_text_parse(s, &v, &ip))
@@ -1620,4 +1655,48 @@ bool dt_text_parse_to_code(const char *s, const dt_format *f, const dt_rules *r,
     else if (r->round != DTCAST_ROUND_RNE || !round_to_ieee_normal(f, &v, code))
         *code = dt_encode(f, &v, r);
     return true;
+}
+
+#if defined(__SIZEOF_INT128__)
+/* The direct path's rounding of the plain decimal s = w * 10^e10 (w != 0) into any IEEE-style
+ * f, else the general way. */
+DT_NOINLINE static bool finish_plain(const char *s, const dt_format *f, const dt_rules *r,
+                                     uint64_t *code, uint64_t w, int64_t e10)
+{
+    const bool neg = *skip_space(s) == '-'; /* the sign, as scan_plain_decimal read it */
+    return round_decimal_to_ieee(neg, w, e10, f, code) || parse_to_code_general(s, f, r, code);
+}
+
+/* RNE into an IEEE-style binary format: plain decimals straight to the code (float32 by one
+ * product when it decides), the rest the general way. */
+static bool parse_to_ieee_code(const char *s, const dt_format *f, const dt_rules *r,
+                               uint64_t *code)
+{
+    bool neg;
+    uint64_t w;
+    int64_t e10;
+    if (!scan_plain_decimal(s, &neg, &w, &e10))
+        return parse_to_code_general(s, f, r, code);
+    if (w == 0) {
+        *code = (uint64_t)neg << (f->bits - 1);
+        return true;
+    }
+    if (f->type == DTCAST_FLOAT32 && round_decimal_to_float32(neg, w, e10, code))
+        return true;
+    return finish_plain(s, f, r, code, w, e10);
+}
+#else
+static bool parse_to_ieee_code(const char *s, const dt_format *f, const dt_rules *r,
+                               uint64_t *code)
+{
+    return parse_to_code_general(s, f, r, code); /* no 128-bit products: the exact path */
+}
+#endif
+
+bool dt_text_parse_to_code(const char *s, const dt_format *f, const dt_rules *r, uint64_t *code)
+{
+    if (r->round == DTCAST_ROUND_RNE && f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE &&
+        f->man_bits <= 52)
+        return parse_to_ieee_code(s, f, r, code);
+    return parse_to_code_general(s, f, r, code);
 }

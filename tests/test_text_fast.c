@@ -561,6 +561,246 @@ static void check_direct_parse(long count, uint64_t seed)
           "%ld of %ld differ, first %s", diffs, n, bad);
 }
 
+/* ---- float32 texts against an oracle of their own ------------------------------------------------
+ *
+ * The direct float32 path rounds from one 64-bit product and must hand over every case it cannot
+ * decide. Here the decimals sit next to a float32 rounding boundary on purpose: the midpoint m of
+ * two neighbouring float32 values (subnormals, the normal/subnormal border, powers of two and the
+ * largest values included), written exactly (a tie: the even neighbour) or cut to N significant
+ * digits (just below m: the lower neighbour) or cut and raised by one unit in the last digit (just
+ * above: the upper one). The expectation comes from the codes alone; the exact decimal of m from
+ * digit arithmetic here, with no part of the library. */
+
+/* The decimal of m = M * 2^E (M odd): digits d[0..n) (no trailing zeros), d[j] weighs
+ * 10^(point-1-j). */
+typedef struct exact_decimal {
+    char d[256];
+    int n, point;
+} exact_decimal;
+
+/* digits (least significant first, n of them) times k (k < 2^32); returns the new count. */
+static int digits_times(unsigned char *digits, int n, uint64_t k)
+{
+    uint64_t carry = 0;
+    for (int i = 0; i < n; i++) {
+        const uint64_t x = digits[i] * k + carry;
+        digits[i] = (unsigned char)(x % 10);
+        carry = x / 10;
+    }
+    for (; carry; carry /= 10)
+        digits[n++] = (unsigned char)(carry % 10);
+    return n;
+}
+
+static uint32_t pow5_small(int k) /* 5^k, k <= 13 */
+{
+    uint32_t x = 1;
+    while (k-- > 0)
+        x *= 5;
+    return x;
+}
+
+static void exact_midpoint_decimal(uint64_t m, int e, exact_decimal *x)
+{
+    unsigned char le[256]; /* least significant first */
+    int n = 0;
+    for (uint64_t t = m; t; t /= 10)
+        le[n++] = (unsigned char)(t % 10);
+    for (int i = e >= 0 ? e : -e; i > 0; i -= 13) /* M * 2^E, or M * 5^-E / 10^-E */
+        n = digits_times(le, n, e >= 0 ? UINT64_C(1) << (i < 13 ? i : 13)
+                                       : (uint64_t)pow5_small(i < 13 ? i : 13));
+    int low = 0;
+    while (le[low] == 0)
+        low++;
+    x->n = n - low;
+    for (int j = 0; j < x->n; j++)
+        x->d[j] = (char)('0' + le[n - 1 - j]);
+    x->point = e >= 0 ? n : n + e; /* M * 5^-E has n digits, and 10^-E divides it out */
+}
+
+/* Writes the decimal digits[0..n) * 10^(point - n) into buf, in a form picked by r: scientific
+ * ("d.ddde-XX", "D.DDDE+XX"), positional ("0.000ddd", "ddd.ddd", "ddd000"), or with extra leading
+ * and trailing zeros. */
+static void write_decimal(char *buf, const char *digits, int n, int point, bool neg, uint64_t r)
+{
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
+    else if (r & 1)
+        *p++ = '+';
+    const int form = (int)((r >> 1) % 4);
+    if (form == 0 || point < -30 || point > 40) {
+        *p++ = digits[0];
+        if (n > 1 || (r & 8)) {
+            *p++ = '.';
+            memcpy(p, digits + 1, (size_t)(n - 1));
+            p += n - 1;
+            if (r & 16)
+                p += sprintf(p, "00");
+        }
+        p += sprintf(p, (r & 32) ? "E%+d" : "e%d", point - 1);
+    } else if (form == 1 && point <= 0) {
+        p += sprintf(p, "0.");
+        for (int i = 0; i < -point; i++)
+            *p++ = '0';
+        memcpy(p, digits, (size_t)n);
+        p += n;
+    } else if (form == 1 && point < n) {
+        memcpy(p, digits, (size_t)point);
+        p += point;
+        *p++ = '.';
+        memcpy(p, digits + point, (size_t)(n - point));
+        p += n - point;
+    } else if (form == 1) {
+        memcpy(p, digits, (size_t)n);
+        p += n;
+        for (int i = n; i < point; i++)
+            *p++ = '0';
+        if (r & 8)
+            p += sprintf(p, ".0");
+    } else { /* "0.DDDDe<point>", with zeros before and after at times */
+        if (form == 3)
+            p += sprintf(p, "000");
+        p += sprintf(p, "0.");
+        memcpy(p, digits, (size_t)n);
+        p += n;
+        if (r & 16)
+            p += sprintf(p, "000");
+        p += sprintf(p, "e%d", point);
+    }
+    *p = '\0';
+}
+
+/* A positive finite float32 code, most often near the interesting places. */
+static uint32_t interesting_float32(uint64_t r)
+{
+    const uint32_t low = (uint32_t)(r >> 32);
+    switch (r % 8) {
+    case 0: /* subnormal */
+        return low & 0x007FFFFFu;
+    case 1: /* around the smallest normal */
+        return 0x00800000u + (low % 64) - 32;
+    case 2: /* around the largest */
+        return 0x7F7FFFFEu - low % 64;
+    case 3: /* around a power of two */
+        return ((low % 254 + 1) << 23) + ((r >> 8) & 1 ? 0x7FFFFFu - low % 4 : low % 4);
+    default: /* anywhere */
+        return low % 0x7F7FFFFFu;
+    }
+}
+
+static void check_float32_boundaries(long count, uint64_t seed)
+{
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
+    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    char bad[512] = "", text[400], digits[300];
+    long diffs = 0, n = 0, oracle = 0;
+    for (long i = 0; i < count; i++) {
+        const uint64_t r = rng_next(&seed), r2 = rng_next(&seed);
+        const uint32_t c = interesting_float32(r);
+        const uint32_t mant = c & 0x7FFFFFu, be = c >> 23;
+        /* c's value is sig * 2^q; the midpoint up to c + 1 is (2 sig + 1) * 2^(q-1) */
+        const uint64_t sig = be ? (mant | 0x800000u) : mant;
+        const int q = (be ? (int)be : 1) - 150;
+        exact_decimal m;
+        exact_midpoint_decimal(2 * sig + 1, q - 1, &m);
+        /* N significant digits: all of them (the tie), or fewer, cut (below) or cut + 1 (above) */
+        const int kind = (int)(r2 % 3);
+        int nd = m.n, point = m.point;
+        if (kind > 0 && m.n > 1) {
+            const int hi = m.n - 1 < 24 ? m.n - 1 : 24;
+            nd = 1 + (int)((r2 >> 8) % (uint64_t)hi); /* 1 .. min(n - 1, 24): 9-19 most often */
+        }
+        memcpy(digits, m.d, (size_t)nd);
+        const int tie = nd == m.n;
+        int above = 0;
+        if (!tie && kind == 2) { /* add one in the last place, carrying */
+            int j = nd - 1;
+            while (j >= 0 && digits[j] == '9')
+                digits[j--] = '0';
+            if (j >= 0) {
+                digits[j]++;
+            } else {
+                memmove(digits + 1, digits, (size_t)nd);
+                digits[0] = '1';
+                point++; /* nd stays: the last digit (a 0) is dropped below */
+            }
+            above = 1;
+        }
+        const bool neg = (r2 >> 20) & 1;
+        write_decimal(text, digits, nd, point, neg, r2 >> 24);
+        /* The reference: exact big-integer parse, then one rounding. */
+        dt_value v;
+        dt_int_parts ip;
+        uint64_t got = 0, want = 0;
+        const bool ok1 = dt_text_parse_to_code(text, f32, &rne, &got);
+        const bool ok2 = dt_text_parse_reference(text, &v, &ip);
+        if (ok2)
+            want = dt_encode(f32, &v, &rne);
+        /* The oracle, when the cut moved the value by less than half a float32 step (2^(q-1)):
+         * (point - nd) * log2(10) < q - 1, with room for the rounding of the logarithm. */
+        bool have_oracle = tie || (point - nd) * 3.3219280948873623 < q - 1 - 0.001;
+        uint64_t expect = 0;
+        if (have_oracle) {
+            const uint32_t lower = c, upper = c + 1;
+            const uint32_t pick = tie ? ((lower & 1) ? upper : lower) : above ? upper : lower;
+            expect = (uint64_t)pick | (uint64_t)neg << 31;
+            oracle++;
+        }
+        float pub = 0;
+        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL);
+        uint32_t pub_bits;
+        memcpy(&pub_bits, &pub, 4);
+        n++;
+        if (!ok1 || !ok2 || got != want || (have_oracle && got != expect) || st != DTCAST_OK ||
+            pub_bits != got) {
+            if (!diffs++)
+                snprintf(bad, sizeof bad,
+                         "\"%.200s\" (midpoint of 0x%08x and 0x%08x, %s): got 0x%" PRIx64
+                         " (ok %d, API 0x%08x), reference 0x%" PRIx64
+                         " (ok %d), oracle %s0x%" PRIx64,
+                         text, c, c + 1, tie ? "exact" : above ? "above" : "below", got, ok1,
+                         pub_bits, want, ok2, have_oracle ? "" : "(none) ", expect);
+        }
+    }
+    CHECK(diffs == 0 && oracle > n / 2,
+          "float32 parse at rounding boundaries == reference and exact oracle",
+          "%ld of %ld differ (%ld with the oracle), first %s", diffs, n, oracle, bad);
+}
+
+/* Random decimals of 9 to 20 significant digits, exponents -50..+40, into float32 (RNE) and
+ * through the public API, against the reference. */
+static void check_float32_random(long count, uint64_t seed)
+{
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
+    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    char bad[512] = "", text[160];
+    long diffs = 0;
+    for (long i = 0; i < count; i++) {
+        random_decimal(text, &seed, 9, 20, 0);
+        const int e = (int)(rng_next(&seed) % 91) - 50 - (int)(strlen(text) / 2);
+        snprintf(text + strlen(text), 16, "e%d", e);
+        dt_value v;
+        dt_int_parts ip;
+        uint64_t got = 0, want = 0;
+        const bool ok1 = dt_text_parse_to_code(text, f32, &rne, &got);
+        const bool ok2 = dt_text_parse_reference(text, &v, &ip);
+        if (ok2)
+            want = dt_encode(f32, &v, &rne);
+        float pub = 0;
+        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL);
+        uint32_t pub_bits;
+        memcpy(&pub_bits, &pub, 4);
+        if ((ok1 != ok2 || got != want || (st == DTCAST_OK) != ok2 || (ok2 && pub_bits != got)) &&
+            !diffs++)
+            snprintf(bad, sizeof bad,
+                     "\"%s\": got 0x%" PRIx64 " (ok %d, API 0x%08x), want 0x%" PRIx64 " (ok %d)",
+                     text, got, ok1, pub_bits, want, ok2);
+    }
+    CHECK(diffs == 0, "float32 parse == reference, 9-20 digit decimals, exponents -50..+40",
+          "%ld of %ld differ, first %s", diffs, count, bad);
+}
+
 /* dt_text_format_float against the reference layout for every float16 and bfloat16 code and
  * random float32 / float64 codes; dt_text_format's answer for every buffer size around it. */
 static void check_direct_format(long count, uint64_t seed)
@@ -690,6 +930,8 @@ int main(void)
     check_parse_to_code(scaled(300000), 10);
     check_direct_parse_midpoints(scaled(200000), 11);
     check_direct_parse(scaled(1000000), 12);
+    check_float32_boundaries(scaled(500000), 15);
+    check_float32_random(scaled(300000), 16);
     check_direct_format(scaled(1000000), 13);
     check_array_api((size_t)(scaled(100000)), 14);
     return CHECK_EXIT();
