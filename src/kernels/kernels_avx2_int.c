@@ -196,43 +196,8 @@ static FN DT_INLINE void ii_loop(void *dst, const void *src, size_t begin, size_
     }
 }
 
-/* one kernel per (source, destination): sw/dw bits, ss/ds signed; the policy at run time */
-#define II_FN(sw, ss, dw, ds)                                                                   \
-    static FN void ii_##sw##_##ss##_##dw##_##ds(const dt_kernel *k, void *dst, const void *src, \
-                                                size_t b, size_t e)                             \
-    {                                                                                           \
-        if (k->r.saturate_int)                                                                  \
-            ii_loop(dst, src, b, e, sw, ss, dw, ds, 1);                                         \
-        else                                                                                    \
-            ii_loop(dst, src, b, e, sw, ss, dw, ds, 0);                                         \
-    }
-#define II_DST(sw, ss)                                                                          \
-    II_FN(sw, ss, 8, 1) II_FN(sw, ss, 8, 0) II_FN(sw, ss, 16, 1) II_FN(sw, ss, 16, 0)           \
-    II_FN(sw, ss, 32, 1) II_FN(sw, ss, 32, 0) II_FN(sw, ss, 64, 1) II_FN(sw, ss, 64, 0)
-II_DST(8, 1) II_DST(8, 0) II_DST(16, 1) II_DST(16, 0) II_DST(32, 1) II_DST(32, 0) II_DST(64, 1)
-II_DST(64, 0)
-#define II_ROW(sw, ss)                                                                          \
-    {ii_##sw##_##ss##_8_1, ii_##sw##_##ss##_8_0, ii_##sw##_##ss##_16_1, ii_##sw##_##ss##_16_0,  \
-     ii_##sw##_##ss##_32_1, ii_##sw##_##ss##_32_0, ii_##sw##_##ss##_64_1, ii_##sw##_##ss##_64_0}
-/* [source][destination] by int_index */
-static const dt_kernel_fn ii_fns[8][8] = {II_ROW(8, 1),  II_ROW(8, 0),  II_ROW(16, 1),
-                                          II_ROW(16, 0), II_ROW(32, 1), II_ROW(32, 0),
-                                          II_ROW(64, 1), II_ROW(64, 0)};
-
-/* 0..7 for int8, uint8, int16, uint16, int32, uint32, int64, uint64; -1 otherwise */
-static int int_index(const dt_format *f)
-{
-    if ((f->tc != DT_TC_SINT && f->tc != DT_TC_UINT) || f->bits != f->stride_bits)
-        return -1;
-    const int u = f->tc == DT_TC_UINT;
-    switch (f->bits) {
-    case 8: return 0 + u;
-    case 16: return 2 + u;
-    case 32: return 4 + u;
-    case 64: return 6 + u;
-    default: return -1;
-    }
-}
+#define II_LOOP ii_loop
+#include "int_pairs.h"
 
 /* integer -> integer, or NULL (the rounding mode does not matter; an unknown one is left to the
  * reference path, as kernels_avx512.c does) */
