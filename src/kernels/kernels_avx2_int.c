@@ -108,24 +108,8 @@ static FN DT_INLINE __m256i ii_load(const uint8_t *p, int sw, int ss, int W)
 #undef LX
 }
 
-/* Saturation to the destination's range in W-bit lanes holding the exact source value. */
-static FN DT_INLINE __m256i ii_clamp(__m256i x, int W, int sw, int ss, int dw, int ds)
-{
-    /* largest values: 2^(w-1) - 1 signed, 2^w - 1 unsigned (shifts of 0..57: defined) */
-    const uint64_t smax = ss ? (UINT64_MAX >> (65 - sw)) : (UINT64_MAX >> (64 - sw));
-    const uint64_t dmax = ds ? (UINT64_MAX >> (65 - dw)) : (UINT64_MAX >> (64 - dw));
-    if (ss) {
-        if (!ds) /* negative -> 0 */
-            x = vmax_s(x, _mm256_setzero_si256(), W);
-        else if (dw < sw) /* below the destination's min: ~dmax = -2^(dw-1) in two's complement */
-            x = vmax_s(x, vset(W, ~dmax), W);
-        if (dmax < smax)
-            x = vmin_s(x, vset(W, dmax), W);
-    } else if (dmax < smax) { /* unsigned source: only the top can be out of range */
-        x = vmin_u(x, vset(W, dmax), W);
-    }
-    return x;
-}
+#define II_V __m256i
+#include "int_clamp.h"
 
 /* Two vectors of w-bit lanes -> one of w/2-bit lanes: the low halves (truncation), in order. */
 static FN DT_INLINE __m256i ii_halve(__m256i a, __m256i b, int w)
@@ -162,7 +146,7 @@ static FN DT_INLINE void ii_block(uint8_t *d, const uint8_t *s, int sw, int ss, 
     for (int j = 0; j < n; j++) {
         x[j] = ii_load(s + (size_t)j * 32 * (size_t)sw / (size_t)W, sw, ss, W);
         if (sat)
-            x[j] = ii_clamp(x[j], W, sw, ss, dw, ds);
+            x[j] = int_clamp(x[j], W, sw, ss, dw, ds);
     }
 #pragma GCC unroll 3
     for (int w = W; w > dw; w /= 2) { /* halve the lanes until they are dw bits */

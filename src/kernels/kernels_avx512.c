@@ -322,23 +322,8 @@ static FN DT_INLINE void int_store(uint8_t *p, __m512i x, int dw, int W)
     }
 }
 
-/* saturation to the destination's range in W-bit lanes holding the exact source value */
-static FN DT_INLINE __m512i int_clamp(__m512i x, int W, int sw, int ss, int dw, int ds)
-{
-    const uint64_t smax = ss ? (UINT64_MAX >> (65 - sw)) : (UINT64_MAX >> (64 - sw));
-    const uint64_t dmax = ds ? (UINT64_MAX >> (65 - dw)) : (UINT64_MAX >> (64 - dw));
-    if (ss) {
-        if (!ds) /* negative -> 0 */
-            x = vmax_s(x, _mm512_setzero_si512(), W);
-        else if (dw < sw) /* below the destination's min */
-            x = vmax_s(x, vset(W, ~(dmax)), W);
-        if (dmax < smax)
-            x = vmin_s(x, vset(W, dmax), W);
-    } else if (dmax < smax) {
-        x = vmin_u(x, vset(W, dmax), W);
-    }
-    return x;
-}
+#define II_V __m512i
+#include "int_clamp.h"
 
 static FN DT_INLINE void int_loop(void *dst, const void *src, size_t begin, size_t end, int sw,
                                   int ss, int dw, int ds, int sat)
