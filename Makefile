@@ -23,7 +23,7 @@ CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
 CFLAGS  ?=
 LDFLAGS ?=
-ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Iprograms -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LIBS    := -lm -pthread
 
 ifeq ($(SAN),1)
@@ -33,8 +33,12 @@ endif
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The file layer (programs/fileio) belongs to the programs, not to libdtcast: the CLI, the tests
+# of the file formats and the fuzz harnesses link it.
+FILEIO_SRC := $(sort $(wildcard programs/fileio/*.c))
+FILEIO_OBJ := $(FILEIO_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC  := $(sort $(wildcard programs/*.c))
-CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(FILEIO_OBJ)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -60,7 +64,7 @@ endif
 
 .SECONDARY:
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h tests/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h programs/*/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(say) CC $@
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -78,10 +82,10 @@ $(BUILD)/dtcast: $(CLI_OBJ) $(BUILD)/libdtcast.a
 	$(say) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libdtcast.a
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(FILEIO_OBJ) $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/libdtcast.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 
 demo: all
 	@echo

@@ -1,5 +1,5 @@
 /* libFuzzer harness for the ModelProto reader. */
-#include "io/tensor.h"
+#include "fileio/tensor.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #define DTCAST_CLI_H
 
 #include "dtcast.h"
-#include "io/tensor.h"
+#include "fileio/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * writing. Fixtures are built as bytes here; the ONNX conformance data is read from
  * tests/conformance (the in-repo copy of ../shared/conformance). */
 #include "check.h"
-#include "io/tensor.h"
+#include "fileio/tensor.h"
 
 #include <dirent.h>
 #include <stdbool.h>

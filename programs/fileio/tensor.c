@@ -1,5 +1,5 @@
 /* The tensor record, whole-file reading and writing, and which reader a file name asks for. */
-#include "io/tensor.h"
+#include "fileio/tensor.h"
 
 #include <errno.h>
 #include <fcntl.h>

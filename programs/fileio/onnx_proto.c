@@ -5,7 +5,7 @@
  * 1 fixed64, 2 length-delimited, 5 fixed32 (3 and 4, groups, are not used by ONNX). Repeated
  * numbers come packed (one length-delimited run) or one per key; readers must take both. */
 #include "internal.h"
-#include "io/tensor.h"
+#include "fileio/tensor.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
