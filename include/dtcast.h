@@ -283,6 +283,10 @@ DTCAST_API dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type s
                                               dtcast_type dst_type, dtcast_pypto_mode mode,
                                               const dtcast_options *base);
 
+/* The shapes pypto.cast takes: 1 to 4 dimensions, none empty, at most INT32_MAX elements. */
+DTCAST_API dtcast_status dtcast_pypto_check_shape(const int64_t *shape, int ndim,
+                                                  const dtcast_options *opts);
+
 DTCAST_API dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src,
                                            dtcast_type src_type, const int64_t *shape, int ndim,
                                            dtcast_pypto_mode mode, const dtcast_options *opts);

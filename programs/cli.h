@@ -7,7 +7,7 @@
 #define DTCAST_CLI_H
 
 #include "dtcast.h"
-#include "fileio/tensor.h"
+#include "fileio/npy.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -69,11 +69,15 @@ int cli_parse_shape(const char *cmd, const char *option, const char *text, int64
 
 typedef struct cli_input_spec {
     dtcast_type from;    /* --from, or DTCAST_UNDEFINED */
-    int has_shape;       /* --shape given (raw input) */
+    int format_raw;      /* --format raw: read any file as raw data */
+    int has_shape;       /* --shape given (raw input; reshapes others) */
     int ndim;
     int64_t dims[DT_MAX_DIMS];
 } cli_input_spec;
 
+/* The kind of a file by its name (raw for any name with format_raw); prints the refusal of an
+ * unknown kind and returns CLI_FAIL. */
+int cli_file_kind(const char *path, int format_raw, dt_file_kind *kind);
 /* Reads IN (.npy, .pb, raw) into t; prints the error and returns its status on failure. */
 int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spec, dt_tensor *t);
 /* Writes t to OUT in the format its name asks for; nothing is left behind on failure. */

@@ -124,6 +124,15 @@ static int prefix_path(const char *path, const dt_io_error *err)
     return cli_fail("%s: %s", path, err->message);
 }
 
+int cli_file_kind(const char *path, int format_raw, dt_file_kind *kind)
+{
+    char why[512];
+    *kind = format_raw ? DT_FILE_RAW : dt_file_kind_of(path);
+    if (*kind == DT_FILE_UNKNOWN)
+        return cli_fail("%s", dt_file_kind_refusal(path, why, sizeof why));
+    return CLI_OK;
+}
+
 int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spec, dt_tensor *t)
 {
     uint8_t *buf = NULL;
@@ -131,10 +140,16 @@ int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spe
     dt_io_error err;
     err.message[0] = 0;
     dt_tensor_init(t);
+    dt_file_kind kind;
+    if (cli_file_kind(path, spec->format_raw, &kind) != CLI_OK)
+        return CLI_FAIL;
+    if (kind == DT_FILE_SAFETENSORS || kind == DT_FILE_SAFETENSORS_INDEX)
+        return cli_fail("%s: '%s' reads .npy, .pb and raw files; convert checkpoints with "
+                        "'dtcast cast'",
+                        path, cmd);
     if (dt_read_file(path, &buf, &len, &err) != DTCAST_OK)
         return prefix_path(path, &err);
     int status = CLI_OK;
-    dt_file_kind kind = dt_file_kind_of(path);
     /* Without --from, data that starts as a .npy file does is one (e.g. piped into stdin). */
     if (kind == DT_FILE_RAW && spec->from == DTCAST_UNDEFINED && len >= 6 &&
         memcmp(buf, "\x93NUMPY", 6) == 0)
@@ -155,6 +170,8 @@ int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spe
     case DT_FILE_RAW:
         status = load_raw(cmd, path, buf, len, spec, t);
         break;
+    default:
+        break; /* refused above */
     }
     free(buf);
     if (status != CLI_OK)
@@ -196,7 +213,10 @@ int cli_save_tensor(const char *path, const dt_tensor *t)
     uint8_t *buf = NULL;
     size_t len = 0;
     dtcast_status st = DTCAST_OK;
-    switch (dt_file_kind_of(path)) {
+    dt_file_kind kind;
+    if (cli_file_kind(path, 0, &kind) != CLI_OK)
+        return CLI_FAIL;
+    switch (kind) {
     case DT_FILE_NPY:
         st = dt_npy_serialize(t, &buf, &len, &err);
         break;
@@ -209,6 +229,10 @@ int cli_save_tensor(const char *path, const dt_tensor *t)
         if (dt_write_file(path, t->data, t->nbytes, &err) != DTCAST_OK)
             return prefix_path(path, &err);
         return CLI_OK;
+    default:
+        return cli_fail("%s: a %s tensor cannot be written as a checkpoint (write .npy, .pb or "
+                        "raw)",
+                        path, dtcast_type_name(t->type));
     }
     if (st != DTCAST_OK) {
         free(buf);

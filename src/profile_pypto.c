@@ -128,9 +128,7 @@ dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type src_type, dt
     return DTCAST_OK;
 }
 
-dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src,
-                                dtcast_type src_type, const int64_t *shape, int ndim,
-                                dtcast_pypto_mode mode, const dtcast_options *opts)
+dtcast_status dtcast_pypto_check_shape(const int64_t *shape, int ndim, const dtcast_options *opts)
 {
     if (ndim < 1 || ndim > 4)
         return dt_fail(opts, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
@@ -148,9 +146,22 @@ dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src
                            "pypto.cast: more than INT32_MAX (2147483647) elements");
         count *= shape[i];
     }
-    dtcast_options o;
-    dtcast_status st = dtcast_pypto_options(&o, src_type, dst_type, mode, opts);
+    return DTCAST_OK;
+}
+
+dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src,
+                                dtcast_type src_type, const int64_t *shape, int ndim,
+                                dtcast_pypto_mode mode, const dtcast_options *opts)
+{
+    dtcast_status st = dtcast_pypto_check_shape(shape, ndim, opts);
     if (st != DTCAST_OK)
         return st;
-    return dtcast_convert(dst, dst_type, src, src_type, (size_t)count, &o);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= (size_t)shape[i]; /* at most INT32_MAX, checked above */
+    dtcast_options o;
+    st = dtcast_pypto_options(&o, src_type, dst_type, mode, opts);
+    if (st != DTCAST_OK)
+        return st;
+    return dtcast_convert(dst, dst_type, src, src_type, count, &o);
 }

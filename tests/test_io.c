@@ -2,7 +2,7 @@
  * writing. Fixtures are built as bytes here; the ONNX conformance data is read from
  * tests/conformance (the in-repo copy of ../shared/conformance). */
 #include "check.h"
-#include "fileio/tensor.h"
+#include "fileio/npy.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -182,8 +182,16 @@ static void test_files(void)
 
     CHECK(dt_file_kind_of("a/b.npy") == DT_FILE_NPY && dt_file_kind_of("X.NPY") == DT_FILE_NPY &&
               dt_file_kind_of("input_0.pb") == DT_FILE_PB && dt_file_kind_of("-") == DT_FILE_RAW &&
-              dt_file_kind_of("w.raw") == DT_FILE_RAW && dt_file_kind_of("npy") == DT_FILE_RAW,
+              dt_file_kind_of("w.raw") == DT_FILE_RAW && dt_file_kind_of("w.bin") == DT_FILE_RAW &&
+              dt_file_kind_of("npy") == DT_FILE_UNKNOWN &&
+              dt_file_kind_of("m.safetensors") == DT_FILE_SAFETENSORS &&
+              dt_file_kind_of("m.safetensors.index.json") == DT_FILE_SAFETENSORS_INDEX &&
+              dt_file_kind_of("m.gguf") == DT_FILE_UNKNOWN && dt_file_kind_of("m.onnx") == DT_FILE_UNKNOWN,
           "file.kind", "wrong kind");
+    char why[256];
+    CHECK(strstr(dt_file_kind_refusal("m.pt", why, sizeof why), "PyTorch checkpoint") &&
+              strstr(dt_file_kind_refusal("a.xyz", why, sizeof why), "unknown file kind '.xyz'"),
+          "file.kind_refusal", "%s", why);
 }
 
 /* ---- .npy ----------------------------------------------------------------------------------- */
@@ -243,10 +251,23 @@ static void test_npy_read(void)
               t.count == 3,
           "npy.read.u1", "%s", err.message);
     dt_tensor_free(&t);
-    CHECK(npy(&f, DTCAST_INT4, &t, &err) == DTCAST_OK && t.type == DTCAST_INT4 && t.count == 6 &&
-              t.ndim == 1 && t.dims[0] == 6 && t.nbytes == 3 && memcmp(t.data, raw, 3) == 0,
+    /* A sub-byte type is one element per byte: 0x21 is not an int4 code. */
+    CHECK(npy(&f, DTCAST_INT4, &t, &err) == DTCAST_ERR_BAD_FILE && is_empty(&t) &&
+              strstr(err.message, "element 0 is byte 0x21"),
+          "npy.read.u1_as_int4_not_a_code", "%s", err.message);
+    dt_tensor_free(&t);
+    uint8_t codes[3] = {0x07, 0xF8, 0x0F}; /* 7, -8 sign-extended (as ml_dtypes), -1 */
+    npy_file(&f, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", codes, 3);
+    CHECK(npy(&f, DTCAST_INT4, &t, &err) == DTCAST_OK && t.type == DTCAST_INT4 && t.count == 3 &&
+              t.ndim == 1 && t.dims[0] == 3 && t.nbytes == 2 &&
+              ((uint8_t *)t.data)[0] == 0x87 && ((uint8_t *)t.data)[1] == 0x0F,
           "npy.read.u1_as_int4", "%s", err.message);
     dt_tensor_free(&t);
+    CHECK(npy(&f, DTCAST_UINT4, &t, &err) == DTCAST_ERR_BAD_FILE &&
+              strstr(err.message, "element 1 is byte 0xf8"),
+          "npy.read.u1_as_uint4_no_sign_extension", "%s", err.message);
+    dt_tensor_free(&t);
+    npy_file(&f, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", raw, 3);
     CHECK(npy(&f, DTCAST_FLOAT8E4M3FN, &t, &err) == DTCAST_OK &&
               t.type == DTCAST_FLOAT8E4M3FN && t.count == 3 && t.dims[0] == 3,
           "npy.read.u1_as_float8", "%s", err.message);
@@ -430,9 +451,8 @@ static void test_npy_write(void)
     dt_tensor_free(&t);
 
     make_tensor(&t, DTCAST_INT4, 1, d5, (uint8_t[]){0x21, 0x43, 0x05});
-    t.count = 6, t.dims[0] = 6; /* the reader reports the padding element of an odd count */
-    npy_round_trip("npy.write.int4_as_bytes", &t, "'descr': '|u1', 'fortran_order': False, "
-                   "'shape': (3,)", DTCAST_INT4);
+    npy_round_trip("npy.write.int4_one_per_byte", &t, "'descr': '|u1', 'fortran_order': False, "
+                   "'shape': (5,)", DTCAST_INT4);
     dt_tensor_free(&t);
 
     make_tensor(&t, DTCAST_FLOAT8E5M2, 2, d23, (uint8_t[]){1, 2, 3, 4, 5, 6});
@@ -441,7 +461,8 @@ static void test_npy_write(void)
     dt_tensor_free(&t);
 
     make_tensor(&t, DTCAST_BFLOAT16, 1, d3, (uint16_t[]){0x3F80, 0x7FC0, 0x8000});
-    npy_round_trip("npy.write.bfloat16_as_bytes", &t, "'shape': (6,)", DTCAST_BFLOAT16);
+    npy_round_trip("npy.write.bfloat16_as_u2", &t, "'descr': '<u2', 'fortran_order': False, "
+                   "'shape': (3,)", DTCAST_BFLOAT16);
     dt_tensor_free(&t);
 
     make_tensor(&t, DTCAST_STRING, 1, d3, NULL);
@@ -596,7 +617,11 @@ static void test_pb_errors(void)
                     "keeps its values in float_data, not int64_data");
     f = base;
     put_field_varint(&f, 14, 1);
-    expect_pb_error("pb.err.external", &f, DTCAST_ERR_BAD_FILE, "external data");
+    expect_pb_error("pb.err.external_no_location", &f, DTCAST_ERR_BAD_FILE,
+                    "data_location EXTERNAL without an external_data location");
+    f = base;
+    put_field_varint(&f, 14, 2);
+    expect_pb_error("pb.err.bad_location", &f, DTCAST_ERR_BAD_FILE, "unknown data_location 2");
     f = base;
     put_field_bytes(&f, 3, "\x08\x01", 2);
     expect_pb_error("pb.err.segment", &f, DTCAST_ERR_BAD_FILE, "segment");

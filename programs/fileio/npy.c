@@ -2,7 +2,7 @@
  *
  * A file is "\x93NUMPY", two version bytes, the header length (uint16 for 1.0, uint32 after), a
  * Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)} and the raw items. */
-#include "internal.h"
+#include "fileio/npy.h"
 #include "fileio/tensor.h"
 
 #include <stdbool.h>
@@ -51,7 +51,7 @@ static uint32_t load_le(const uint8_t *p, int bytes)
 
 /* Finds the header text: [*start, *start + *hlen). */
 static dtcast_status parse_preamble(const uint8_t *buf, size_t len, size_t *start, size_t *hlen,
-                                    dt_io_error *err)
+                                    bool whole, dt_io_error *err)
 {
     if (len < MAGIC_LEN || memcmp(buf, MAGIC, MAGIC_LEN) != 0)
         return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "npy: no \\x93NUMPY magic at byte 0");
@@ -68,7 +68,7 @@ static dtcast_status parse_preamble(const uint8_t *buf, size_t len, size_t *star
                           len);
     *hlen = load_le(buf + 8, width);
     *start = 8 + (size_t)width;
-    if (*hlen > len - *start)
+    if (whole && *hlen > len - *start)
         return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
                           "npy: header length %zu exceeds file size %zu at byte 8", *hlen, len);
     return DTCAST_OK;
@@ -247,7 +247,7 @@ static dtcast_status parse_dict(cursor *c, npy_header *h)
 static dtcast_status parse_header(const uint8_t *buf, size_t len, npy_header *h, dt_io_error *err)
 {
     size_t start = 0, hlen = 0;
-    dtcast_status st = parse_preamble(buf, len, &start, &hlen, err);
+    dtcast_status st = parse_preamble(buf, len, &start, &hlen, true, err);
     if (st != DTCAST_OK)
         return st;
     memset(h, 0, sizeof *h);
@@ -299,11 +299,11 @@ static bool parse_named_descr(const char *descr, npy_dtype *d)
     dtcast_type type;
     if (dtcast_type_from_name(descr, &type) != DTCAST_OK || type == DTCAST_STRING)
         return false;
-    const dt_format *f = dt_format_of(type);
+    unsigned stride = dt_stride_bits(type);
     d->type = type;
     /* ml_dtypes keeps sub-byte types one per byte; they are packed after reading. */
-    d->kind = f->stride_bits < 8 ? ITEM_UNPACKED : ITEM_NUMBER;
-    d->itemsize = f->stride_bits < 8 ? 1 : (size_t)f->stride_bits / 8;
+    d->kind = stride < 8 ? ITEM_UNPACKED : ITEM_NUMBER;
+    d->itemsize = stride < 8 ? 1 : stride / 8;
     d->swap_unit = 0;
     return true;
 }
@@ -379,57 +379,26 @@ static void swap_units(uint8_t *p, size_t n, size_t unit)
 }
 
 /* Copies count items from Fortran order (first index fastest) into C order (last fastest). */
-static void fortran_to_c(uint8_t *dst, const uint8_t *src, const npy_header *h, size_t count,
-                         size_t itemsize)
+static void fortran_to_c(uint8_t *dst, const uint8_t *src, int ndim, const int64_t *dims,
+                         size_t count, size_t itemsize)
 {
     size_t stride[DT_MAX_DIMS], index[DT_MAX_DIMS] = {0};
     size_t s = 1; /* every prefix product is <= count, so none overflows when count > 0 */
-    for (int k = 0; k < h->ndim; k++) {
+    for (int k = 0; k < ndim; k++) {
         stride[k] = s;
-        s *= (size_t)h->dims[k];
+        s *= (size_t)dims[k];
     }
     for (size_t n = 0; n < count; n++) {
         size_t from = 0;
-        for (int k = 0; k < h->ndim; k++)
+        for (int k = 0; k < ndim; k++)
             from += index[k] * stride[k];
         memcpy(dst + n * itemsize, src + from * itemsize, itemsize);
-        for (int k = h->ndim - 1; k >= 0; k--) {
-            if (++index[k] < (size_t)h->dims[k])
+        for (int k = ndim - 1; k >= 0; k--) {
+            if (++index[k] < (size_t)dims[k])
                 break;
             index[k] = 0;
         }
     }
-}
-
-/* Reads the items into a new buffer in C order and little-endian byte order. */
-static dtcast_status load_items(const uint8_t *buf, size_t len, const npy_header *h,
-                                const npy_dtype *d, size_t count, uint8_t **out, size_t *bytes,
-                                dt_io_error *err)
-{
-    size_t total;
-    if (__builtin_mul_overflow(count, d->itemsize, &total))
-        return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW,
-                          "npy: %zu items of %zu bytes overflow at byte %zu", count, d->itemsize,
-                          h->data_offset);
-    size_t have = len - h->data_offset;
-    if (have != total)
-        return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
-                          "npy: data is %zu bytes but shape and dtype '%s' need %zu at byte %zu",
-                          have, h->descr, total, h->data_offset);
-    uint8_t *items = malloc(total ? total : 1);
-    if (!items)
-        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes",
-                          total);
-    const uint8_t *src = buf + h->data_offset;
-    if (h->fortran && h->ndim > 1 && count > 0)
-        fortran_to_c(items, src, h, count, d->itemsize);
-    else if (total)
-        memcpy(items, src, total);
-    if (d->swap_unit)
-        swap_units(items, total, d->swap_unit);
-    *out = items;
-    *bytes = total;
-    return DTCAST_OK;
 }
 
 /* ---- items -> tensor -------------------------------------------------------------------- */
@@ -503,81 +472,159 @@ static dtcast_status items_to_strings(dt_tensor *t, const uint8_t *items, const 
     return DTCAST_OK;
 }
 
-/* ml_dtypes sub-byte arrays hold one element per byte: pack them as dtcast does. */
-static dtcast_status pack_items(dt_tensor *t, const uint8_t *items, const npy_dtype *d,
-                                dt_io_error *err)
+static dtcast_status set_shape(dt_npy_info *info, int ndim, const int64_t *dims, size_t at,
+                               dt_io_error *err)
 {
-    t->type = d->type;
-    dtcast_status st = dt_tensor_alloc(t, err);
+    dt_tensor shape;
+    dt_tensor_init(&shape);
+    dtcast_status st = dt_io_at(dt_tensor_set_shape(&shape, ndim, dims, "npy", err), err, at);
     if (st != DTCAST_OK)
         return st;
-    unsigned bits = (unsigned)dt_format_of(d->type)->stride_bits;
-    uint8_t *out = t->data;
-    for (size_t i = 0; i < t->count; i++) {
-        size_t bit = i % (8 / bits) * bits;
-        out[i / (8 / bits)] |= (uint8_t)((items[i] & ((1u << bits) - 1)) << bit);
-    }
+    info->ndim = shape.ndim;
+    memcpy(info->dims, shape.dims, sizeof info->dims);
+    info->count = shape.count;
     return DTCAST_OK;
 }
 
-/* Scales the last dimension of an opaque-byte array to elements of the hint type: one-byte
- * types keep the shape, (n,) bytes become (n * 8 / bits,) elements. The file does not say how
- * many sub-byte elements there were, so an odd count written earlier comes back with its zero
- * padding element (int4: 5 elements -> 3 bytes -> 6 elements). */
-static dtcast_status reinterpret_bytes(dt_tensor *t, const npy_header *h, const npy_dtype *d,
+/* What the elements of an array of opaque bytes are: without a hint, |u1 is uint8; with one,
+ * a sub-byte type is one element per byte (the shape stays), and a wider type reinterprets the
+ * last dimension (|u1 (n,) as float32 gives (n / 4,); <u2 as bfloat16 keeps the shape). */
+static dtcast_status reinterpret_bytes(dt_npy_info *info, const npy_header *h, const npy_dtype *d,
                                        dtcast_type hint, dt_io_error *err)
 {
-    const dt_format *f = dt_format_of(hint);
+    unsigned stride = dt_stride_bits(hint);
     if (hint == DTCAST_UNDEFINED && d->itemsize == 1) {
-        t->type = DTCAST_UINT8;
+        info->type = DTCAST_UINT8;
         return DTCAST_OK;
     }
-    if (hint == DTCAST_UNDEFINED || !f || hint == DTCAST_STRING)
+    if (hint == DTCAST_UNDEFINED || stride == 0)
         return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
-                          "npy: dtype '%s' holds opaque bytes; give the element type (hint %d "
-                          "is not usable) at byte %zu",
-                          h->descr, (int)hint, h->data_offset);
-    size_t stride = (size_t)f->stride_bits, item_bits = d->itemsize * 8;
-    t->type = hint;
+                          "npy: dtype '%s' holds opaque bytes; give the element type (--from) "
+                          "at byte %zu",
+                          h->descr, h->data_offset);
+    info->type = hint;
+    size_t item_bits = d->itemsize * 8;
+    if (stride < 8 && d->itemsize == 1) {
+        info->layout.store = DT_STORE_BYTE_EACH;
+        return DTCAST_OK;
+    }
     if (stride == item_bits)
         return DTCAST_OK; /* one element per item: the shape stays */
     int64_t dims[DT_MAX_DIMS];
-    int ndim = t->ndim ? t->ndim : 1;
+    int ndim = info->ndim ? info->ndim : 1;
     for (int k = 0; k < ndim; k++)
-        dims[k] = t->ndim ? t->dims[k] : 1;
+        dims[k] = info->ndim ? info->dims[k] : 1;
     uint64_t last = (uint64_t)dims[ndim - 1], bits;
-    if (__builtin_mul_overflow(last, (uint64_t)item_bits, &bits) || bits % stride != 0 ||
-        bits / stride > INT64_MAX)
+    if (stride < 8 || __builtin_mul_overflow(last, (uint64_t)item_bits, &bits) ||
+        bits % stride != 0 || bits / stride > INT64_MAX)
         return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
                           "npy: last dimension %llu of '%s' items is not a whole number of %s "
                           "elements at byte %zu",
                           (unsigned long long)last, h->descr, dtcast_type_name(hint),
                           h->data_offset);
     dims[ndim - 1] = (int64_t)(bits / stride);
-    return dt_io_at(dt_tensor_set_shape(t, ndim, dims, "npy", err), err, h->shape_at);
+    return set_shape(info, ndim, dims, h->shape_at, err);
 }
 
-static dtcast_status fill_tensor(dt_tensor *t, const uint8_t *buf, size_t len,
-                                 const npy_header *h, const npy_dtype *d, dtcast_type hint,
-                                 dt_io_error *err)
+dtcast_status dt_npy_header_size(const uint8_t *buf, size_t len, size_t *total, dt_io_error *err)
 {
-    uint8_t *items = NULL;
-    size_t bytes = 0;
-    dtcast_status st = load_items(buf, len, h, d, t->count, &items, &bytes, err);
+    size_t start = 0, hlen = 0;
+    dtcast_status st = parse_preamble(buf, len, &start, &hlen, false, err);
+    if (st == DTCAST_OK)
+        *total = start + hlen;
+    return st;
+}
+
+dtcast_status dt_npy_read_header(const uint8_t *buf, size_t len, uint64_t file_size,
+                                 dtcast_type hint, dt_npy_info *info, dt_io_error *err)
+{
+    npy_header h;
+    npy_dtype d = {ITEM_NUMBER, DTCAST_UNDEFINED, 0, 0};
+    memset(info, 0, sizeof *info);
+    dtcast_status st = parse_header(buf, len, &h, err);
+    if (st == DTCAST_OK)
+        st = parse_descr(h.descr, h.data_offset, &d, err);
+    if (st == DTCAST_OK)
+        st = set_shape(info, h.ndim, h.dims, h.shape_at, err);
     if (st != DTCAST_OK)
         return st;
-    if (d->kind == ITEM_UTF32 || d->kind == ITEM_CHARS || d->kind == ITEM_UNPACKED) {
-        st = d->kind == ITEM_UNPACKED ? pack_items(t, items, d, err)
-                                      : items_to_strings(t, items, d, err);
-        free(items);
-        return st;
+    snprintf(info->descr, sizeof info->descr, "%s", h.descr);
+    /* The data: exactly as many bytes as the shape and dtype need. */
+    uint64_t need;
+    if (__builtin_mul_overflow((uint64_t)info->count, (uint64_t)d.itemsize, &need))
+        return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW,
+                          "npy: %zu items of %zu bytes overflow at byte %zu", info->count,
+                          d.itemsize, h.data_offset);
+    info->data_bytes = need;
+    if (file_size != UINT64_MAX && file_size - h.data_offset != need)
+        return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
+                          "npy: data is %llu bytes but shape and dtype '%s' need %llu at byte %zu",
+                          (unsigned long long)(file_size - h.data_offset), h.descr,
+                          (unsigned long long)need, h.data_offset);
+    info->fortran = h.fortran && h.ndim > 1;
+    info->data_offset = h.data_offset;
+    info->itemsize = d.itemsize;
+    info->type = d.type;
+    info->layout.store = d.swap_unit ? DT_STORE_SWAPPED : DT_STORE_NATIVE;
+    /* A type numpy lacks is stored as the unsigned integer of its width (bfloat16 as <u2): the
+     * hint says what the integers hold. */
+    if (d.kind == ITEM_NUMBER && hint != DTCAST_UNDEFINED && hint != d.type && h.descr[1] == 'u' &&
+        dt_stride_bits(hint) == d.itemsize * 8)
+        d.kind = ITEM_BYTES;
+    switch (d.kind) {
+    case ITEM_BYTES:
+        st = reinterpret_bytes(info, &h, &d, hint, err);
+        break;
+    case ITEM_UNPACKED:
+        info->layout.store = DT_STORE_BYTE_EACH;
+        break;
+    case ITEM_UTF32:
+    case ITEM_CHARS:
+        info->strings = 1;
+        info->string_kind = d.kind == ITEM_UTF32 ? 4 : 1;
+        info->string_swap = d.swap_unit != 0;
+        break;
+    case ITEM_NUMBER:
+        break;
     }
-    t->data = items; /* numbers and bytes are already in dtcast layout */
-    t->nbytes = bytes;
-    if (d->kind == ITEM_BYTES)
-        return reinterpret_bytes(t, h, d, hint, err);
-    t->type = d->type;
+    if (st != DTCAST_OK)
+        return st;
+    info->layout.type = info->type;
     return DTCAST_OK;
+}
+
+/* Reads the whole array into t (C order, dtcast layout). */
+static dtcast_status fill_tensor(dt_tensor *t, const uint8_t *buf, const dt_npy_info *info,
+                                 dt_io_error *err)
+{
+    const uint8_t *items = buf + info->data_offset;
+    uint8_t *c_order = NULL;
+    if ((info->fortran || info->string_swap) && info->count > 0) {
+        c_order = malloc(info->data_bytes);
+        if (!c_order)
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory for %llu bytes",
+                              (unsigned long long)info->data_bytes);
+        if (info->fortran)
+            fortran_to_c(c_order, items, info->ndim, info->dims, info->count, info->itemsize);
+        else
+            memcpy(c_order, items, info->data_bytes);
+        if (info->string_swap)
+            swap_units(c_order, info->data_bytes, 4);
+        items = c_order;
+    }
+    dtcast_status st;
+    if (info->strings) {
+        npy_dtype d = {info->string_kind == 4 ? ITEM_UTF32 : ITEM_CHARS, DTCAST_STRING,
+                       info->itemsize, 0};
+        st = items_to_strings(t, items, &d, err);
+    } else {
+        t->type = info->type;
+        st = dt_tensor_alloc(t, err);
+        if (st == DTCAST_OK)
+            st = dt_layout_load(&info->layout, t->data, items, t->count, 0, err);
+    }
+    free(c_order);
+    return st;
 }
 
 dtcast_status dt_npy_parse(const uint8_t *buf, size_t len, dtcast_type hint, dt_tensor *t,
@@ -588,15 +635,12 @@ dtcast_status dt_npy_parse(const uint8_t *buf, size_t len, dtcast_type hint, dt_
     dt_tensor_init(t);
     if (!buf && len)
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "npy: NULL buffer");
-    npy_header h;
-    npy_dtype d = {ITEM_NUMBER, DTCAST_UNDEFINED, 0, 0};
-    dtcast_status st = parse_header(buf, len, &h, err);
+    dt_npy_info info;
+    dtcast_status st = dt_npy_read_header(buf, len, len, hint, &info, err);
     if (st == DTCAST_OK)
-        st = parse_descr(h.descr, h.data_offset, &d, err);
+        st = dt_tensor_set_shape(t, info.ndim, info.dims, "npy", err);
     if (st == DTCAST_OK)
-        st = dt_io_at(dt_tensor_set_shape(t, h.ndim, h.dims, "npy", err), err, h.shape_at);
-    if (st == DTCAST_OK)
-        st = fill_tensor(t, buf, len, &h, &d, hint, err);
+        st = fill_tensor(t, buf, &info, err);
     if (st != DTCAST_OK)
         dt_tensor_free(t);
     return st;
@@ -714,24 +758,19 @@ static void format_shape(char *out, size_t size, int ndim, const int64_t *dims)
 }
 
 /* Header text padded with spaces and a newline so the data starts on a 64-byte boundary. */
-static dtcast_status build_file(const char *descr, int ndim, const int64_t *dims,
-                                const uint8_t *data, size_t nbytes, uint8_t **buf, size_t *len,
-                                dt_io_error *err)
+static dtcast_status build_header(const char *descr, int fortran, int ndim, const int64_t *dims,
+                                  uint8_t **buf, size_t *len, dt_io_error *err)
 {
     char shape[DT_MAX_DIMS * 24 + 8], dict[DT_MAX_DIMS * 24 + 128];
     format_shape(shape, sizeof shape, ndim, dims);
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     descr, shape);
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }",
+                     descr, fortran ? "True" : "False", shape);
     size_t dict_len = (size_t)n;
     size_t pre = dict_len + 1 + 10 > 65535 ? 12 : 10; /* version 2.0 only when 1.0 cannot say it */
     size_t hlen = (dict_len + 1 + pre + HEADER_ALIGN - 1) / HEADER_ALIGN * HEADER_ALIGN - pre;
-    size_t total;
-    if (__builtin_add_overflow(pre + hlen, nbytes, &total))
-        return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW, "npy: %zu data bytes", nbytes);
-    uint8_t *out = malloc(total);
+    uint8_t *out = malloc(pre + hlen);
     if (!out)
-        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory for %zu bytes",
-                          total);
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory");
     memcpy(out, MAGIC, MAGIC_LEN);
     out[6] = pre == 10 ? 1 : 2;
     out[7] = 0;
@@ -740,8 +779,52 @@ static dtcast_status build_file(const char *descr, int ndim, const int64_t *dims
     memcpy(out + pre, dict, dict_len);
     memset(out + pre + dict_len, ' ', hlen - dict_len - 1);
     out[pre + hlen - 1] = '\n';
+    *buf = out;
+    *len = pre + hlen;
+    return DTCAST_OK;
+}
+
+/* How a type numpy lacks is kept so that its shape survives: a 16-bit type as <u2, an 8-bit
+ * type as |u1, a sub-byte type as |u1 with one element per byte (the code in the low bits). */
+static const char *stand_in_descr(dtcast_type type, dt_layout *layout)
+{
+    unsigned stride = dt_stride_bits(type);
+    layout->type = type;
+    layout->store = stride < 8 ? DT_STORE_BYTE_EACH : DT_STORE_NATIVE;
+    const char *descr = numpy_descr(type);
+    if (descr)
+        return descr;
+    switch (stride) {
+    case 16: return "<u2";
+    case 32: return "<u4"; /* complex32: a pair of float16 */
+    default: return stride <= 8 ? "|u1" : NULL;
+    }
+}
+
+dtcast_status dt_npy_write_header(dtcast_type type, int ndim, const int64_t *dims, int fortran,
+                                  uint8_t **buf, size_t *len, dt_layout *layout, dt_io_error *err)
+{
+    if (ndim < 0 || ndim > DT_MAX_DIMS)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "npy: %d dimensions", ndim);
+    const char *descr = stand_in_descr(type, layout);
+    if (!descr)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "npy: cannot store %s",
+                          dtcast_type_name(type) ? dtcast_type_name(type) : "this type");
+    return build_header(descr, fortran, ndim, dims, buf, len, err);
+}
+
+static dtcast_status join(uint8_t *head, size_t head_len, const uint8_t *data, size_t nbytes,
+                          uint8_t **buf, size_t *len, dt_io_error *err)
+{
+    size_t total;
+    uint8_t *out = NULL;
+    if (__builtin_add_overflow(head_len, nbytes, &total) || !(out = realloc(head, total))) {
+        free(head);
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory for %zu data bytes",
+                          nbytes);
+    }
     if (nbytes)
-        memcpy(out + pre + hlen, data, nbytes);
+        memcpy(out + head_len, data, nbytes);
     *buf = out;
     *len = total;
     return DTCAST_OK;
@@ -751,33 +834,45 @@ dtcast_status dt_npy_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, d
 {
     if (!t || !buf || !len || (!t->data && t->count))
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "npy: NULL argument");
-    const dt_format *f = dt_format_of(t->type);
-    if (!f)
+    if (!dtcast_type_name(t->type))
         return dt_io_fail(err, DTCAST_ERR_UNKNOWN_TYPE, "npy: unknown type %d", (int)t->type);
     if (t->ndim < 0 || t->ndim > DT_MAX_DIMS)
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "npy: %d dimensions", t->ndim);
+    uint8_t *head = NULL;
+    size_t head_len = 0;
+    dtcast_status st;
     if (t->type == DTCAST_STRING) {
         uint8_t *items = NULL;
         size_t bytes = 0, width = 0;
-        dtcast_status st = strings_to_items(t, &items, &bytes, &width, err);
+        st = strings_to_items(t, &items, &bytes, &width, err);
         if (st != DTCAST_OK)
             return st;
         char descr[32];
         snprintf(descr, sizeof descr, "<U%zu", width);
-        st = build_file(descr, t->ndim, t->dims, items, bytes, buf, len, err);
+        st = build_header(descr, 0, t->ndim, t->dims, &head, &head_len, err);
+        if (st == DTCAST_OK)
+            st = join(head, head_len, items, bytes, buf, len, err);
         free(items);
         return st;
     }
-    size_t nbytes = 0;
-    dtcast_status st = dtcast_storage_size(t->type, t->count, &nbytes);
+    dt_layout layout;
+    uint64_t nbytes = 0;
+    st = dt_npy_write_header(t->type, t->ndim, t->dims, 0, &head, &head_len, &layout, err);
     if (st != DTCAST_OK)
-        return dt_io_fail(err, st, "npy: cannot size %zu elements", t->count);
-    const char *descr = numpy_descr(t->type);
-    /* Other types go out as |u1 bytes; with one byte per element the shape still holds,
-     * otherwise the shape is the byte count. */
-    if (descr || f->stride_bits == 8)
-        return build_file(descr ? descr : "|u1", t->ndim, t->dims, t->data, nbytes, buf, len,
-                          err);
-    int64_t bytes_dim = (int64_t)nbytes; /* nbytes <= the data in memory, so it fits */
-    return build_file("|u1", 1, &bytes_dim, t->data, nbytes, buf, len, err);
+        return st;
+    if (dt_layout_bytes(&layout, t->count, &nbytes) != DTCAST_OK || nbytes > SIZE_MAX) {
+        free(head);
+        return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW, "npy: %zu elements", t->count);
+    }
+    if (dt_layout_is_native(&layout))
+        return join(head, head_len, t->data, (size_t)nbytes, buf, len, err);
+    uint8_t *items = malloc(nbytes ? (size_t)nbytes : 1);
+    if (!items) {
+        free(head);
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "npy: out of memory");
+    }
+    dt_layout_store(&layout, items, t->data, t->count);
+    st = join(head, head_len, items, (size_t)nbytes, buf, len, err);
+    free(items);
+    return st;
 }

@@ -258,6 +258,11 @@ typedef struct tp_scan {
     size_t raw_at, raw_len;
     size_t values[TP_NFIELDS]; /* values seen per typed field */
     size_t first_at[TP_NFIELDS];
+    bool external;             /* data_location EXTERNAL */
+    size_t location_at;
+    bool has_ext_location, has_ext_offset, has_ext_length;
+    size_t ext_location_at, ext_location_len, ext_at;
+    uint64_t ext_offset, ext_length;
 } tp_scan;
 
 typedef struct dims_ctx {
@@ -286,14 +291,16 @@ static dtcast_status scan_dims(pb *r, int wt, size_t at, tp_scan *s)
     return st;
 }
 
-static dtcast_status scan_location(pb *r, int wt, size_t at)
+static dtcast_status scan_location(pb *r, int wt, size_t at, tp_scan *s)
 {
     uint64_t v = 0;
     dtcast_status st = pb_expect(r, "data_location", wt, WT_VARINT, at);
     if (st == DTCAST_OK)
         st = pb_varint(r, &v);
-    if (st == DTCAST_OK && v != 0)
-        return pb_fail(r, at, "data_location EXTERNAL: external data is not supported");
+    if (st == DTCAST_OK && v > 1)
+        return pb_fail(r, at, "unknown data_location %llu", (unsigned long long)v);
+    s->external = v == 1;
+    s->location_at = at;
     return st;
 }
 
@@ -309,6 +316,65 @@ static dtcast_status scan_bytes(pb *r, int wt, size_t at, const char *name, size
         *len = sub.end - sub.pos;
     }
     return st;
+}
+
+/* A decimal u64 of an external_data entry ("offset", "length"). */
+static dtcast_status parse_decimal(const pb *r, size_t at, size_t start, size_t len,
+                                   const char *key, uint64_t *v)
+{
+    *v = 0;
+    if (len == 0 || len > 20)
+        return pb_fail(r, at, "external_data %s is not a number", key);
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = r->buf[start + i];
+        if (c < '0' || c > '9' || *v > (UINT64_MAX - (uint64_t)(c - '0')) / 10)
+            return pb_fail(r, at, "external_data %s is not a number", key);
+        *v = *v * 10 + (uint64_t)(c - '0');
+    }
+    return DTCAST_OK;
+}
+
+/* external_data: repeated StringStringEntryProto {key = 1, value = 2}. */
+static dtcast_status scan_external(pb *r, int wt, size_t at, tp_scan *s)
+{
+    pb sub = {NULL, 0, 0, NULL, NULL};
+    dtcast_status st = pb_expect(r, "external_data", wt, WT_BYTES, at);
+    if (st == DTCAST_OK)
+        st = pb_sub(r, &sub);
+    size_t key_at = 0, key_len = 0, val_at = 0, val_len = 0;
+    bool has_key = false;
+    while (st == DTCAST_OK && pb_more(&sub)) {
+        uint32_t field = 0;
+        int fwt = 0;
+        size_t fat = 0;
+        st = pb_key(&sub, &field, &fwt, &fat);
+        if (st == DTCAST_OK && field == 1) {
+            has_key = true;
+            st = scan_bytes(&sub, fwt, fat, "external_data key", &key_at, &key_len);
+        } else if (st == DTCAST_OK && field == 2) {
+            st = scan_bytes(&sub, fwt, fat, "external_data value", &val_at, &val_len);
+        } else if (st == DTCAST_OK) {
+            st = pb_skip(&sub, fwt, fat);
+        }
+    }
+    if (st != DTCAST_OK)
+        return st;
+    if (!has_key)
+        return pb_fail(r, at, "external_data entry without a key");
+    const char *key = (const char *)r->buf + key_at;
+    s->ext_at = at;
+    if (key_len == 8 && memcmp(key, "location", 8) == 0) {
+        s->has_ext_location = true;
+        s->ext_location_at = val_at;
+        s->ext_location_len = val_len;
+    } else if (key_len == 6 && memcmp(key, "offset", 6) == 0) {
+        s->has_ext_offset = true;
+        return parse_decimal(r, at, val_at, val_len, "offset", &s->ext_offset);
+    } else if (key_len == 6 && memcmp(key, "length", 6) == 0) {
+        s->has_ext_length = true;
+        return parse_decimal(r, at, val_at, val_len, "length", &s->ext_length);
+    }
+    return DTCAST_OK; /* "checksum" and others: not needed to read the data */
 }
 
 static dtcast_status scan_typed(pb *r, uint32_t field, int wt, size_t at, tp_scan *s)
@@ -345,8 +411,8 @@ static dtcast_status scan_field(pb *r, uint32_t field, int wt, size_t at, tp_sca
         s->has_raw = true;
         return scan_bytes(r, wt, at, "raw_data", &s->raw_at, &s->raw_len);
     case TP_SEGMENT: return pb_fail(r, at, "segmented tensors are not supported");
-    case TP_EXTERNAL: return pb_fail(r, at, "external_data: external data is not supported");
-    case TP_LOCATION: return scan_location(r, wt, at);
+    case TP_EXTERNAL: return scan_external(r, wt, at, s);
+    case TP_LOCATION: return scan_location(r, wt, at, s);
     default:
         if (is_typed_field(field))
             return scan_typed(r, field, wt, at, s);
@@ -477,24 +543,55 @@ static dtcast_status copy_name(const pb *r, const tp_scan *s, dt_tensor *t)
     return DTCAST_OK;
 }
 
+/* External data: the location is required, and nothing may sit in the message as well. */
+static dtcast_status check_external(const pb *r, const tp_scan *s, size_t nbytes)
+{
+    if (s->has_raw)
+        return pb_fail(r, s->raw_at, "raw_data beside data_location EXTERNAL");
+    for (uint32_t k = 0; k < TP_NFIELDS; k++)
+        if (s->values[k])
+            return pb_fail(r, s->first_at[k], "%s beside data_location EXTERNAL", field_name(k));
+    if (!s->has_ext_location || s->ext_location_len == 0)
+        return pb_fail(r, s->location_at, "data_location EXTERNAL without an external_data location");
+    if (s->has_ext_length && s->ext_length != nbytes)
+        return pb_fail(r, s->ext_at, "external_data length is %llu but the tensor needs %zu bytes",
+                       (unsigned long long)s->ext_length, nbytes);
+    return DTCAST_OK;
+}
+
+/* The first pass and its checks: type, shape, where the values are. */
+static dtcast_status locate_tensor(pb *r, tp_scan *s, dt_tensor *t, const dt_format **f,
+                                   size_t *nbytes)
+{
+    dtcast_status st = scan_tensor(r, s);
+    if (st == DTCAST_OK)
+        st = check_type(r, s, f);
+    if (st == DTCAST_OK)
+        st = dt_io_at(dt_tensor_set_shape(t, s->ndim, s->dims, "pb", r->err), r->err, s->dims_at);
+    if (st == DTCAST_OK && (st = dtcast_storage_size((*f)->type, t->count, nbytes)) != DTCAST_OK)
+        return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
+                          (*f)->name);
+    if (st != DTCAST_OK)
+        return st;
+    t->type = (*f)->type;
+    if (s->external)
+        return (*f)->type == DTCAST_STRING
+                   ? pb_fail(r, s->location_at, "string tensors cannot be external data")
+                   : check_external(r, s, *nbytes);
+    return check_payload(r, s, *f, t->count, *nbytes);
+}
+
 static dtcast_status parse_tensor(pb *r, dt_tensor *t)
 {
     tp_scan s;
     const dt_format *f = NULL;
     size_t nbytes = 0, start = r->pos;
-    dtcast_status st = scan_tensor(r, &s);
-    if (st == DTCAST_OK)
-        st = check_type(r, &s, &f);
-    if (st == DTCAST_OK)
-        st = dt_io_at(dt_tensor_set_shape(t, s.ndim, s.dims, "pb", r->err), r->err, s.dims_at);
-    if (st == DTCAST_OK && (st = dtcast_storage_size(f->type, t->count, &nbytes)) != DTCAST_OK)
-        return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
-                          f->name);
-    if (st == DTCAST_OK)
-        st = check_payload(r, &s, f, t->count, nbytes);
+    dtcast_status st = locate_tensor(r, &s, t, &f, &nbytes);
     if (st != DTCAST_OK)
         return st;
-    t->type = f->type;
+    if (s.external)
+        return pb_fail(r, s.location_at,
+                       "the data is external (in another file): read the .pb by its path");
     if ((st = dt_tensor_alloc(t, r->err)) != DTCAST_OK || (st = copy_name(r, &s, t)) != DTCAST_OK)
         return st;
     if (s.has_raw) {
@@ -518,6 +615,62 @@ dtcast_status dt_pb_parse(const uint8_t *buf, size_t len, dt_tensor *t, dt_io_er
     if (st != DTCAST_OK)
         dt_tensor_free(t);
     return st;
+}
+
+dtcast_status dt_pb_locate(const uint8_t *buf, size_t len, dt_pb_info *info, dt_io_error *err)
+{
+    memset(info, 0, sizeof *info);
+    if (!buf && len)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: NULL buffer");
+    pb r = {buf, 0, len, "pb", err};
+    tp_scan s;
+    const dt_format *f = NULL;
+    size_t nbytes = 0;
+    dt_tensor shape;
+    dt_tensor_init(&shape);
+    dtcast_status st = locate_tensor(&r, &s, &shape, &f, &nbytes);
+    if (st != DTCAST_OK)
+        return st;
+    info->type = shape.type;
+    info->ndim = shape.ndim;
+    memcpy(info->dims, shape.dims, sizeof info->dims);
+    info->count = shape.count;
+    info->nbytes = nbytes;
+    if (s.has_name && !(info->name = malloc(s.name_len + 1)))
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
+    if (s.has_name) {
+        memcpy(info->name, buf + s.name_at, s.name_len);
+        info->name[s.name_len] = '\0';
+    }
+    if (s.external) {
+        info->where = DT_PB_EXTERNAL;
+        info->location = malloc(s.ext_location_len + 1);
+        if (!info->location) {
+            dt_pb_info_free(info);
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
+        }
+        memcpy(info->location, buf + s.ext_location_at, s.ext_location_len);
+        info->location[s.ext_location_len] = '\0';
+        info->location_at = s.ext_location_at;
+        info->ext_offset = s.ext_offset;
+        if (strlen(info->location) != s.ext_location_len) {
+            dt_pb_info_free(info);
+            return pb_fail(&r, s.ext_location_at, "external_data location holds a NUL byte");
+        }
+    } else if (s.has_raw || nbytes == 0) {
+        info->where = DT_PB_RAW;
+        info->raw_at = s.has_raw ? s.raw_at : 0;
+    } else {
+        info->where = DT_PB_TYPED;
+    }
+    return DTCAST_OK;
+}
+
+void dt_pb_info_free(dt_pb_info *info)
+{
+    free(info->name);
+    free(info->location);
+    info->name = info->location = NULL;
 }
 
 /* ---- writing TensorProto ----------------------------------------------------------------- */
@@ -605,6 +758,83 @@ dtcast_status dt_pb_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt
         p = put_bytes(p, TP_NAME, t->name, strlen(t->name));
     if (t->type != DTCAST_STRING && t->nbytes) /* an empty tensor has no raw_data, as in ONNX */
         p = put_bytes(p, TP_RAW, t->data, t->nbytes);
+    *buf = out;
+    *len = (size_t)(p - out);
+    return DTCAST_OK;
+}
+
+/* Fields before the payload: dims, data_type, name; in number order as protobuf writes them. */
+static size_t head_size(int ndim, const int64_t *dims, dtcast_type type, const char *name)
+{
+    size_t total = 1 + varint_size((uint64_t)type);
+    for (int k = 0; k < ndim; k++)
+        total += 1 + varint_size((uint64_t)dims[k]);
+    if (name)
+        total += 1 + varint_size(strlen(name)) + strlen(name);
+    return total;
+}
+
+static uint8_t *put_head(uint8_t *p, int ndim, const int64_t *dims, dtcast_type type,
+                         const char *name)
+{
+    for (int k = 0; k < ndim; k++) {
+        p = put_varint(p, TP_DIMS << 3 | WT_VARINT);
+        p = put_varint(p, (uint64_t)dims[k]);
+    }
+    p = put_varint(p, TP_DATA_TYPE << 3 | WT_VARINT);
+    p = put_varint(p, (uint64_t)type);
+    if (name)
+        p = put_bytes(p, TP_NAME, name, strlen(name));
+    return p;
+}
+
+dtcast_status dt_pb_write_prefix(dtcast_type type, int ndim, const int64_t *dims, const char *name,
+                                 uint64_t nbytes, uint8_t **buf, size_t *len, dt_io_error *err)
+{
+    if (ndim < 0 || ndim > DT_MAX_DIMS || type == DTCAST_STRING)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: bad tensor for streaming");
+    size_t total = head_size(ndim, dims, type, name) + 1 + varint_size(nbytes);
+    uint8_t *out = malloc(total), *p = out;
+    if (!out)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
+    p = put_head(p, ndim, dims, type, name);
+    if (nbytes) { /* an empty tensor has no raw_data, as in ONNX */
+        p = put_varint(p, TP_RAW << 3 | WT_BYTES);
+        p = put_varint(p, nbytes);
+    }
+    *buf = out;
+    *len = (size_t)(p - out);
+    return DTCAST_OK;
+}
+
+static uint8_t *put_entry(uint8_t *p, const char *key, const char *value)
+{
+    size_t k = strlen(key), v = strlen(value);
+    p = put_varint(p, TP_EXTERNAL << 3 | WT_BYTES);
+    p = put_varint(p, 2 + varint_size(k) + k + 2 + varint_size(v) + v);
+    p = put_bytes(p, 1, key, k);
+    return put_bytes(p, 2, value, v);
+}
+
+dtcast_status dt_pb_write_external(dtcast_type type, int ndim, const int64_t *dims,
+                                   const char *name, const char *location, uint64_t offset,
+                                   uint64_t length, uint8_t **buf, size_t *len, dt_io_error *err)
+{
+    if (ndim < 0 || ndim > DT_MAX_DIMS || type == DTCAST_STRING)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "pb: bad tensor for external data");
+    char off[24], size[24];
+    snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
+    snprintf(size, sizeof size, "%llu", (unsigned long long)length);
+    size_t total = head_size(ndim, dims, type, name) + 3 * (16 + 2 * 10) + strlen(location) + 64;
+    uint8_t *out = malloc(total), *p = out;
+    if (!out)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
+    p = put_head(p, ndim, dims, type, name);
+    p = put_entry(p, "location", location);
+    p = put_entry(p, "offset", off);
+    p = put_entry(p, "length", size);
+    p = put_varint(p, TP_LOCATION << 3 | WT_VARINT);
+    p = put_varint(p, 1); /* EXTERNAL */
     *buf = out;
     *len = (size_t)(p - out);
     return DTCAST_OK;

@@ -232,13 +232,60 @@ static int has_suffix(const char *path, const char *suffix)
     return n >= k && strcasecmp(path + n - k, suffix) == 0;
 }
 
+/* Kinds of file dtcast does not read, named so the refusal says what the file is. */
+static const struct {
+    const char *suffix, *what;
+} refused_kinds[] = {
+    {".onnx", "an ONNX model (.onnx): give one TensorProto (.pb), or convert the model's "
+              "initializers with onnx's tools"},
+    {".pt", "a PyTorch checkpoint (.pt): save it as .safetensors first"},
+    {".pth", "a PyTorch checkpoint (.pth): save it as .safetensors first"},
+    {".ckpt", "a checkpoint (.ckpt): save it as .safetensors first"},
+    {".bin.index.json", "a sharded PyTorch checkpoint index: save it as .safetensors first"},
+    {".gguf", "a GGUF model (.gguf)"},
+    {".h5", "an HDF5 file (.h5)"},
+    {".hdf5", "an HDF5 file (.hdf5)"},
+    {".npz", "a numpy archive (.npz): save one array with np.save (.npy)"},
+    {".pkl", "a pickle (.pkl)"},
+    {".json", "a JSON file (only *.safetensors.index.json is read)"},
+};
+
 dt_file_kind dt_file_kind_of(const char *path)
 {
-    if (!path)
+    if (!path || strcmp(path, "-") == 0)
         return DT_FILE_RAW;
     if (has_suffix(path, ".npy"))
         return DT_FILE_NPY;
     if (has_suffix(path, ".pb"))
         return DT_FILE_PB;
-    return DT_FILE_RAW;
+    if (has_suffix(path, ".safetensors"))
+        return DT_FILE_SAFETENSORS;
+    if (has_suffix(path, ".safetensors.index.json"))
+        return DT_FILE_SAFETENSORS_INDEX;
+    if (has_suffix(path, ".raw") || has_suffix(path, ".bin"))
+        return DT_FILE_RAW;
+    return DT_FILE_UNKNOWN;
+}
+
+const char *dt_file_kind_refusal(const char *path, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof refused_kinds / sizeof refused_kinds[0]; i++)
+        if (has_suffix(path, refused_kinds[i].suffix)) {
+            snprintf(buf, size, "'%s' is %s", path, refused_kinds[i].what);
+            return buf;
+        }
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        snprintf(buf, size,
+                 "'%s': unknown file kind '%s' (dtcast reads .npy, .pb, .safetensors, "
+                 "*.safetensors.index.json, and raw data from .raw, .bin or - with --from; "
+                 "--format raw reads any file as raw data)",
+                 path, dot);
+    else
+        snprintf(buf, size,
+                 "'%s': no file extension to tell its kind (use .npy, .pb, .safetensors, .raw "
+                 "or .bin, or --format raw)",
+                 path);
+    return buf;
 }

@@ -49,20 +49,42 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
 dtcast_status dt_read_file(const char *path, uint8_t **buf, size_t *len, dt_io_error *err);
 dtcast_status dt_write_file(const char *path, const void *buf, size_t len, dt_io_error *err);
 
-/* .npy (versions 1.0, 2.0, 3.0). Reads numpy dtypes (any byte order: big-endian is swapped),
- * Fortran order (transposed to C order), bool, ints, float16/32/64, complex64/128, and the
- * ml_dtypes names where present. A non-numpy dtcast type is written as |u1 packed bytes (shape:
- * the byte count); on read, `hint` (DTCAST_UNDEFINED = none) reinterprets a |u1 array as packed
- * elements of that type. */
-dtcast_status dt_npy_parse(const uint8_t *buf, size_t len, dtcast_type hint, dt_tensor *t,
-                           dt_io_error *err);
-dtcast_status dt_npy_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt_io_error *err);
+/* .npy: fileio/npy.h. */
 
 /* ONNX TensorProto: dims, data_type, name, raw_data and the typed fields float_data, int32_data,
  * string_data, int64_data, double_data, uint64_data (as ONNX stores each type in them). Unknown
  * fields are skipped. Writing uses raw_data (string_data for strings). */
 dtcast_status dt_pb_parse(const uint8_t *buf, size_t len, dt_tensor *t, dt_io_error *err);
 dtcast_status dt_pb_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt_io_error *err);
+
+/* Where a TensorProto keeps its values, found without copying them (buf may map a whole file:
+ * only the field keys are read). raw_data can be streamed from raw_at; external data lives in
+ * the file `location` (relative to the .pb's folder) from ext_offset, nbytes long; typed fields
+ * (float_data, int32_data, ...) are read with dt_pb_parse. */
+typedef enum dt_pb_where { DT_PB_RAW, DT_PB_EXTERNAL, DT_PB_TYPED } dt_pb_where;
+typedef struct dt_pb_info {
+    dtcast_type type;
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+    size_t count;
+    size_t nbytes;     /* of the elements in dtcast's layout */
+    char *name;        /* or NULL */
+    dt_pb_where where;
+    size_t raw_at;
+    char *location;    /* external data */
+    size_t location_at;
+    uint64_t ext_offset;
+} dt_pb_info;
+dtcast_status dt_pb_locate(const uint8_t *buf, size_t len, dt_pb_info *info, dt_io_error *err);
+void dt_pb_info_free(dt_pb_info *info);
+/* A TensorProto up to its raw_data payload (nbytes follow it): for writers that stream. */
+dtcast_status dt_pb_write_prefix(dtcast_type type, int ndim, const int64_t *dims, const char *name,
+                                 uint64_t nbytes, uint8_t **buf, size_t *len, dt_io_error *err);
+/* A whole TensorProto whose data is external: data_location EXTERNAL, external_data location,
+ * offset and length. */
+dtcast_status dt_pb_write_external(dtcast_type type, int ndim, const int64_t *dims,
+                                   const char *name, const char *location, uint64_t offset,
+                                   uint64_t length, uint8_t **buf, size_t *len, dt_io_error *err);
 
 /* ModelProto: the first node of the graph, its attributes, the default-domain opset, and the
  * graph's input / output names with their element types. */
@@ -90,8 +112,19 @@ dtcast_status dt_onnx_model_parse(const uint8_t *buf, size_t len, dt_onnx_model 
 /* Attribute lookup: NULL when absent. */
 const dt_onnx_attr *dt_onnx_model_attr(const dt_onnx_model *m, const char *name);
 
-/* By file name: ".npy", ".pb", or raw (".raw", ".bin", "-"; raw needs the type). */
-typedef enum dt_file_kind { DT_FILE_RAW, DT_FILE_NPY, DT_FILE_PB } dt_file_kind;
+/* By file name: ".npy", ".pb", ".safetensors", "*.safetensors.index.json", raw (".raw", ".bin",
+ * "-"; raw needs the type), or unknown: never read as raw by accident (SPEC: refuse what is not
+ * read). */
+typedef enum dt_file_kind {
+    DT_FILE_RAW,
+    DT_FILE_NPY,
+    DT_FILE_PB,
+    DT_FILE_SAFETENSORS,
+    DT_FILE_SAFETENSORS_INDEX,
+    DT_FILE_UNKNOWN
+} dt_file_kind;
 dt_file_kind dt_file_kind_of(const char *path);
+/* The one-line refusal of a file of unknown kind: what it is, and what dtcast reads instead. */
+const char *dt_file_kind_refusal(const char *path, char *buf, size_t size);
 
 #endif /* DTCAST_IO_TENSOR_H */

@@ -1,0 +1,42 @@
+/* The streaming conversion of one tensor: its elements are read from a file (or memory) in
+ * blocks, brought into dtcast's layout, converted by the library on all threads, brought into
+ * the output's layout and written. Memory: four buffers of at most DT_BLOCK_BYTES, whatever the
+ * tensor's size. */
+#ifndef DTCAST_FILEIO_PIPELINE_H
+#define DTCAST_FILEIO_PIPELINE_H
+
+#include "fileio/file.h"
+#include "fileio/layout.h"
+#include "fileio/progress.h"
+
+#include <stdint.h>
+
+#define DT_BLOCK_BYTES ((size_t)4 << 20)
+
+/* Converts count elements from src (dtcast layout) into dst; error receives the message. */
+typedef dtcast_status (*dt_convert_fn)(void *ctx, void *dst, const void *src, size_t count,
+                                       dtcast_error *error);
+/* Sees every block after its conversion (the report, the NaN/Inf watch). */
+typedef void (*dt_observe_fn)(void *ctx, const void *src, const void *dst, size_t count);
+
+typedef struct dt_stream_job {
+    dt_infile *in;          /* the source file, or NULL when the elements are in memory */
+    const uint8_t *mem;     /* ... here */
+    uint64_t offset;        /* of the first element, in the file or in mem */
+    dt_layout src;          /* how the source elements sit */
+    uint64_t count;
+    dt_layout dst;          /* how the output elements are written */
+    dt_convert_fn convert;  /* NULL: the types are equal, the elements are copied */
+    void *convert_ctx;
+    dt_observe_fn observe;  /* optional */
+    void *observe_ctx;
+    dt_progress *progress;  /* optional: advanced by the source bytes of each block */
+} dt_stream_job;
+
+/* Runs the job, writing to out. Errors name the element or byte. */
+dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_error *err);
+/* Copies len bytes of in from offset to out unchanged. */
+dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_outfile *out,
+                             dt_progress *progress, dt_io_error *err);
+
+#endif /* DTCAST_FILEIO_PIPELINE_H */
