@@ -1,6 +1,6 @@
 /* dtcast cast: one tensor file to another type; and the conversion settings (profile, rounding,
  * overflow, ...) that `compare` shares. */
-#include "cli.h"
+#include "cast_files.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -11,9 +11,11 @@
 const char cli_conversion_help[] =
     "Input:\n"
     "      --from TYPE        type of raw input (required for raw data and stdin, unless it\n"
-    "                         holds .npy bytes); for .npy, reads a uint8 array as packed TYPE\n"
-    "                         elements (how dtcast writes types numpy lacks)\n"
-    "      --shape DIMS       shape of raw input, e.g. 2x3x4 (default: 1-D, every element)\n"
+    "                         holds .npy bytes); for .npy, what a uint8/uint16 array holds\n"
+    "                         (how dtcast writes types numpy lacks)\n"
+    "      --shape DIMS       shape of raw input, e.g. 2x3x4 (default: 1-D, every element);\n"
+    "                         for other files, a reshape to the same element count\n"
+    "      --format raw       read IN as raw data whatever its name\n"
     "\n"
     "Profile:\n"
     "  -p, --profile P        exact (default)   dtcast_convert with the options below\n"
@@ -50,19 +52,36 @@ const char cli_conversion_help[] =
 static const char cast_help[] =
     "usage: dtcast cast --to TYPE [options] IN OUT\n"
     "\n"
-    "Converts the tensor in IN to TYPE and writes it to OUT. IN and OUT are .npy files, ONNX\n"
-    "TensorProto .pb files, or raw little-endian element data (any other name, or - for\n"
-    "stdin/stdout); the output format follows OUT's name. Strings in raw data are one per line.\n"
-    "A type numpy lacks (float8, int4, ...) is written to .npy as its packed uint8 bytes: read it\n"
-    "back with --from TYPE. On error nothing is written to OUT.\n"
+    "Converts the tensors in IN to TYPE and writes them to OUT, streamed in blocks (memory stays\n"
+    "small whatever the file size). Files, by name:\n"
+    "  .npy           numpy arrays; a type numpy lacks keeps its shape: 16-bit types as <u2,\n"
+    "                 8-bit as |u1, sub-byte types one element per |u1 byte (read back with\n"
+    "                 --from TYPE)\n"
+    "  .pb            ONNX TensorProto; over 2 GiB written as external data in OUT.data\n"
+    "  .safetensors   checkpoints: the floating-point tensors are converted, the others copied\n"
+    "                 byte for byte, __metadata__ kept\n"
+    "  X.safetensors.index.json\n"
+    "                 a sharded checkpoint, converted shard by shard into the folder OUT\n"
+    "  .raw .bin -    raw little-endian elements (needs --from); - is stdin/stdout\n"
+    "Other kinds are refused. Strings in raw data are one per line. On error nothing is written.\n"
     "\n"
     "  -t, --to TYPE          target type (see 'dtcast types')\n"
+    "      --select GLOB      convert only the tensors whose name matches (repeatable); a\n"
+    "                         single-tensor OUT (.npy, .pb, raw) takes the one chosen\n"
+    "      --exclude GLOB     do not convert the tensors whose name matches (repeatable)\n"
+    "      --report           per tensor: exact, rounded, overflowed, underflowed and NaN\n"
+    "                         counts, the largest errors and the SQNR (on stderr)\n"
+    "      --external-data W  .pb output: auto (default: over 2 GiB) | always | never\n"
+    "  -q, --quiet            no progress line, no warning about values that became NaN/Inf\n"
     "\n";
 
 static const char cast_examples[] =
     "\n"
     "Examples:\n"
     "  dtcast cast --to float8e4m3fn weights.npy weights_f8.npy\n"
+    "  dtcast cast --to bfloat16 model.safetensors model_bf16.safetensors\n"
+    "  dtcast cast --to bf16 --exclude '*norm*' model.safetensors.index.json out_dir/\n"
+    "  dtcast cast --to float8e4m3fn --overflow saturate --report w.npy w8.npy\n"
     "  dtcast cast --to bf16 --round trunc in.npy out.pb\n"
     "  dtcast cast --to int8 --int-overflow saturate --round round in.npy out.npy\n"
     "  dtcast cast --profile onnx:19 --to float8e5m2 --saturate 0 in.pb out.pb\n"
@@ -364,11 +383,21 @@ int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type 
     return CLI_FAIL;
 }
 
+/* Options of cast alone. */
+enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
+       OPT_EXTERNAL };
+
 /* ---- the command ---------------------------------------------------------------------------- */
 
 static const cli_option cast_options[] = {
     {"help", 'h', 0, CLI_OPT_HELP},
     {"to", 't', 1, CLI_OPT_TO},
+    {"quiet", 'q', 0, OPT_QUIET},
+    {"report", 0, 0, OPT_REPORT},
+    {"select", 0, 1, OPT_SELECT},
+    {"exclude", 0, 1, OPT_EXCLUDE},
+    {"format", 0, 1, OPT_FORMAT},
+    {"external-data", 0, 1, OPT_EXTERNAL},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -380,13 +409,45 @@ static void print_cast_help(void)
     fputs(cast_examples, stdout);
 }
 
-typedef struct cast_request {
-    cli_settings settings;
-    const char *to_name;
-    dtcast_type to;
-    const char *in;
-    const char *out;
-} cast_request;
+static int add_glob(cli_globs *g, const char *option, const char *pattern)
+{
+    if (g->n == CLI_MAX_GLOBS)
+        return cli_usage("cast", "%s: at most %d patterns", option, CLI_MAX_GLOBS);
+    g->pattern[g->n++] = pattern;
+    return CLI_OK;
+}
+
+/* The options of cast alone (not shared with compare). */
+static int cast_option(cast_request *r, int id, const char *value)
+{
+    static const char *const formats[] = {"raw", NULL};
+    static const char *const external[] = {"auto", "always", "never", NULL};
+    int i;
+    switch (id) {
+    case OPT_QUIET:
+        r->quiet = 1;
+        return CLI_OK;
+    case OPT_REPORT:
+        r->report = 1;
+        return CLI_OK;
+    case OPT_SELECT:
+        return add_glob(&r->select, "--select", value);
+    case OPT_EXCLUDE:
+        return add_glob(&r->exclude, "--exclude", value);
+    case OPT_FORMAT:
+        if (cli_parse_choice("cast", "--format", value, formats, &i) != CLI_OK)
+            return CLI_USAGE;
+        r->settings.input.format_raw = 1;
+        return CLI_OK;
+    case OPT_EXTERNAL:
+        if (cli_parse_choice("cast", "--external-data", value, external, &i) != CLI_OK)
+            return CLI_USAGE;
+        r->external_data = (cli_external)i;
+        return CLI_OK;
+    default:
+        return -1;
+    }
+}
 
 /* Parses the command line; returns -1 after --help, else an exit status. */
 static int parse_cast_args(cast_request *r, int argc, char **argv)
@@ -417,6 +478,11 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
             r->to_name = a.value;
             continue;
         }
+        int own = cast_option(r, id, a.value);
+        if (own == CLI_OK)
+            continue;
+        if (own == CLI_USAGE)
+            return CLI_USAGE;
         if (cli_settings_option(&r->settings, cmd, &a, id) != CLI_OK)
             return CLI_USAGE;
     }
@@ -440,6 +506,12 @@ int cmd_cast(int argc, char **argv)
     if (status != CLI_OK)
         return status < 0 ? CLI_OK : status;
 
+    /* Numbers stream; strings are converted whole in memory. */
+    if (r.to != DTCAST_STRING && r.settings.input.from != DTCAST_STRING) {
+        status = cli_cast_files(&r);
+        if (status != CLI_IN_MEMORY)
+            return status;
+    }
     dt_tensor src, dst;
     status = cli_load_tensor("cast", r.in, &r.settings.input, &src);
     if (status != CLI_OK)

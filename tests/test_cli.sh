@@ -234,7 +234,7 @@ expect_ok npy_packed_type_roundtrip &&
 run_stdin "$TMP/two.raw" cast --to bfloat16 - -
 expect_error raw_stdin_needs_from 2 "--from"
 printf '\000\000\200' >"$TMP/odd.raw"
-run cast --from float32 --to f16 "$TMP/odd.raw" "$TMP/odd.out"
+run cast --from float32 --to f16 "$TMP/odd.raw" "$TMP/odd_out.raw"
 expect_error raw_partial_element 1 "odd.raw" "3 bytes"
 run cast --from float32 --to int4 "$TMP/two.raw" -
 expect_ok raw_to_int4 && { [ "$(hex "$TMP/out")" = f1 ] && pass raw_to_int4 ||

@@ -69,6 +69,12 @@ dtcast_status dt_infile_read_some(dt_infile *f, void *buf, size_t len, size_t *g
 {
     uint8_t *p = buf;
     size_t done = 0;
+    if (f->npeeked && len) { /* what peek read ahead comes first */
+        done = len < f->npeeked ? len : f->npeeked;
+        memcpy(p, f->peeked, done);
+        memmove(f->peeked, f->peeked + done, f->npeeked - done);
+        f->npeeked -= done; /* counted in pos below, with the bytes read now */
+    }
     while (done < len && !f->at_eof) {
         ssize_t n = read(f->fd, p + done, len - done);
         if (n < 0 && errno == EINTR)
@@ -122,6 +128,29 @@ dtcast_status dt_infile_read(dt_infile *f, uint64_t offset, void *buf, size_t le
             return ended_early(f, offset + done, err);
         done += (size_t)n;
     }
+    return DTCAST_OK;
+}
+
+dtcast_status dt_infile_peek(dt_infile *f, void *buf, size_t len, size_t *got, dt_io_error *err)
+{
+    if (len > sizeof f->peeked)
+        len = sizeof f->peeked;
+    if (f->seekable) {
+        ssize_t n = pread(f->fd, buf, len, 0);
+        if (n < 0)
+            return dt_io_fail(err, DTCAST_ERR_IO, "cannot read '%s': %s", f->shown,
+                              strerror(errno));
+        *got = (size_t)n;
+        return DTCAST_OK;
+    }
+    size_t n = 0;
+    dtcast_status st = dt_infile_read_some(f, f->peeked, len, &n, err);
+    if (st != DTCAST_OK)
+        return st;
+    f->npeeked = n;
+    f->pos -= n; /* not consumed */
+    memcpy(buf, f->peeked, n);
+    *got = n;
     return DTCAST_OK;
 }
 

@@ -16,6 +16,8 @@ typedef struct dt_infile {
     uint64_t size;    /* bytes in the file (seekable), else UINT64_MAX */
     uint64_t pos;     /* pipes: bytes consumed so far */
     int at_eof;       /* pipes: the writer closed its end */
+    uint8_t peeked[16]; /* pipes: bytes dt_infile_peek read ahead, served first */
+    size_t npeeked;
     const uint8_t *map; /* dt_infile_map: the whole file, read-only */
     size_t map_len;
 } dt_infile;
@@ -29,6 +31,9 @@ dtcast_status dt_infile_read(dt_infile *f, uint64_t offset, void *buf, size_t le
 /* Pipes: reads up to len bytes (fewer only at the end); *got receives the count. */
 dtcast_status dt_infile_read_some(dt_infile *f, void *buf, size_t len, size_t *got,
                                   dt_io_error *err);
+/* Looks at the first len (<= 16) bytes without consuming them (for pipes, before any read);
+ * *got is less than len only when the input is shorter. */
+dtcast_status dt_infile_peek(dt_infile *f, void *buf, size_t len, size_t *got, dt_io_error *err);
 /* Maps a seekable file read-only (for parsing headers: only the pages touched are read). The
  * mapping lives until dt_infile_close. An empty file maps to a non-NULL empty buffer. */
 dtcast_status dt_infile_map(dt_infile *f, const uint8_t **buf, size_t *len, dt_io_error *err);

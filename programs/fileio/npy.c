@@ -568,7 +568,8 @@ dtcast_status dt_npy_read_header(const uint8_t *buf, size_t len, uint64_t file_s
     info->layout.store = d.swap_unit ? DT_STORE_SWAPPED : DT_STORE_NATIVE;
     /* A type numpy lacks is stored as the unsigned integer of its width (bfloat16 as <u2): the
      * hint says what the integers hold. */
-    if (d.kind == ITEM_NUMBER && hint != DTCAST_UNDEFINED && hint != d.type && h.descr[1] == 'u' &&
+    if (d.kind == ITEM_NUMBER && hint != DTCAST_UNDEFINED && hint != d.type &&
+        (d.type == DTCAST_UINT16 || d.type == DTCAST_UINT32 || d.type == DTCAST_UINT64) &&
         dt_stride_bits(hint) == d.itemsize * 8)
         d.kind = ITEM_BYTES;
     switch (d.kind) {

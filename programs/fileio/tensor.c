@@ -262,7 +262,7 @@ dt_file_kind dt_file_kind_of(const char *path)
         return DT_FILE_SAFETENSORS;
     if (has_suffix(path, ".safetensors.index.json"))
         return DT_FILE_SAFETENSORS_INDEX;
-    if (has_suffix(path, ".raw") || has_suffix(path, ".bin"))
+    if (has_suffix(path, ".raw") || has_suffix(path, ".bin") || has_suffix(path, ".txt"))
         return DT_FILE_RAW;
     return DT_FILE_UNKNOWN;
 }

@@ -1,0 +1,954 @@
+/* dtcast cast on files: which tensors the input holds and where, which tensors the output gets
+ * and how, and the streamed conversion between them (programs/fileio/pipeline.c). Memory stays
+ * bounded by the block buffers whatever the file size; only string tensors, TensorProto typed
+ * fields, Fortran-order arrays written in C order, and formats that cannot be streamed from a
+ * pipe are held whole in memory. */
+#include "cast_files.h"
+
+#include "fileio/file.h"
+#include "fileio/npy.h"
+#include "fileio/pipeline.h"
+#include "fileio/progress.h"
+#include "fileio/report.h"
+#include "fileio/safetensors.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PB_LIMIT ((uint64_t)INT32_MAX) /* protobuf messages stop at 2 GiB */
+
+/* ---- the input ------------------------------------------------------------------------------ */
+
+typedef struct src_tensor {
+    char *name;
+    dtcast_type type;
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+    uint64_t count;
+    int fortran;       /* elements in Fortran order (the output keeps it when it can) */
+    dt_infile *file;   /* where the elements are ... */
+    const uint8_t *mem; /* ... or here (dtcast layout) */
+    uint64_t offset, file_bytes;
+    dt_layout layout;
+} src_tensor;
+
+typedef struct source {
+    const char *path, *shown;
+    dt_file_kind kind;
+    dt_infile file, external; /* external: the data file of an ONNX tensor */
+    dt_tensor mem;            /* a tensor read whole */
+    src_tensor *t;
+    size_t n;
+    dt_st_header st;
+    int checkpoint;           /* safetensors: only floating-point tensors are converted */
+} source;
+
+static void source_free(source *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->t[i].name);
+    free(s->t);
+    dt_st_header_free(&s->st);
+    dt_tensor_free(&s->mem);
+    dt_infile_close(&s->external);
+    dt_infile_close(&s->file);
+    memset(s, 0, sizeof *s);
+}
+
+static int fail_io(const source *s, const dt_io_error *err)
+{
+    if (s && strstr(err->message, s->shown) == NULL)
+        return cli_fail("%s: %s", s->shown, err->message);
+    return cli_fail("%s", err->message);
+}
+
+static src_tensor *add_tensor(source *s, const char *name)
+{
+    src_tensor *grown = realloc(s->t, (s->n + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    s->t = grown;
+    src_tensor *t = &s->t[s->n];
+    memset(t, 0, sizeof *t);
+    if (!(t->name = strdup(name ? name : ""))) 
+        return NULL;
+    s->n++;
+    return t;
+}
+
+static void set_shape(src_tensor *t, int ndim, const int64_t *dims, uint64_t count)
+{
+    t->ndim = ndim;
+    memcpy(t->dims, dims, (size_t)ndim * sizeof dims[0]);
+    t->count = count;
+}
+
+/* The name a lone tensor gets in a checkpoint: the input's file name without its extension. */
+static char *stem_of(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (strcmp(path, "-") == 0)
+        base = "tensor";
+    char *stem = strdup(base);
+    char *dot = stem ? strrchr(stem, '.') : NULL;
+    if (dot && dot != stem)
+        *dot = '\0';
+    return stem;
+}
+
+/* A whole tensor in memory (strings, typed fields, Fortran order to C order). */
+static int use_memory(source *s, const char *name)
+{
+    src_tensor *t = add_tensor(s, name);
+    if (!t)
+        return cli_fail("out of memory");
+    t->type = s->mem.type;
+    set_shape(t, s->mem.ndim, s->mem.dims, s->mem.count);
+    t->mem = s->mem.data;
+    t->layout = (dt_layout){s->mem.type, DT_STORE_NATIVE};
+    dt_native_bytes(t->type, t->count, &t->file_bytes);
+    return CLI_OK;
+}
+
+static int open_npy(source *s, const cast_request *r)
+{
+    dt_io_error err = {""};
+    dt_npy_info info;
+    uint8_t head[16];
+    const uint8_t *buf = NULL;
+    size_t len = 0, total = 0, got = 0;
+    uint8_t *piped = NULL;
+    dtcast_status st;
+    if (s->file.seekable) {
+        st = dt_infile_map(&s->file, &buf, &len, &err);
+        if (st == DTCAST_OK)
+            st = dt_npy_read_header(buf, len, s->file.size, r->settings.input.from, &info, &err);
+    } else { /* a pipe: the preamble says how long the header is */
+        st = dt_infile_read_some(&s->file, head, 12, &got, &err);
+        if (st == DTCAST_OK)
+            st = dt_npy_header_size(head, got, &total, &err);
+        if (st == DTCAST_OK && total > ((size_t)1 << 26))
+            st = dt_io_fail(&err, DTCAST_ERR_BAD_FILE, "npy: header of %zu bytes at byte 8",
+                            total);
+        if (st == DTCAST_OK && !(piped = malloc(total)))
+            st = dt_io_fail(&err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        if (st == DTCAST_OK && total > got) {
+            memcpy(piped, head, got);
+            st = dt_infile_read(&s->file, got, piped + got, total - got, &err);
+        }
+        if (st == DTCAST_OK)
+            st = dt_npy_read_header(piped, total, UINT64_MAX, r->settings.input.from, &info,
+                                    &err);
+        free(piped);
+    }
+    if (st != DTCAST_OK)
+        return fail_io(s, &err);
+    if (r->settings.input.from != DTCAST_UNDEFINED && r->settings.input.from != info.type) {
+        char a[32], b[32];
+        return cli_fail("%s holds %s data, but --from says %s", s->shown,
+                        cli_type_label(info.type, a, sizeof a),
+                        cli_type_label(r->settings.input.from, b, sizeof b));
+    }
+    if (info.strings && !s->file.seekable)
+        return cli_fail("%s: string arrays are converted whole: give a file, not a pipe",
+                        s->shown);
+    if (info.strings)
+        return CLI_IN_MEMORY;
+    /* Fortran order into a format that has none is read whole. */
+    dt_file_kind out = dt_file_kind_of(r->out);
+    if ((info.fortran && (out != DT_FILE_NPY || r->to == DTCAST_STRING))) {
+        if (!s->file.seekable)
+            return cli_fail("%s: %s arrays are read whole: give a file, not a pipe", s->shown,
+                            "Fortran-order");
+        if (dt_npy_parse(buf, len, r->settings.input.from, &s->mem, &err) != DTCAST_OK)
+            return fail_io(s, &err);
+        return use_memory(s, NULL);
+    }
+    char *stem = stem_of(s->path);
+    src_tensor *t = stem ? add_tensor(s, stem) : NULL;
+    free(stem);
+    if (!t)
+        return cli_fail("out of memory");
+    t->type = info.type;
+    set_shape(t, info.ndim, info.dims, info.count);
+    t->fortran = info.fortran;
+    t->file = &s->file;
+    t->offset = info.data_offset;
+    t->file_bytes = info.data_bytes;
+    t->layout = info.layout;
+    return CLI_OK;
+}
+
+/* External data lives beside the .pb: a relative path that stays inside its folder. */
+static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
+{
+    const char *loc = info->location;
+    if (loc[0] == '/' || strcmp(loc, "..") == 0 || strncmp(loc, "../", 3) == 0 ||
+        strstr(loc, "/../") || (strlen(loc) >= 3 && strcmp(loc + strlen(loc) - 3, "/..") == 0))
+        return cli_fail("%s: external_data location '%s' leaves the folder of the .pb at byte "
+                        "%zu",
+                        s->shown, loc, info->location_at);
+    const char *slash = strrchr(s->path, '/');
+    size_t dir = slash ? (size_t)(slash - s->path) + 1 : 0;
+    char *path = malloc(dir + strlen(loc) + 1);
+    if (!path)
+        return cli_fail("out of memory");
+    memcpy(path, s->path, dir);
+    strcpy(path + dir, loc);
+    dt_io_error err = {""};
+    dtcast_status st = dt_infile_open(&s->external, path, &err);
+    free(path);
+    if (st != DTCAST_OK)
+        return cli_fail("%s: external data: %s", s->shown, err.message);
+    uint64_t end;
+    if (!s->external.seekable || __builtin_add_overflow(info->ext_offset, info->nbytes, &end) ||
+        end > s->external.size)
+        return cli_fail("%s: external data '%s' holds %llu bytes, but offset %llu + length %zu "
+                        "go beyond it",
+                        s->shown, loc, (unsigned long long)s->external.size,
+                        (unsigned long long)info->ext_offset, info->nbytes);
+    t->file = &s->external;
+    t->offset = info->ext_offset;
+    return CLI_OK;
+}
+
+static int open_pb(source *s, const cast_request *r)
+{
+    dt_io_error err = {""};
+    const uint8_t *buf = NULL;
+    size_t len = 0;
+    uint8_t *whole = NULL;
+    dtcast_status st;
+    /* A file is mapped and only its field keys are read; a pipe is read whole (< 2 GiB). */
+    if (s->file.seekable) {
+        st = dt_infile_map(&s->file, &buf, &len, &err);
+    } else {
+        st = dt_infile_slurp(&s->file, &whole, &len, &err);
+        buf = whole;
+    }
+    dt_pb_info info;
+    memset(&info, 0, sizeof info);
+    if (st == DTCAST_OK)
+        st = dt_pb_locate(buf, len, &info, &err);
+    if (st == DTCAST_OK && r->settings.input.from != DTCAST_UNDEFINED &&
+        r->settings.input.from != info.type) {
+        char a[32], b[32];
+        free(whole);
+        dt_pb_info_free(&info);
+        return cli_fail("%s holds %s data, but --from says %s", s->shown,
+                        cli_type_label(info.type, a, sizeof a),
+                        cli_type_label(r->settings.input.from, b, sizeof b));
+    }
+    int status = CLI_OK;
+    if (st != DTCAST_OK) {
+        status = fail_io(s, &err);
+    } else if (info.type == DTCAST_STRING) {
+        status = whole ? cli_fail("%s: string tensors are converted whole: give a file, not a "
+                                  "pipe",
+                                  s->shown)
+                       : CLI_IN_MEMORY;
+    } else if (info.where == DT_PB_TYPED || whole) {
+        if (info.where == DT_PB_EXTERNAL)
+            status = cli_fail("%s: external data is read from a file, not a pipe", s->shown);
+        else if (dt_pb_parse(buf, len, &s->mem, &err) != DTCAST_OK)
+            status = fail_io(s, &err);
+        else
+            status = use_memory(s, info.name);
+    } else {
+        src_tensor *t = add_tensor(s, info.name);
+        if (!t) {
+            status = cli_fail("out of memory");
+        } else {
+            t->type = info.type;
+            set_shape(t, info.ndim, info.dims, info.count);
+            t->layout = (dt_layout){info.type, DT_STORE_NATIVE};
+            t->file_bytes = info.nbytes;
+            t->file = &s->file;
+            t->offset = info.raw_at;
+            if (info.where == DT_PB_EXTERNAL)
+                status = open_external(s, &info, t);
+        }
+    }
+    free(whole);
+    dt_pb_info_free(&info);
+    return status;
+}
+
+static int open_safetensors(source *s)
+{
+    dt_io_error err = {""};
+    if (!s->file.seekable)
+        return cli_fail("%s: a safetensors file is read out of order: give a file, not a pipe",
+                        s->shown);
+    uint8_t first8[8];
+    uint64_t n = 0;
+    dtcast_status st = dt_infile_read(&s->file, 0, first8, s->file.size < 8 ? s->file.size : 8,
+                                      &err);
+    if (st == DTCAST_OK)
+        st = dt_st_json_length(first8, s->file.size, &n, &err);
+    uint8_t *json = st == DTCAST_OK ? malloc(n ? (size_t)n : 1) : NULL;
+    if (st == DTCAST_OK && !json)
+        st = dt_io_fail(&err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte header",
+                        (unsigned long long)n);
+    if (st == DTCAST_OK)
+        st = dt_infile_read(&s->file, 8, json, (size_t)n, &err);
+    if (st == DTCAST_OK)
+        st = dt_st_parse(json, (size_t)n, s->file.size, &s->st, &err);
+    free(json);
+    if (st != DTCAST_OK)
+        return fail_io(s, &err);
+    s->checkpoint = 1;
+    for (size_t i = 0; i < s->st.ntensors; i++) {
+        const dt_st_tensor *e = &s->st.tensors[i];
+        src_tensor *t = add_tensor(s, e->name);
+        if (!t)
+            return cli_fail("out of memory");
+        t->type = e->type;
+        set_shape(t, e->ndim, e->dims, e->count);
+        t->file = &s->file;
+        t->offset = s->st.data_start + e->begin;
+        t->file_bytes = e->end - e->begin;
+        t->layout = (dt_layout){e->type, dt_stride_bits(e->type) == 8 && dtcast_type_bits(e->type) == 6
+                                             ? DT_STORE_F6_PACKED
+                                             : DT_STORE_NATIVE};
+    }
+    return CLI_OK;
+}
+
+static int open_raw(source *s, const cast_request *r)
+{
+    const cli_input_spec *spec = &r->settings.input;
+    if (spec->from == DTCAST_UNDEFINED)
+        return cli_usage("cast", "reading raw data from '%s' needs --from TYPE", s->shown);
+    char *stem = stem_of(s->path);
+    src_tensor *t = stem ? add_tensor(s, stem) : NULL;
+    free(stem);
+    if (!t)
+        return cli_fail("out of memory");
+    char tname[32];
+    cli_type_label(spec->from, tname, sizeof tname);
+    t->type = spec->from;
+    t->layout = (dt_layout){spec->from, DT_STORE_NATIVE};
+    t->file = &s->file;
+    unsigned stride = dt_stride_bits(spec->from);
+    if (spec->has_shape) {
+        dt_tensor shape;
+        dt_io_error err = {""};
+        dt_tensor_init(&shape);
+        if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
+            return cli_fail("%s", err.message);
+        set_shape(t, shape.ndim, shape.dims, shape.count);
+        if (dt_native_bytes(t->type, t->count, &t->file_bytes) != DTCAST_OK)
+            return cli_fail("--shape: too many %s elements", tname);
+        if (s->file.seekable && s->file.size != t->file_bytes)
+            return cli_fail("%s: %llu bytes, but --shape asks for %llu %s elements (%llu bytes)",
+                            s->shown, (unsigned long long)s->file.size,
+                            (unsigned long long)t->count, tname,
+                            (unsigned long long)t->file_bytes);
+        return CLI_OK;
+    }
+    if (!s->file.seekable) { /* a pipe without --shape: its length is known at its end */
+        uint8_t *all = NULL;
+        size_t len = 0;
+        dt_io_error err = {""};
+        if (dt_infile_slurp(&s->file, &all, &len, &err) != DTCAST_OK)
+            return cli_fail("%s", err.message);
+        s->mem.data = all;
+        s->mem.nbytes = len;
+        t->mem = all;
+        t->file = NULL;
+        s->file.size = len;
+    }
+    uint64_t size = s->file.size;
+    if (stride >= 8 && size % (stride / 8))
+        return cli_fail("%s: %llu bytes is not a whole number of %s elements (%u bytes each)",
+                        s->shown, (unsigned long long)size, tname, stride / 8);
+    uint64_t count = stride >= 8 ? size / (stride / 8) : size * (8 / stride);
+    int64_t dim = (int64_t)count;
+    set_shape(t, 1, &dim, count);
+    t->file_bytes = size;
+    return CLI_OK;
+}
+
+/* --shape on a file that has a shape of its own: a reshape to the same element count. */
+static int reshape(source *s, const cli_input_spec *spec)
+{
+    if (!spec->has_shape || s->kind == DT_FILE_RAW)
+        return CLI_OK;
+    if (s->n != 1)
+        return cli_usage("cast", "--shape: %s holds %zu tensors", s->shown, s->n);
+    dt_tensor shape;
+    dt_io_error err = {""};
+    dt_tensor_init(&shape);
+    if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
+        return cli_fail("%s", err.message);
+    src_tensor *t = &s->t[0];
+    if (shape.count != t->count) {
+        char a[64], b[64];
+        cli_format_shape(a, sizeof a, t->ndim, t->dims);
+        cli_format_shape(b, sizeof b, shape.ndim, shape.dims);
+        return cli_fail("%s: --shape %s has %zu elements, but the tensor (%s) has %llu", s->shown,
+                        b, shape.count, a, (unsigned long long)t->count);
+    }
+    if (t->fortran)
+        return cli_fail("%s: --shape cannot reshape a Fortran-order array", s->shown);
+    set_shape(t, shape.ndim, shape.dims, shape.count);
+    return CLI_OK;
+}
+
+static int open_source(source *s, const cast_request *r, const char *path, dt_file_kind kind)
+{
+    memset(s, 0, sizeof *s);
+    s->file.fd = s->external.fd = -1;
+    s->path = path;
+    s->shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    s->kind = kind;
+    dt_tensor_init(&s->mem);
+    dt_io_error err = {""};
+    if (dt_infile_open(&s->file, path, &err) != DTCAST_OK)
+        return cli_fail("%s", err.message);
+    /* Without --from, raw input that starts as a .npy file does is one (e.g. a pipe). */
+    if (kind == DT_FILE_RAW && r->settings.input.from == DTCAST_UNDEFINED &&
+        !r->settings.input.format_raw) {
+        uint8_t magic[6];
+        size_t got = 0;
+        if (dt_infile_peek(&s->file, magic, 6, &got, &err) != DTCAST_OK)
+            return cli_fail("%s", err.message);
+        if (got == 6 && memcmp(magic, "\x93NUMPY", 6) == 0)
+            s->kind = kind = DT_FILE_NPY;
+    }
+    int status;
+    switch (kind) {
+    case DT_FILE_NPY: status = open_npy(s, r); break;
+    case DT_FILE_PB: status = open_pb(s, r); break;
+    case DT_FILE_SAFETENSORS: status = open_safetensors(s); break;
+    default: status = open_raw(s, r); break;
+    }
+    if (status == CLI_OK)
+        status = reshape(s, &r->settings.input);
+    return status;
+}
+
+/* ---- choosing and converting ----------------------------------------------------------------- */
+
+static int glob_any(const cli_globs *g, const char *name)
+{
+    for (int i = 0; i < g->n; i++)
+        if (fnmatch(g->pattern[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether a tensor is converted: it matches --select (default all) and no --exclude; in a
+ * checkpoint, only floating-point tensors are (the others are copied as they are). */
+static int chosen(const cast_request *r, const source *s, const src_tensor *t)
+{
+    if (r->select.n && !glob_any(&r->select, t->name))
+        return 0;
+    if (glob_any(&r->exclude, t->name))
+        return 0;
+    return !s->checkpoint || dt_st_is_float(t->type) || r->single_output;
+}
+
+typedef struct convert_ctx {
+    dtcast_type from, to;
+    dtcast_options options;
+} convert_ctx;
+
+static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t count,
+                                   dtcast_error *error)
+{
+    convert_ctx *c = ctx;
+    c->options.error = error;
+    return dtcast_convert(dst, c->to, src, c->from, count, &c->options);
+}
+
+/* The options a profile gives this pair (its checks included), once per tensor. */
+static int resolve(const cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
+{
+    const cli_settings *s = &r->settings;
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
+    dtcast_options base = s->options;
+    base.error = &error;
+    dtcast_status st = DTCAST_OK;
+    c->from = t->type;
+    c->to = r->to;
+    switch (s->profile) {
+    case CLI_PROFILE_EXACT:
+        c->options = base;
+        break;
+    case CLI_PROFILE_ONNX:
+        st = dtcast_onnx_options(&c->options, s->opset, t->type, (int64_t)r->to, s->saturate,
+                                 s->round_mode, &base);
+        c->options.via_float32 |= s->options.via_float32;
+        c->options.float4_nan_as_max |= s->options.float4_nan_as_max;
+        c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
+        break;
+    case CLI_PROFILE_PYPTO:
+        st = dtcast_pypto_check_shape(t->dims, t->ndim, &base);
+        if (st == DTCAST_OK)
+            st = dtcast_pypto_options(&c->options, t->type, r->to, s->cast_mode, &base);
+        break;
+    }
+    /* A zero-element conversion checks the pair (complex to real, unknown types). */
+    uint8_t probe_in[16] = {0}, probe_out[16];
+    if (st == DTCAST_OK) {
+        c->options.error = &error;
+        st = dtcast_convert(probe_out, r->to, probe_in, t->type, 0, &c->options);
+    }
+    if (st == DTCAST_OK)
+        return CLI_OK;
+    char a[32], b[32], profile[32];
+    cli_profile_label(s, profile, sizeof profile);
+    const char *why = error.message[0] ? error.message : dtcast_status_string(st);
+    return cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
+                    cli_type_label(t->type, a, sizeof a), cli_type_label(r->to, b, sizeof b),
+                    profile, why ? why : "failed");
+}
+
+/* What a conversion job sees of each block: the report and the NaN/Inf watch. */
+typedef struct observer {
+    dt_report report;
+    int reporting;
+    dt_nonfinite_watch watch;
+    int watching;
+    uint64_t nonfinite;
+} observer;
+
+static void observe_block(void *ctx, const void *src, const void *dst, size_t count)
+{
+    observer *o = ctx;
+    if (o->reporting)
+        dt_report_add(&o->report, src, dst, count);
+    if (o->watching)
+        o->nonfinite += dt_nonfinite_count(&o->watch, src, dst, count);
+}
+
+/* The whole job's warning: one line for the first tensor that lost finite values. */
+typedef struct warnings {
+    uint64_t nonfinite;
+    size_t tensors;
+    char first[96];
+    dtcast_type to;
+} warnings;
+
+/* ---- the output ------------------------------------------------------------------------------ */
+
+typedef struct job {
+    const cast_request *r;
+    source *s;
+    dt_progress *progress;
+    warnings *warn;
+} job;
+
+/* Converts (or copies) one tensor into out, in layout dst. */
+static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, dt_outfile *out,
+                      const char *where)
+{
+    const cast_request *r = j->r;
+    char what[512];
+    if (j->s->n > 1 || j->s->checkpoint)
+        snprintf(what, sizeof what, "%s: tensor '%s'", j->s->shown, t->name);
+    else
+        snprintf(what, sizeof what, "%s", j->s->shown);
+    dt_io_error err = {""};
+    /* Unchanged bytes: copied as they are. */
+    if (!convert && t->file && t->layout.store == dst.store) {
+        if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->progress, &err) != DTCAST_OK)
+            return cli_fail("%s: %s", what, err.message);
+        return CLI_OK;
+    }
+    convert_ctx c;
+    observer o;
+    memset(&o, 0, sizeof o);
+    if (convert && resolve(r, t, what, &c) != CLI_OK)
+        return CLI_FAIL;
+    if (convert && r->report &&
+        dt_report_init(&o.report, t->type, r->to, &c.options) == DTCAST_OK)
+        o.reporting = 1;
+    if (convert && !r->quiet)
+        o.watching = dt_nonfinite_watch_init(&o.watch, t->type, r->to);
+    dt_stream_job sj = {
+        .in = t->mem ? NULL : t->file,
+        .mem = t->mem,
+        .offset = t->mem ? 0 : t->offset,
+        .src = t->layout,
+        .count = t->count,
+        .dst = dst,
+        .convert = convert ? convert_block : NULL,
+        .convert_ctx = &c,
+        .observe = o.reporting || o.watching ? observe_block : NULL,
+        .observe_ctx = &o,
+        .progress = j->progress,
+    };
+    dtcast_status st = dt_stream_run(&sj, out, &err);
+    int status = CLI_OK;
+    if (st != DTCAST_OK) {
+        char a[32], b[32];
+        status = convert ? cli_fail("%s: cannot cast %s to %s: %s", what,
+                                    cli_type_label(t->type, a, sizeof a),
+                                    cli_type_label(r->to, b, sizeof b), err.message)
+                         : cli_fail("%s: %s", what, err.message);
+    }
+    if (status == CLI_OK && o.reporting) {
+        dt_progress_clear(j->progress);
+        dt_report_print(&o.report, where ? where : t->name, stderr);
+    }
+    if (o.nonfinite) {
+        if (j->warn->tensors++ == 0) {
+            snprintf(j->warn->first, sizeof j->warn->first, "%s", t->name);
+            j->warn->to = r->to;
+        }
+        j->warn->nonfinite += o.nonfinite;
+    }
+    if (o.reporting)
+        dt_report_free(&o.report);
+    return status;
+}
+
+static dtcast_type out_type(const job *j, const src_tensor *t)
+{
+    return chosen(j->r, j->s, t) ? j->r->to : t->type;
+}
+
+static int single_tensor(job *j, const src_tensor **t)
+{
+    const cast_request *r = j->r;
+    size_t found = 0;
+    for (size_t i = 0; i < j->s->n; i++)
+        if (chosen(r, j->s, &j->s->t[i])) {
+            *t = &j->s->t[i];
+            found++;
+        }
+    if (found == 1)
+        return CLI_OK;
+    if (found == 0)
+        return cli_fail("%s: no tensor matches --select/--exclude", j->s->shown);
+    return cli_usage("cast",
+                     "%s holds %zu tensors, and %s holds one: choose it with --select NAME, or "
+                     "write .safetensors",
+                     j->s->shown, found, r->out);
+}
+
+/* .npy, .pb and raw outputs: one tensor. */
+static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *data)
+{
+    const cast_request *r = j->r;
+    const src_tensor *t = NULL;
+    if (single_tensor(j, &t) != CLI_OK)
+        return CLI_FAIL;
+    dt_io_error err = {""};
+    uint8_t *head = NULL;
+    size_t head_len = 0;
+    dt_layout dst = {r->to, DT_STORE_NATIVE};
+    uint64_t nbytes = 0;
+    if (dt_native_bytes(r->to, t->count, &nbytes) != DTCAST_OK)
+        return cli_fail("%s: %llu %s elements are too many", j->s->shown,
+                        (unsigned long long)t->count, dtcast_type_name(r->to));
+    dtcast_status st = DTCAST_OK;
+    dt_outfile *payload = out;
+    if (kind == DT_FILE_NPY) {
+        st = dt_npy_write_header(r->to, t->ndim, t->dims, t->fortran, &head, &head_len, &dst,
+                                 &err);
+    } else if (kind == DT_FILE_PB) {
+        const char *name = j->s->kind == DT_FILE_PB && t->name[0] ? t->name : NULL;
+        int external = r->external_data == CLI_EXTERNAL_ALWAYS ||
+                       (r->external_data == CLI_EXTERNAL_AUTO && nbytes + 4096 > PB_LIMIT);
+        if (!external && nbytes + 4096 > PB_LIMIT)
+            return cli_fail("%s: %llu bytes do not fit in one protobuf message (2 GiB); drop "
+                            "--external-data never",
+                            r->out, (unsigned long long)nbytes);
+        if (external) {
+            if (!data)
+                return cli_fail("%s: a tensor over 2 GiB is written as ONNX external data, which "
+                                "needs a file, not stdout",
+                                r->out);
+            const char *slash = strrchr(data->path, '/');
+            st = dt_pb_write_external(r->to, t->ndim, t->dims, name, slash ? slash + 1 : data->path,
+                                      0, nbytes, &head, &head_len, &err);
+            payload = data;
+        } else {
+            st = dt_pb_write_prefix(r->to, t->ndim, t->dims, name, nbytes, &head, &head_len, &err);
+        }
+    }
+    if (st == DTCAST_OK && head_len)
+        st = dt_outfile_write(out, head, head_len, &err);
+    free(head);
+    if (st != DTCAST_OK)
+        return cli_fail("%s: %s", r->out, err.message);
+    return run_tensor(j, t, 1, dst, payload, NULL);
+}
+
+/* Tensors sorted by name, to find a source tensor after the writer sorted its own order. */
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const src_tensor *const *)a)->name, (*(const src_tensor *const *)b)->name);
+}
+
+static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
+{
+    const cast_request *r = j->r;
+    source *s = j->s;
+    if (!dt_st_dtype_name(r->to))
+        return cli_usage("cast", "--to %s: safetensors cannot hold it; it holds %s",
+                         dtcast_type_name(r->to), dt_st_dtype_list());
+    dt_st_tensor *entries = calloc(s->n ? s->n : 1, sizeof *entries);
+    src_tensor **sorted = calloc(s->n ? s->n : 1, sizeof *sorted);
+    int status = entries && sorted ? CLI_OK : cli_fail("out of memory");
+    for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
+        src_tensor *t = &s->t[i];
+        sorted[i] = t;
+        entries[i].name = t->name;
+        entries[i].type = out_type(j, t);
+        entries[i].ndim = t->ndim;
+        memcpy(entries[i].dims, t->dims, sizeof t->dims);
+        if (!dt_st_dtype_name(entries[i].type))
+            status = cli_fail("%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
+                              t->name, dtcast_type_name(entries[i].type));
+        for (size_t k = 0; status == CLI_OK && i > 0 && k < i; k++)
+            (void)k; /* names of a single source are distinct; checkpoints checked their own */
+    }
+    if (status == CLI_OK)
+        qsort(sorted, s->n, sizeof *sorted, by_name);
+    for (size_t i = 1; status == CLI_OK && i < s->n; i++)
+        if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+            status = cli_fail("%s: two tensors are named '%s'", s->shown, sorted[i]->name);
+    uint8_t *prefix = NULL;
+    size_t prefix_len = 0;
+    dt_io_error err = {""};
+    if (status == CLI_OK &&
+        dt_st_build(entries, s->n, s->st.has_meta, s->st.meta, s->st.nmeta, &prefix, &prefix_len,
+                    &err) != DTCAST_OK)
+        status = cli_fail("%s: %s", r->out, err.message);
+    if (status == CLI_OK && dt_outfile_write(out, prefix, prefix_len, &err) != DTCAST_OK)
+        status = cli_fail("%s", err.message);
+    free(prefix);
+    *tensor_bytes = 0;
+    for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
+        src_tensor key = {.name = entries[i].name}, *pkey = &key;
+        src_tensor **found = bsearch(&pkey, sorted, s->n, sizeof *sorted, by_name);
+        const src_tensor *t = *found;
+        dt_layout dst = {entries[i].type, dt_stride_bits(entries[i].type) == 8 &&
+                                                  dtcast_type_bits(entries[i].type) == 6
+                                              ? DT_STORE_F6_PACKED
+                                              : DT_STORE_NATIVE};
+        status = run_tensor(j, t, chosen(r, s, t), dst, out, NULL);
+        *tensor_bytes += entries[i].end - entries[i].begin;
+    }
+    free(entries);
+    free(sorted);
+    return status;
+}
+
+/* The data file of a TensorProto written as external data: OUT.data beside OUT. */
+static int open_outputs(const cast_request *r, dt_file_kind kind, dt_outfile *out,
+                        dt_outfile *data, int *has_data)
+{
+    dt_io_error err = {""};
+    *has_data = 0;
+    if (dt_outfile_open(out, r->out, &err) != DTCAST_OK)
+        return cli_fail("%s", err.message);
+    if (kind == DT_FILE_PB && strcmp(r->out, "-") != 0 &&
+        r->external_data != CLI_EXTERNAL_NEVER) {
+        char *name = malloc(strlen(r->out) + 8);
+        if (!name)
+            return cli_fail("out of memory");
+        sprintf(name, "%s.data", r->out);
+        dtcast_status st = dt_outfile_open(data, name, &err);
+        free(name);
+        if (st != DTCAST_OK)
+            return cli_fail("%s", err.message);
+        *has_data = 1;
+    }
+    return CLI_OK;
+}
+
+static uint64_t source_bytes(const source *s)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->n; i++)
+        total += s->t[i].file_bytes;
+    return total;
+}
+
+static void print_warning(const cast_request *r, const warnings *w)
+{
+    if (r->quiet || r->report || w->nonfinite == 0)
+        return;
+    char line[512];
+    dt_nonfinite_warning(line, sizeof line, w->to, w->nonfinite, w->first);
+    if (w->tensors > 1)
+        fprintf(stderr, "dtcast: warning: %s (and in %zu more tensors)\n", line, w->tensors - 1);
+    else
+        fprintf(stderr, "dtcast: warning: %s\n", line);
+}
+
+/* One input file to one output file. */
+static int cast_one(const cast_request *r, const char *in, const char *outpath,
+                    dt_file_kind in_kind, dt_file_kind out_kind, dt_progress *progress,
+                    warnings *warn, dt_outfile *out, dt_outfile *data, int *has_data,
+                    uint64_t *tensor_bytes)
+{
+    source s;
+    int status = open_source(&s, r, in, in_kind);
+    if (status != CLI_OK) {
+        source_free(&s);
+        return status;
+    }
+    cast_request sub = *r;
+    sub.out = outpath;
+    sub.single_output = out_kind != DT_FILE_SAFETENSORS;
+    job j = {&sub, &s, progress, warn};
+    if (progress->total == 0)
+        progress->total = source_bytes(&s);
+    status = open_outputs(&sub, out_kind, out, data, has_data);
+    if (status == CLI_OK && out_kind == DT_FILE_SAFETENSORS)
+        status = write_checkpoint(&j, out, tensor_bytes);
+    else if (status == CLI_OK)
+        status = write_single(&j, out_kind, out, *has_data ? data : NULL);
+    source_free(&s);
+    return status;
+}
+
+/* ---- sharded checkpoints ----------------------------------------------------------------------- */
+
+static char *join_path(const char *dir, size_t dir_len, const char *name)
+{
+    char *p = malloc(dir_len + strlen(name) + 2);
+    if (p)
+        sprintf(p, "%.*s%s%s", (int)dir_len, dir, dir_len && dir[dir_len - 1] != '/' ? "/" : "",
+                name);
+    return p;
+}
+
+static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn)
+{
+    dt_io_error err = {""};
+    dt_infile f;
+    uint8_t *json = NULL;
+    size_t len = 0;
+    dt_st_index ix;
+    memset(&ix, 0, sizeof ix);
+    if (dt_infile_open(&f, r->in, &err) != DTCAST_OK)
+        return cli_fail("%s", err.message);
+    dtcast_status st = dt_infile_slurp(&f, &json, &len, &err);
+    dt_infile_close(&f);
+    if (st == DTCAST_OK)
+        st = dt_st_index_parse(json, len, &ix, &err);
+    free(json);
+    if (st != DTCAST_OK) {
+        dt_st_index_free(&ix);
+        return cli_fail("%s: %s", r->in, err.message);
+    }
+    struct stat sb;
+    if (strcmp(r->out, "-") == 0)
+        return dt_st_index_free(&ix), cli_usage("cast", "a sharded checkpoint is written to a folder, not stdout");
+    if (stat(r->out, &sb) != 0 && mkdir(r->out, 0777) != 0) {
+        dt_st_index_free(&ix);
+        return cli_fail("cannot create the folder '%s': %s", r->out, strerror(errno));
+    }
+    if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        dt_st_index_free(&ix);
+        return cli_usage("cast", "OUT '%s' must be a folder for a sharded checkpoint", r->out);
+    }
+    const char *slash = strrchr(r->in, '/');
+    size_t in_dir = slash ? (size_t)(slash - r->in) + 1 : 0;
+    const char *index_name = slash ? slash + 1 : r->in;
+    /* Every shard is written to a temporary file; all are renamed only when all succeeded. */
+    dt_outfile *outs = calloc(ix.nshards + 1, sizeof *outs);
+    int status = outs ? CLI_OK : cli_fail("out of memory");
+    uint64_t total_size = 0;
+    /* Progress over the whole checkpoint: the sum of the shards' sizes. */
+    for (size_t i = 0; status == CLI_OK && i < ix.nshards; i++) {
+        char *p = join_path(r->in, in_dir, ix.shards[i]);
+        if (p && stat(p, &sb) == 0)
+            progress->total += (uint64_t)sb.st_size;
+        free(p);
+    }
+    for (size_t i = 0; status == CLI_OK && i < ix.nshards; i++) {
+        char *in = join_path(r->in, in_dir, ix.shards[i]);
+        char *out = join_path(r->out, strlen(r->out), ix.shards[i]);
+        dt_outfile unused;
+        int has_data = 0;
+        uint64_t bytes = 0;
+        memset(&unused, 0, sizeof unused);
+        if (!in || !out)
+            status = cli_fail("out of memory");
+        else
+            status = cast_one(r, in, out, DT_FILE_SAFETENSORS, DT_FILE_SAFETENSORS, progress, warn,
+                              &outs[i], &unused, &has_data, &bytes);
+        total_size += bytes;
+        free(in);
+        free(out);
+    }
+    uint8_t *index = NULL;
+    size_t index_len = 0;
+    char *index_path = join_path(r->out, strlen(r->out), index_name);
+    if (status == CLI_OK && !index_path)
+        status = cli_fail("out of memory");
+    if (status == CLI_OK && dt_st_index_build(&ix, total_size, &index, &index_len, &err) != DTCAST_OK)
+        status = cli_fail("%s: %s", r->in, err.message);
+    if (status == CLI_OK && (dt_outfile_open(&outs[ix.nshards], index_path, &err) != DTCAST_OK ||
+                             dt_outfile_write(&outs[ix.nshards], index, index_len, &err) != DTCAST_OK))
+        status = cli_fail("%s", err.message);
+    for (size_t i = 0; status == CLI_OK && i <= ix.nshards; i++)
+        if (dt_outfile_commit(&outs[i], &err) != DTCAST_OK)
+            status = cli_fail("%s", err.message);
+    for (size_t i = 0; outs && i <= ix.nshards; i++)
+        dt_outfile_abort(&outs[i]);
+    free(outs);
+    free(index);
+    free(index_path);
+    dt_st_index_free(&ix);
+    return status;
+}
+
+/* ---- the command's file job ----------------------------------------------------------------------- */
+
+int cli_cast_files(const cast_request *r)
+{
+    dt_file_kind in_kind, out_kind;
+    if (cli_file_kind(r->in, r->settings.input.format_raw, &in_kind) != CLI_OK ||
+        cli_file_kind(r->out, 0, &out_kind) != CLI_OK)
+        return CLI_FAIL;
+    dt_progress progress;
+    dt_progress_init(&progress, 0, !r->quiet);
+    warnings warn;
+    memset(&warn, 0, sizeof warn);
+    int status;
+    if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
+        status = cast_sharded(r, &progress, &warn);
+    } else if (out_kind == DT_FILE_SAFETENSORS_INDEX) {
+        status = cli_usage("cast", "OUT: a sharded checkpoint is written as a folder; give the "
+                                   "input's *.safetensors.index.json and a folder");
+    } else {
+        dt_outfile out, data;
+        memset(&out, 0, sizeof out);
+        memset(&data, 0, sizeof data);
+        int has_data = 0;
+        uint64_t bytes = 0;
+        dt_io_error err = {""};
+        status = cast_one(r, r->in, r->out, in_kind, out_kind, &progress, &warn, &out, &data,
+                          &has_data, &bytes);
+        /* The data file of external data only when it was used. */
+        if (status == CLI_OK && has_data && data.written == 0) {
+            dt_outfile_abort(&data);
+            has_data = 0;
+        }
+        if (status == CLI_OK && has_data && dt_outfile_commit(&data, &err) != DTCAST_OK)
+            status = cli_fail("%s", err.message);
+        if (status == CLI_OK && dt_outfile_commit(&out, &err) != DTCAST_OK)
+            status = cli_fail("%s", err.message);
+        dt_outfile_abort(&data);
+        dt_outfile_abort(&out);
+    }
+    dt_progress_clear(&progress);
+    if (status == CLI_OK)
+        print_warning(r, &warn);
+    return status;
+}
