@@ -811,7 +811,7 @@ static uint8_t *put_entry(uint8_t *p, const char *key, const char *value)
 {
     size_t k = strlen(key), v = strlen(value);
     p = put_varint(p, TP_EXTERNAL << 3 | WT_BYTES);
-    p = put_varint(p, 2 + varint_size(k) + k + 2 + varint_size(v) + v);
+    p = put_varint(p, 1 + varint_size(k) + k + 1 + varint_size(v) + v);
     p = put_bytes(p, 1, key, k);
     return put_bytes(p, 2, value, v);
 }
