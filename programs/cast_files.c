@@ -913,8 +913,11 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
 int cli_cast_files(const cast_request *r)
 {
     dt_file_kind in_kind, out_kind;
-    if (cli_file_kind(r->in, r->settings.input.format_raw, &in_kind) != CLI_OK ||
-        cli_file_kind(r->out, 0, &out_kind) != CLI_OK)
+    if (cli_file_kind(r->in, r->settings.input.format_raw, &in_kind) != CLI_OK)
+        return CLI_FAIL;
+    /* A sharded checkpoint goes to a folder: OUT has no kind of its own. */
+    out_kind = DT_FILE_UNKNOWN;
+    if (in_kind != DT_FILE_SAFETENSORS_INDEX && cli_file_kind(r->out, 0, &out_kind) != CLI_OK)
         return CLI_FAIL;
     dt_progress progress;
     dt_progress_init(&progress, 0, !r->quiet);

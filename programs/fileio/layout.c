@@ -1,5 +1,6 @@
 /* File layouts <-> dtcast's layout (layout.h). */
 #include "fileio/layout.h"
+#include "fileio/safetensors.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -60,31 +61,6 @@ static void swap_copy(uint8_t *dst, const uint8_t *src, size_t n, unsigned unit)
             dst[at + i] = src[at + unit - 1 - i];
 }
 
-/* float6, four elements e0..e3 in three bytes, bit i of the stream in byte i / 8 (LSB first):
- * byte0 = e0 | e1 << 6, byte1 = e1 >> 2 | e2 << 4, byte2 = e2 >> 4 | e3 << 2. */
-static void f6_unpack(uint8_t *dst, const uint8_t *src, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        size_t bit = i * 6, byte = bit / 8, shift = bit % 8;
-        unsigned v = src[byte] >> shift;
-        if (shift > 2) /* the element continues in the next byte */
-            v |= (unsigned)src[byte + 1] << (8 - shift);
-        dst[i] = (uint8_t)(v & 0x3F);
-    }
-}
-
-static void f6_pack(uint8_t *dst, const uint8_t *src, size_t count)
-{
-    memset(dst, 0, (count * 6 + 7) / 8);
-    for (size_t i = 0; i < count; i++) {
-        size_t bit = i * 6, byte = bit / 8, shift = bit % 8;
-        unsigned v = src[i] & 0x3Fu;
-        dst[byte] |= (uint8_t)(v << shift);
-        if (shift > 2)
-            dst[byte + 1] |= (uint8_t)(v >> (8 - shift));
-    }
-}
-
 /* One element per byte -> packed; each byte must hold a code: bits above the element's width
  * zero, or for signed types all copies of the sign bit (ml_dtypes keeps int4 sign-extended). */
 static dtcast_status byte_each_load(dtcast_type type, uint8_t *dst, const uint8_t *src,
@@ -123,7 +99,7 @@ dtcast_status dt_layout_load(const dt_layout *l, void *dst, const void *src, siz
     case DT_STORE_BYTE_EACH:
         return byte_each_load(l->type, dst, src, count, first, err);
     case DT_STORE_F6_PACKED:
-        f6_unpack(dst, src, count);
+        dt_st_f6_from_bytes(dst, src, count); /* safetensors' F6 bit stream */
         return DTCAST_OK;
     case DT_STORE_SWAPPED:
         if (dt_native_bytes(l->type, count, &bytes) == DTCAST_OK) {
@@ -150,7 +126,7 @@ void dt_layout_store(const dt_layout *l, void *dst, const void *src, size_t coun
         byte_each_store(l->type, dst, src, count);
         return;
     case DT_STORE_F6_PACKED:
-        f6_pack(dst, src, count);
+        dt_st_f6_to_bytes(dst, src, count);
         return;
     case DT_STORE_SWAPPED:
         if (dt_native_bytes(l->type, count, &bytes) == DTCAST_OK && swap_unit(l->type) > 1) {
