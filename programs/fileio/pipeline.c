@@ -1,6 +1,11 @@
-/* The block loop of a streamed conversion (pipeline.h). */
+/* The block loop of a streamed conversion (pipeline.h).
+ *
+ * Writing a file costs the kernel more than reading and converting cost us, so a writer thread
+ * writes block k while this thread reads and converts block k + 1 into the other of two buffer
+ * sets. Blocks are written in order; the first error stops both. */
 #include "fileio/pipeline.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,60 +32,208 @@ static dtcast_status read_source(const dt_stream_job *job, uint64_t at, void *bu
     return DTCAST_OK;
 }
 
+/* ---- the writer thread ------------------------------------------------------------------ */
+
+typedef struct writer {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    dt_outfile *out;
+    const uint8_t *buf; /* the block being written, NULL when idle */
+    size_t len;
+    int quit;
+    dtcast_status status;
+    dt_io_error err;
+} writer;
+
+static void *writer_main(void *arg)
+{
+    writer *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->buf && !w->quit)
+            pthread_cond_wait(&w->changed, &w->lock);
+        if (!w->buf)
+            break;
+        const uint8_t *buf = w->buf;
+        size_t len = w->len;
+        pthread_mutex_unlock(&w->lock);
+        dt_io_error err = {""};
+        dtcast_status st = dt_outfile_write(w->out, buf, len, &err);
+        pthread_mutex_lock(&w->lock);
+        if (st != DTCAST_OK && w->status == DTCAST_OK) {
+            w->status = st;
+            w->err = err;
+        }
+        w->buf = NULL;
+        pthread_cond_broadcast(&w->changed);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* Waits until the previous block is written; returns the first write error. */
+static dtcast_status writer_wait(writer *w, dt_io_error *err)
+{
+    pthread_mutex_lock(&w->lock);
+    while (w->buf)
+        pthread_cond_wait(&w->changed, &w->lock);
+    dtcast_status st = w->status;
+    if (st != DTCAST_OK)
+        *err = w->err;
+    pthread_mutex_unlock(&w->lock);
+    return st;
+}
+
+/* Hands a block over after the previous one is written. */
+static dtcast_status writer_submit(writer *w, const uint8_t *buf, size_t len, dt_io_error *err)
+{
+    dtcast_status st = writer_wait(w, err);
+    if (st != DTCAST_OK)
+        return st;
+    pthread_mutex_lock(&w->lock);
+    w->buf = buf;
+    w->len = len;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    return DTCAST_OK;
+}
+
+static int writer_start(writer *w, dt_outfile *out)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    if (pthread_mutex_init(&w->lock, NULL) != 0)
+        return 0;
+    if (pthread_cond_init(&w->changed, NULL) != 0) {
+        pthread_mutex_destroy(&w->lock);
+        return 0;
+    }
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_cond_destroy(&w->changed);
+        pthread_mutex_destroy(&w->lock);
+        return 0;
+    }
+    return 1;
+}
+
+static void writer_stop(writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->changed);
+    pthread_mutex_destroy(&w->lock);
+}
+
+/* ---- the loop ------------------------------------------------------------------------------ */
+
+/* One set of block buffers: the file's bytes, and the elements in dtcast's layout before and
+ * after the conversion. The native sides share a buffer. */
+typedef struct block_set {
+    uint8_t *file_in, *src, *dst, *file_out;
+} block_set;
+
+static int set_alloc(block_set *b, const dt_stream_job *job, int src_native, int dst_native)
+{
+    b->file_in = malloc(DT_BLOCK_BYTES);
+    b->src = src_native ? b->file_in : malloc(DT_BLOCK_BYTES);
+    b->file_out = malloc(DT_BLOCK_BYTES);
+    b->dst = !job->convert ? b->src : dst_native ? b->file_out : malloc(DT_BLOCK_BYTES);
+    return b->file_in && b->src && b->file_out && b->dst;
+}
+
+static void set_free(block_set *b)
+{
+    if (b->dst != b->src && b->dst != b->file_out)
+        free(b->dst);
+    if (b->src != b->file_in)
+        free(b->src);
+    free(b->file_in);
+    free(b->file_out);
+}
+
+/* Reads, lays out and converts one block; *out and *out_len say what to write. */
+static dtcast_status convert_one(const dt_stream_job *job, block_set *b, uint64_t at,
+                                 uint64_t first, size_t n, int src_native, int dst_native,
+                                 const uint8_t **out, size_t *out_len, dt_io_error *err)
+{
+    uint64_t in_bytes = 0, out_bytes = 0;
+    dt_layout_bytes(&job->src, n, &in_bytes);
+    dt_layout_bytes(&job->dst, n, &out_bytes);
+    dtcast_status st = read_source(job, at, b->file_in, (size_t)in_bytes, err);
+    if (st == DTCAST_OK && !src_native)
+        st = dt_layout_load(&job->src, b->src, b->file_in, n, first, err);
+    if (st == DTCAST_OK && job->convert) {
+        dtcast_error e;
+        memset(&e, 0, sizeof e);
+        st = job->convert(job->convert_ctx, b->dst, b->src, n, &e);
+        if (st != DTCAST_OK && e.index != (size_t)-1 && e.message[0])
+            return dt_io_fail(err, st, "%s (element %llu of the tensor)", e.message,
+                              (unsigned long long)(first + e.index));
+        if (st != DTCAST_OK)
+            return dt_io_fail(err, st, "%s",
+                              e.message[0] ? e.message : dtcast_status_string(st));
+    }
+    if (st != DTCAST_OK)
+        return st;
+    if (job->observe)
+        job->observe(job->observe_ctx, b->src, b->dst, n);
+    *out = b->dst;
+    if (!dst_native) {
+        dt_layout_store(&job->dst, b->file_out, b->dst, n);
+        *out = b->file_out;
+    }
+    *out_len = (size_t)out_bytes;
+    if (job->progress)
+        dt_progress_add(job->progress, in_bytes);
+    return DTCAST_OK;
+}
+
 dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_error *err)
 {
     size_t per = block_elements(job);
     int src_native = dt_layout_is_native(&job->src), dst_native = dt_layout_is_native(&job->dst);
-    /* Four buffers when both sides need a transform; the native sides share theirs. */
-    uint8_t *file_in = malloc(DT_BLOCK_BYTES), *file_out = malloc(DT_BLOCK_BYTES);
-    uint8_t *src = src_native ? file_in : malloc(DT_BLOCK_BYTES);
-    uint8_t *dst = !job->convert ? src : dst_native ? file_out : malloc(DT_BLOCK_BYTES);
+    /* One block: no thread. More: two buffer sets and the writer thread. */
+    int sets = job->count > per ? 2 : 1;
+    block_set b[2];
+    memset(b, 0, sizeof b);
     dtcast_status st = DTCAST_OK;
-    if (!file_in || !file_out || !src || !dst)
-        st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the block buffers");
+    for (int i = 0; i < sets; i++)
+        if (!set_alloc(&b[i], job, src_native, dst_native))
+            st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the block buffers");
+    writer w;
+    int threaded = st == DTCAST_OK && sets == 2 && writer_start(&w, out);
     uint64_t at = job->offset;
-    for (uint64_t first = 0; st == DTCAST_OK && first < job->count;) {
+    int k = 0;
+    for (uint64_t first = 0; st == DTCAST_OK && first < job->count; k ^= sets - 1) {
         size_t n = job->count - first < per ? (size_t)(job->count - first) : per;
-        uint64_t in_bytes = 0, out_bytes = 0;
+        const uint8_t *block = NULL;
+        size_t len = 0;
+        /* Set k was last written two blocks ago: the writer finished it before taking the
+         * block after it (writer_submit waits for that). */
+        st = convert_one(job, &b[k], at, first, n, src_native, dst_native, &block, &len, err);
+        if (st == DTCAST_OK)
+            st = threaded ? writer_submit(&w, block, len, err)
+                          : dt_outfile_write(out, block, len, err);
+        uint64_t in_bytes = 0;
         dt_layout_bytes(&job->src, n, &in_bytes);
-        dt_layout_bytes(&job->dst, n, &out_bytes);
-        st = read_source(job, at, file_in, (size_t)in_bytes, err);
-        if (st == DTCAST_OK && !src_native)
-            st = dt_layout_load(&job->src, src, file_in, n, first, err);
-        if (st == DTCAST_OK && job->convert) {
-            dtcast_error e;
-            memset(&e, 0, sizeof e);
-            st = job->convert(job->convert_ctx, dst, src, n, &e);
-            if (st != DTCAST_OK) {
-                if (e.index != (size_t)-1 && e.message[0])
-                    dt_io_fail(err, st, "%s (element %llu of the tensor)", e.message,
-                               (unsigned long long)(first + e.index));
-                else
-                    dt_io_fail(err, st, "%s", e.message[0] ? e.message
-                                                            : dtcast_status_string(st));
-            }
-        }
-        if (st != DTCAST_OK)
-            break;
-        if (job->observe)
-            job->observe(job->observe_ctx, src, dst, n);
-        const uint8_t *write_from = dst;
-        if (!dst_native || (!job->convert && !src_native)) {
-            dt_layout_store(&job->dst, file_out, dst, n);
-            write_from = file_out;
-        }
-        st = dt_outfile_write(out, write_from, (size_t)out_bytes, err);
-        if (job->progress)
-            dt_progress_add(job->progress, in_bytes);
         at += in_bytes;
         first += n;
     }
-    if (dst != src && dst != file_out)
-        free(dst);
-    if (src != file_in)
-        free(src);
-    free(file_in);
-    free(file_out);
+    if (threaded) {
+        dt_io_error werr = {""};
+        dtcast_status wst = writer_wait(&w, &werr);
+        if (st == DTCAST_OK && wst != DTCAST_OK) {
+            st = wst;
+            *err = werr;
+        }
+        writer_stop(&w);
+    }
+    for (int i = 0; i < sets; i++)
+        set_free(&b[i]);
     return st;
 }
 
