@@ -544,6 +544,7 @@ typedef struct job {
     source *s;
     dt_progress *progress;
     warnings *warn;
+    dt_stream_buffers *buffers;
 } job;
 
 /* Converts (or copies) one tensor into out, in layout dst. */
@@ -559,7 +560,8 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     dt_io_error err = {""};
     /* Unchanged bytes: copied as they are. */
     if (!convert && t->file && t->layout.store == dst.store) {
-        if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->progress, &err) != DTCAST_OK)
+        if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->buffers, j->progress,
+                           &err) != DTCAST_OK)
             return cli_fail("%s: %s", what, err.message);
         return CLI_OK;
     }
@@ -585,6 +587,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         .observe = o.reporting || o.watching ? observe_block : NULL,
         .observe_ctx = &o,
         .progress = j->progress,
+        .buffers = j->buffers,
     };
     dtcast_status st = dt_stream_run(&sj, out, &err);
     int status = CLI_OK;
@@ -791,8 +794,8 @@ static void print_warning(const cast_request *r, const warnings *w)
 /* One input file to one output file. */
 static int cast_one(const cast_request *r, const char *in, const char *outpath,
                     dt_file_kind in_kind, dt_file_kind out_kind, dt_progress *progress,
-                    warnings *warn, dt_outfile *out, dt_outfile *data, int *has_data,
-                    uint64_t *tensor_bytes)
+                    warnings *warn, dt_stream_buffers *buffers, dt_outfile *out,
+                    dt_outfile *data, int *has_data, uint64_t *tensor_bytes)
 {
     source s;
     int status = open_source(&s, r, in, in_kind);
@@ -803,7 +806,7 @@ static int cast_one(const cast_request *r, const char *in, const char *outpath,
     cast_request sub = *r;
     sub.out = outpath;
     sub.single_output = out_kind != DT_FILE_SAFETENSORS;
-    job j = {&sub, &s, progress, warn};
+    job j = {&sub, &s, progress, warn, buffers};
     if (progress->total == 0)
         progress->total = source_bytes(&s);
     status = open_outputs(&sub, out_kind, out, data, has_data);
@@ -826,7 +829,8 @@ static char *join_path(const char *dir, size_t dir_len, const char *name)
     return p;
 }
 
-static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn)
+static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn,
+                        dt_stream_buffers *buffers)
 {
     dt_io_error err = {""};
     dt_infile f;
@@ -881,7 +885,7 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
             status = cli_fail("out of memory");
         else
             status = cast_one(r, in, out, DT_FILE_SAFETENSORS, DT_FILE_SAFETENSORS, progress, warn,
-                              &outs[i], &unused, &has_data, &bytes);
+                              buffers, &outs[i], &unused, &has_data, &bytes);
         total_size += bytes;
         free(in);
         free(out);
@@ -923,9 +927,11 @@ int cli_cast_files(const cast_request *r)
     dt_progress_init(&progress, 0, !r->quiet);
     warnings warn;
     memset(&warn, 0, sizeof warn);
+    dt_stream_buffers buffers;
+    memset(&buffers, 0, sizeof buffers);
     int status;
     if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
-        status = cast_sharded(r, &progress, &warn);
+        status = cast_sharded(r, &progress, &warn, &buffers);
     } else if (out_kind == DT_FILE_SAFETENSORS_INDEX) {
         status = cli_usage("cast", "OUT: a sharded checkpoint is written as a folder; give the "
                                    "input's *.safetensors.index.json and a folder");
@@ -936,8 +942,8 @@ int cli_cast_files(const cast_request *r)
         int has_data = 0;
         uint64_t bytes = 0;
         dt_io_error err = {""};
-        status = cast_one(r, r->in, r->out, in_kind, out_kind, &progress, &warn, &out, &data,
-                          &has_data, &bytes);
+        status = cast_one(r, r->in, r->out, in_kind, out_kind, &progress, &warn, &buffers, &out,
+                          &data, &has_data, &bytes);
         /* The data file of external data only when it was used. */
         if (status == CLI_OK && has_data && data.written == 0) {
             dt_outfile_abort(&data);
@@ -950,6 +956,7 @@ int cli_cast_files(const cast_request *r)
         dt_outfile_abort(&data);
         dt_outfile_abort(&out);
     }
+    dt_stream_buffers_free(&buffers);
     dt_progress_clear(&progress);
     if (status == CLI_OK)
         print_warning(r, &warn);

@@ -136,23 +136,32 @@ typedef struct block_set {
     uint8_t *file_in, *src, *dst, *file_out;
 } block_set;
 
-static int set_alloc(block_set *b, const dt_stream_job *job, int src_native, int dst_native)
+void dt_stream_buffers_free(dt_stream_buffers *b)
 {
-    b->file_in = malloc(DT_BLOCK_BYTES);
-    b->src = src_native ? b->file_in : malloc(DT_BLOCK_BYTES);
-    b->file_out = malloc(DT_BLOCK_BYTES);
-    b->dst = !job->convert ? b->src : dst_native ? b->file_out : malloc(DT_BLOCK_BYTES);
-    return b->file_in && b->src && b->file_out && b->dst;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) {
+            free(b->buf[i][k]);
+            b->buf[i][k] = NULL;
+        }
 }
 
-static void set_free(block_set *b)
+/* Buffer k of set i, allocated on first use and kept: a checkpoint of hundreds of tensors would
+ * otherwise fault fresh pages in for every tensor (the kernel zeroes each one). */
+static uint8_t *buffer(dt_stream_buffers *b, int i, int k)
 {
-    if (b->dst != b->src && b->dst != b->file_out)
-        free(b->dst);
-    if (b->src != b->file_in)
-        free(b->src);
-    free(b->file_in);
-    free(b->file_out);
+    if (!b->buf[i][k])
+        b->buf[i][k] = malloc(DT_BLOCK_BYTES);
+    return b->buf[i][k];
+}
+
+static int set_take(block_set *s, dt_stream_buffers *b, int i, const dt_stream_job *job,
+                    int src_native, int dst_native)
+{
+    s->file_in = buffer(b, i, 0);
+    s->src = src_native ? s->file_in : buffer(b, i, 1);
+    s->file_out = buffer(b, i, 2);
+    s->dst = !job->convert ? s->src : dst_native ? s->file_out : buffer(b, i, 3);
+    return s->file_in && s->src && s->file_out && s->dst;
 }
 
 /* Reads, lays out and converts one block; *out and *out_len say what to write. */
@@ -198,11 +207,12 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
     int src_native = dt_layout_is_native(&job->src), dst_native = dt_layout_is_native(&job->dst);
     /* One block: no thread. More: two buffer sets and the writer thread. */
     int sets = job->count > per ? 2 : 1;
+    dt_stream_buffers own = {{{NULL}}}, *bufs = job->buffers ? job->buffers : &own;
     block_set b[2];
     memset(b, 0, sizeof b);
     dtcast_status st = DTCAST_OK;
     for (int i = 0; i < sets; i++)
-        if (!set_alloc(&b[i], job, src_native, dst_native))
+        if (!set_take(&b[i], bufs, i, job, src_native, dst_native))
             st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the block buffers");
     writer w;
     int threaded = st == DTCAST_OK && sets == 2 && writer_start(&w, out);
@@ -232,15 +242,15 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
         }
         writer_stop(&w);
     }
-    for (int i = 0; i < sets; i++)
-        set_free(&b[i]);
+    dt_stream_buffers_free(&own);
     return st;
 }
 
 dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_outfile *out,
-                             dt_progress *progress, dt_io_error *err)
+                             dt_stream_buffers *buffers, dt_progress *progress, dt_io_error *err)
 {
-    uint8_t *buf = malloc(DT_BLOCK_BYTES);
+    dt_stream_buffers own = {{{NULL}}}, *bufs = buffers ? buffers : &own;
+    uint8_t *buf = buffer(bufs, 0, 0);
     if (!buf)
         return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the block buffer");
     dtcast_status st = DTCAST_OK;
@@ -253,6 +263,6 @@ dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_ou
             dt_progress_add(progress, n);
         done += n;
     }
-    free(buf);
+    dt_stream_buffers_free(&own);
     return st;
 }

@@ -1,7 +1,7 @@
 /* The streaming conversion of one tensor: its elements are read from a file (or memory) in
  * blocks, brought into dtcast's layout, converted by the library on all threads, brought into
- * the output's layout and written. Memory: four buffers of at most DT_BLOCK_BYTES, whatever the
- * tensor's size. */
+ * the output's layout and written. Memory: two sets of at most four buffers of DT_BLOCK_BYTES
+ * (32 MiB), whatever the tensor's size. */
 #ifndef DTCAST_FILEIO_PIPELINE_H
 #define DTCAST_FILEIO_PIPELINE_H
 
@@ -19,6 +19,12 @@ typedef dtcast_status (*dt_convert_fn)(void *ctx, void *dst, const void *src, si
 /* Sees every block after its conversion (the report, the NaN/Inf watch). */
 typedef void (*dt_observe_fn)(void *ctx, const void *src, const void *dst, size_t count);
 
+/* Block buffers kept from one tensor to the next (zero-initialise; free at the end). */
+typedef struct dt_stream_buffers {
+    uint8_t *buf[2][4];
+} dt_stream_buffers;
+void dt_stream_buffers_free(dt_stream_buffers *b);
+
 typedef struct dt_stream_job {
     dt_infile *in;          /* the source file, or NULL when the elements are in memory */
     const uint8_t *mem;     /* ... here */
@@ -31,12 +37,13 @@ typedef struct dt_stream_job {
     dt_observe_fn observe;  /* optional */
     void *observe_ctx;
     dt_progress *progress;  /* optional: advanced by the source bytes of each block */
+    dt_stream_buffers *buffers; /* optional: reused block buffers */
 } dt_stream_job;
 
 /* Runs the job, writing to out. Errors name the element or byte. */
 dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_error *err);
 /* Copies len bytes of in from offset to out unchanged. */
 dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_outfile *out,
-                             dt_progress *progress, dt_io_error *err);
+                             dt_stream_buffers *buffers, dt_progress *progress, dt_io_error *err);
 
 #endif /* DTCAST_FILEIO_PIPELINE_H */
