@@ -226,6 +226,7 @@ static void options_for(const row *r, dtcast_options *o)
     o->float_overflow = r->saturate ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
     o->int_overflow = r->saturate ? DTCAST_INT_OVERFLOW_SATURATE : DTCAST_INT_OVERFLOW_WRAP;
     o->threads = r->threads;
+    o->discard_imaginary = 1; /* complex -> real in the matrix: the real part, as numpy */
 }
 
 /* Times one row: memcpy and the conversion alternately, the medians. */

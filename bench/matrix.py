@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The pair matrix of the benchmark (bench/run BUILD --matrix): every ordered pair of the
 numeric types in default options, one thread, each timed against memcpy of the larger buffer in
 the same run (dtcast-bench --matrix); one line per pair and a summary line: pairs, median,
@@ -91,7 +91,7 @@ def main():
     if not rows:
         print("no pairs ran", file=sys.stderr)
         return 1
-    print(summary(rows, a))
+    print(summary(rows, a), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             for r in rows:
