@@ -100,20 +100,6 @@ static const char *kind_name(dtcast_kind kind)
     return "?";
 }
 
-/* Complex types describe each part with the float type of that part. */
-static dtcast_type part_type(const dtcast_info *info)
-{
-    if (info->kind != DTCAST_KIND_COMPLEX)
-        return info->type;
-    switch (info->bits) {
-    case 32:
-        return DTCAST_FLOAT16;
-    case 64:
-        return DTCAST_FLOAT32;
-    default:
-        return DTCAST_FLOAT64;
-    }
-}
 
 static void print_value_row(const char *label, dtcast_type part, double v)
 {
@@ -125,7 +111,7 @@ static void print_value_row(const char *label, dtcast_type part, double v)
 
 static void print_float_info(const dtcast_info *info)
 {
-    dtcast_type part = part_type(info);
+    dtcast_type part = dt_part_type(info);
     char code[48], pname[32];
     if (info->kind == DTCAST_KIND_COMPLEX)
         printf("  %-15s(real, imaginary), each %s\n", "parts", cli_type_label(part, pname,

@@ -13,6 +13,13 @@ unsigned dt_stride_bits(dtcast_type type)
     return (unsigned)bytes;
 }
 
+dtcast_type dt_part_type(const dtcast_info *info)
+{
+    if (info->kind != DTCAST_KIND_COMPLEX)
+        return info->type;
+    return info->bits == 32 ? DTCAST_FLOAT16 : info->bits == 64 ? DTCAST_FLOAT32 : DTCAST_FLOAT64;
+}
+
 dtcast_status dt_native_bytes(dtcast_type type, uint64_t count, uint64_t *bytes)
 {
     uint64_t bits, stride = dt_stride_bits(type);

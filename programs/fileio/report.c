@@ -1,5 +1,6 @@
 /* The conversion report and the NaN/Inf watch (report.h). */
 #include "fileio/report.h"
+#include "fileio/layout.h"
 
 #include <float.h>
 #include <math.h>
@@ -23,20 +24,6 @@ static unsigned stride_bits(dtcast_type t)
     return dtcast_storage_size(t, 8, &bytes) == DTCAST_OK ? (unsigned)bytes : 0;
 }
 
-/* The real type of one part of a complex type. */
-static dtcast_type part_type(const dtcast_info *info)
-{
-    if (info->kind != DTCAST_KIND_COMPLEX)
-        return info->type;
-    switch (info->bits) {
-    case 32:
-        return DTCAST_FLOAT16;
-    case 64:
-        return DTCAST_FLOAT32;
-    default:
-        return DTCAST_FLOAT64;
-    }
-}
 
 /* How a side is decoded: integers (bool included) exactly as int64/uint64, floats as float64. */
 static dtcast_type decoded_type(const dtcast_info *info, int parts)
@@ -514,8 +501,8 @@ static void format_value(char *buf, size_t size, const dt_report_value *v, dtcas
     uint8_t code[8];
     if (v->type == DTCAST_FLOAT64 && type != DTCAST_UNDEFINED &&
         dtcast_type_info(type, &info) == DTCAST_OK &&
-        dtcast_convert(code, part_type(&info), &v->v.f, DTCAST_FLOAT64, 1, NULL) == DTCAST_OK &&
-        dtcast_format_element(buf, size, code, part_type(&info), 0, NULL) == DTCAST_OK)
+        dtcast_convert(code, dt_part_type(&info), &v->v.f, DTCAST_FLOAT64, 1, NULL) == DTCAST_OK &&
+        dtcast_format_element(buf, size, code, dt_part_type(&info), 0, NULL) == DTCAST_OK)
         return;
     if (dtcast_format_element(buf, size, &v->v, v->type, 0, NULL) != DTCAST_OK)
         snprintf(buf, size, "?");
@@ -807,7 +794,7 @@ static void code_init(dt_nonfinite_code *c, const dtcast_info *info, int parts)
         return; /* no packed type has NaN or Inf */
     c->bytes = bits / 8;
     c->parts = parts;
-    c->part_type = part_type(info);
+    c->part_type = dt_part_type(info);
     const uint64_t all = width_mask(c->bytes);
     uint64_t mask, value;
     int ok = 1;

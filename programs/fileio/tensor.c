@@ -1,4 +1,5 @@
 /* The tensor record, whole-file reading and writing, and which reader a file name asks for. */
+#include "fileio/file.h"
 #include "fileio/tensor.h"
 
 #include <errno.h>
@@ -153,74 +154,17 @@ dtcast_status dt_read_file(const char *path, uint8_t **buf, size_t *len, dt_io_e
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
-static dtcast_status write_all(int fd, const void *buf, size_t len, const char *path,
-                               dt_io_error *err)
-{
-    const uint8_t *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, p + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return dt_io_fail(err, DTCAST_ERR_IO, "cannot write '%s' at byte %zu: %s", path, done,
-                              n < 0 ? strerror(errno) : "no progress");
-        done += (size_t)n;
-    }
-    return DTCAST_OK;
-}
-
-static dtcast_status write_stdout(const void *buf, size_t len, dt_io_error *err)
-{
-    if (len && fwrite(buf, 1, len, stdout) != len)
-        return dt_io_fail(err, DTCAST_ERR_IO, "cannot write <stdout>: %s", strerror(errno));
-    if (fflush(stdout) != 0)
-        return dt_io_fail(err, DTCAST_ERR_IO, "cannot write <stdout>: %s", strerror(errno));
-    return DTCAST_OK;
-}
-
-/* Creates "<path>.tmp<pid>.<n>" exclusively; open() with 0666 lets the umask choose the mode, as
- * for any new file (mkstemp would give 0600). */
-static int create_temp(const char *path, char *tmp, size_t size)
-{
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(tmp, size, "%s.tmp%ld.%d", path, (long)getpid(), attempt);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    return -1;
-}
-
 dtcast_status dt_write_file(const char *path, const void *buf, size_t len, dt_io_error *err)
 {
     if (!path || (!buf && len))
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "write: NULL argument");
-    if (strcmp(path, "-") == 0)
-        return write_stdout(buf, len, err);
-    size_t size = strlen(path) + 48;
-    char *tmp = malloc(size);
-    if (!tmp)
-        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
-    int fd = create_temp(path, tmp, size);
-    if (fd < 0) {
-        dtcast_status st = dt_io_fail(err, DTCAST_ERR_IO,
-                                      "cannot create a temporary file next to '%s': %s", path,
-                                      strerror(errno));
-        free(tmp);
-        return st;
-    }
-    dtcast_status st = write_all(fd, buf, len, path, err);
-    if (st == DTCAST_OK && fsync(fd) != 0 && errno != EINVAL)
-        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot sync '%s': %s", path, strerror(errno));
-    if (close(fd) != 0 && st == DTCAST_OK)
-        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot close '%s': %s", path, strerror(errno));
-    if (st == DTCAST_OK && rename(tmp, path) != 0)
-        st = dt_io_fail(err, DTCAST_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-                        strerror(errno));
-    if (st != DTCAST_OK)
-        unlink(tmp);
-    free(tmp);
+    dt_outfile out;
+    dtcast_status st = dt_outfile_open(&out, path, err);
+    if (st == DTCAST_OK)
+        st = dt_outfile_write(&out, buf, len, err);
+    if (st == DTCAST_OK)
+        st = dt_outfile_commit(&out, err);
+    dt_outfile_abort(&out);
     return st;
 }
 
