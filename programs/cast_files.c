@@ -713,8 +713,6 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
         if (!dt_st_dtype_name(entries[i].type))
             status = cli_fail("%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
                               t->name, dtcast_type_name(entries[i].type));
-        for (size_t k = 0; status == CLI_OK && i > 0 && k < i; k++)
-            (void)k; /* names of a single source are distinct; checkpoints checked their own */
     }
     if (status == CLI_OK)
         qsort(sorted, s->n, sizeof *sorted, by_name);

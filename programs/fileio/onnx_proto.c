@@ -393,8 +393,28 @@ static dtcast_status scan_typed(pb *r, uint32_t field, int wt, size_t at, tp_sca
     return DTCAST_OK;
 }
 
-static dtcast_status scan_field(pb *r, uint32_t field, int wt, size_t at, tp_scan *s)
+/* Walks the fields of a message, handing each to visit(r, field, wt, at, ctx). */
+typedef dtcast_status (*pb_visit)(pb *r, uint32_t field, int wt, size_t at, void *ctx);
+
+static dtcast_status pb_message(pb *r, pb_visit visit, void *ctx)
 {
+    while (pb_more(r)) {
+        uint32_t field = 0;
+        int wt = 0;
+        size_t at = 0;
+        dtcast_status st = pb_key(r, &field, &wt, &at);
+        if (st == DTCAST_OK)
+            st = visit(r, field, wt, at, ctx);
+        if (st != DTCAST_OK)
+            return st;
+    }
+    return DTCAST_OK;
+}
+
+/* A sub-message field: expects wire type 2, then visits its fields. */
+static dtcast_status scan_field(pb *r, uint32_t field, int wt, size_t at, void *ctx)
+{
+    tp_scan *s = ctx;
     dtcast_status st;
     switch (field) {
     case TP_DIMS: return scan_dims(r, wt, at, s);
@@ -423,17 +443,7 @@ static dtcast_status scan_field(pb *r, uint32_t field, int wt, size_t at, tp_sca
 static dtcast_status scan_tensor(pb *r, tp_scan *s)
 {
     memset(s, 0, sizeof *s);
-    while (pb_more(r)) {
-        uint32_t field = 0;
-        int wt = 0;
-        size_t at = 0;
-        dtcast_status st = pb_key(r, &field, &wt, &at);
-        if (st == DTCAST_OK)
-            st = scan_field(r, field, wt, at, s);
-        if (st != DTCAST_OK)
-            return st;
-    }
-    return DTCAST_OK;
+    return pb_message(r, scan_field, s);
 }
 
 /* ---- TensorProto: checks between the passes ----------------------------------------------- */
@@ -842,25 +852,6 @@ dtcast_status dt_pb_write_external(dtcast_type type, int ndim, const int64_t *di
 
 /* ---- ModelProto ----------------------------------------------------------------------------- */
 
-/* Walks the fields of a message, handing each to visit(r, field, wt, at, ctx). */
-typedef dtcast_status (*pb_visit)(pb *r, uint32_t field, int wt, size_t at, void *ctx);
-
-static dtcast_status pb_message(pb *r, pb_visit visit, void *ctx)
-{
-    while (pb_more(r)) {
-        uint32_t field = 0;
-        int wt = 0;
-        size_t at = 0;
-        dtcast_status st = pb_key(r, &field, &wt, &at);
-        if (st == DTCAST_OK)
-            st = visit(r, field, wt, at, ctx);
-        if (st != DTCAST_OK)
-            return st;
-    }
-    return DTCAST_OK;
-}
-
-/* A sub-message field: expects wire type 2, then visits its fields. */
 static dtcast_status pb_nested(pb *r, const char *name, int wt, size_t at, pb_visit visit,
                                void *ctx)
 {

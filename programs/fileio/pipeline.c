@@ -164,13 +164,14 @@ static int set_take(block_set *s, dt_stream_buffers *b, int i, const dt_stream_j
     return s->file_in && s->src && s->file_out && s->dst;
 }
 
-/* Reads, lays out and converts one block; *out and *out_len say what to write. */
+/* Reads in_bytes at `at`, lays out and converts one block of n elements; *out and *out_len say
+ * what to write. */
 static dtcast_status convert_one(const dt_stream_job *job, block_set *b, uint64_t at,
-                                 uint64_t first, size_t n, int src_native, int dst_native,
-                                 const uint8_t **out, size_t *out_len, dt_io_error *err)
+                                 uint64_t in_bytes, uint64_t first, size_t n, int src_native,
+                                 int dst_native, const uint8_t **out, size_t *out_len,
+                                 dt_io_error *err)
 {
-    uint64_t in_bytes = 0, out_bytes = 0;
-    dt_layout_bytes(&job->src, n, &in_bytes);
+    uint64_t out_bytes = 0;
     dt_layout_bytes(&job->dst, n, &out_bytes);
     dtcast_status st = read_source(job, at, b->file_in, (size_t)in_bytes, err);
     if (st == DTCAST_OK && !src_native)
@@ -224,12 +225,13 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
         size_t len = 0;
         /* Set k was last written two blocks ago: the writer finished it before taking the
          * block after it (writer_submit waits for that). */
-        st = convert_one(job, &b[k], at, first, n, src_native, dst_native, &block, &len, err);
+        uint64_t in_bytes = 0;
+        dt_layout_bytes(&job->src, n, &in_bytes);
+        st = convert_one(job, &b[k], at, in_bytes, first, n, src_native, dst_native, &block, &len,
+                         err);
         if (st == DTCAST_OK)
             st = threaded ? writer_submit(&w, block, len, err)
                           : dt_outfile_write(out, block, len, err);
-        uint64_t in_bytes = 0;
-        dt_layout_bytes(&job->src, n, &in_bytes);
         at += in_bytes;
         first += n;
     }
