@@ -885,22 +885,28 @@ uint64_t dt_nonfinite_count(const dt_nonfinite_watch *w, const void *src, const 
     if (dc->bytes == 0 || count == 0)
         return 0;
     const size_t n = count * (size_t)dc->parts;
-    if (!any_nonfinite(dc, dst, n))
-        return 0;
-    /* Rare: look code by code, skipping clean runs of 256 codes quickly. */
+    /* One pass over runs of 256 codes; a run holding a NaN or Inf is narrowed to runs of 32,
+     * and only those are looked at code by code (data with rare overflows, e.g. one per row,
+     * would otherwise pay a per-code test for a large share of the block). */
     uint64_t total = 0;
+    const uint8_t *d = dst;
     for (size_t at = 0; at < n; at += 256) {
         const size_t m = n - at < 256 ? n - at : 256;
-        if (!any_nonfinite(dc, (const uint8_t *)dst + at * (size_t)dc->bytes, m))
+        if (!any_nonfinite(dc, d + at * (size_t)dc->bytes, m))
             continue;
-        for (size_t i = at; i < at + m; i++) {
-            if (!code_nonfinite(dc, dst, i))
+        for (size_t sub = at; sub < at + m; sub += 32) {
+            const size_t k = at + m - sub < 32 ? at + m - sub : 32;
+            if (!any_nonfinite(dc, d + sub * (size_t)dc->bytes, k))
                 continue;
-            /* the source value behind dst part i: a real source has a zero imaginary part */
-            const size_t element = i / (size_t)dc->parts, part = i % (size_t)dc->parts;
-            if (sc->bytes == 0 || part >= (size_t)sc->parts ||
-                !code_nonfinite(sc, src, element * (size_t)sc->parts + part))
-                total++;
+            for (size_t i = sub; i < sub + k; i++) {
+                if (!code_nonfinite(dc, dst, i))
+                    continue;
+                /* the source value behind dst part i: a real source has a zero imaginary part */
+                const size_t element = i / (size_t)dc->parts, part = i % (size_t)dc->parts;
+                if (sc->bytes == 0 || part >= (size_t)sc->parts ||
+                    !code_nonfinite(sc, src, element * (size_t)sc->parts + part))
+                    total++;
+            }
         }
     }
     return total;
