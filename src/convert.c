@@ -124,7 +124,7 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
         j.dpart = dt_format_of(df->part);
     j.float32_first = wants_float32_first(o, j.spart, j.dpart);
     dt_rules_for(j.dpart, o, &j.rules);
-    if (!j.float32_first && sf->tc != DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX)
+    if (!j.float32_first)
         j.has_kernel = dt_kernel_find(&j.kernel, df, sf, &j.rules, count);
 
     /* In place, only a forward pass on one thread is safe. A fast kernel moves bytes, not
@@ -134,6 +134,8 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
         work = count / 16 * (size_t)(sf->stride_bits + df->stride_bits) / 8;
     const unsigned threads = dst == src ? 1 : dt_thread_count(o->threads, work);
     dt_parallel_for(count, threads, convert_number_range, &j);
+    if (j.has_kernel)
+        dt_kernel_release(&j.kernel);
 
     if (df->stride_bits < 8) { /* zero the padding bits after the last element */
         const size_t per_byte = (size_t)(8 / df->stride_bits);

@@ -122,6 +122,7 @@ static void compare_all_isas(const dt_format *df, const dt_format *sf, const dt_
             char what[32];
             snprintf(what, sizeof what, "%s%s", dt_isa_name((dt_isa)isa), tab ? "+table" : "");
             *bad += run_and_compare(&k, df, sf, codes, want, n, in, out, what);
+            dt_kernel_release(&k);
             *checked += n;
             ++*kernels;
         }
@@ -573,6 +574,9 @@ static void test_wide_sources(void)
         CHECK(bad == 0, name, "%zu mismatches", bad);
         free(fixed[s]);
     }
+    for (size_t i = 0; i < nitems; i++)
+        for (int j = 0; j < items[i].nk; j++)
+            dt_kernel_release(&items[i].k[j]);
     free(items);
 }
 
@@ -639,6 +643,7 @@ static void test_layouts(void)
                         (void)sb;
                         runs++;
                     }
+                dt_kernel_release(&k);
             }
     }
     dt_isa_pin(-1);
@@ -646,6 +651,81 @@ static void test_layouts(void)
     snprintf(name, sizeof name, "kernels: tails 0..100, unaligned, split, in place (%zu runs)",
              runs);
     CHECK(bad == 0, name, "%zu layouts differ", bad);
+}
+
+/* ---- complex numbers: chains of part kernels ------------------------------------------------ */
+/* Every pair with a complex side (complex <-> complex, complex -> every real type keeping the
+ * real part, every real type -> complex), every rule set, every ISA: random part codes with a
+ * quarter of small magnitudes, through the kernel against the reference part by part. */
+static void test_complex(void)
+{
+    static const dtcast_type cx[] = {DTCAST_COMPLEX32, DTCAST_COMPLEX64, DTCAST_COMPLEX128};
+    enum { N = 4099 };
+    uint64_t *in = malloc(2 * N * 8 + 64), *out = malloc(2 * N * 8 + 64),
+             *want = malloc(2 * N * 8 + 64);
+    size_t pairs = 0, kernels = 0, bad = 0;
+    uint64_t rng = UINT64_C(0xC0FFEE);
+    for (size_t a = 0; a < 3 + NTYPES; a++)
+        for (size_t b = 0; b < 3 + NTYPES; b++) {
+            const dt_format *sf = dt_format_of(a < 3 ? cx[a] : all_types[a - 3]);
+            const dt_format *df = dt_format_of(b < 3 ? cx[b] : all_types[b - 3]);
+            if ((a >= 3 && b >= 3) || sf == df)
+                continue;
+            const bool cs = sf->tc == DT_TC_COMPLEX, cd = df->tc == DT_TC_COMPLEX;
+            const dt_format *sp = cs ? dt_format_of(sf->part) : sf;
+            const dt_format *dp = cd ? dt_format_of(df->part) : df;
+            const uint64_t mask = sp->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << sp->bits) - 1;
+            dt_rules rs[64];
+            const size_t nr = rule_sets(dp, rs);
+            pairs++;
+            for (size_t ri = 0; ri < nr; ri++) {
+                const size_t nparts = cs ? 2 * (size_t)N : N;
+                memset(in, 0, 2 * N * 8 + 64);
+                for (size_t i = 0; i < nparts; i++) {
+                    uint64_t x = rnd_at(&rng);
+                    if (i % 4 == 1)
+                        x >>= rnd_at(&rng) % 64;
+                    dt_store(sp, in, i, x & mask);
+                }
+                memset(want, 0, 2 * N * 8 + 64);
+                for (size_t i = 0; i < N; i++) {
+                    const uint64_t re = dt_load(sp, in, cs ? 2 * i : i);
+                    const uint64_t im = cs ? dt_load(sp, in, 2 * i + 1) : 0;
+                    dt_store(dp, want, cd ? 2 * i : i, reference(dp, sp, re, &rs[ri]));
+                    if (cd)
+                        dt_store(dp, want, 2 * i + 1,
+                                 cs ? reference(dp, sp, im, &rs[ri]) : 0);
+                }
+                for (int isa = 0; isa <= isa_max; isa++) {
+                    if (isa == DT_ISA_SSE2)
+                        continue;
+                    dt_isa_pin(isa);
+                    dt_kernel k;
+                    if (!dt_kernel_find(&k, df, sf, &rs[ri], N))
+                        continue;
+                    kernels++;
+                    const size_t db = bytes_for(df, N);
+                    memset(out, 0xA5, 2 * N * 8 + 64);
+                    dt_kernel_run(&k, out, in, 0, N);
+                    clear_padding(df, (uint8_t *)out, N);
+                    if (memcmp(out, want, db) != 0 || ((uint8_t *)out)[db] != 0xA5) {
+                        if (bad++ < 10)
+                            printf("  %s: %s -> %s round %d satf %d: differs from the "
+                                   "reference\n", dt_isa_name((dt_isa)isa), sf->name, df->name,
+                                   (int)rs[ri].round, rs[ri].saturate_float);
+                    }
+                    dt_kernel_release(&k);
+                }
+                dt_isa_pin(-1);
+            }
+        }
+    free(in);
+    free(out);
+    free(want);
+    char name[128];
+    snprintf(name, sizeof name, "kernels with a complex side (%zu pairs, %zu kernels, %d values "
+             "each)", pairs, kernels, (int)N);
+    CHECK(bad == 0 && kernels > 0, name, "%zu differ", bad);
 }
 
 int main(void)
@@ -659,6 +739,7 @@ int main(void)
            isa_max >= DT_ISA_AVX512 ? " avx512" : "");
     if (!only || strcmp(only, "wide") != 0) {
         test_layouts();
+        test_complex();
         test_exhaustive();
     }
     test_wide_sources();

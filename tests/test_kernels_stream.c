@@ -52,12 +52,15 @@ int main(void)
                 if (!dt_kernel_find(&plain, df, sf, &r, MAXN))
                     continue;
                 dt_stream_threshold_set(1);
-                if (!dt_kernel_find(&streamed, df, sf, &r, MAXN) ||
+                const bool found = dt_kernel_find(&streamed, df, sf, &r, MAXN);
+                if (!found ||
                     streamed.stream != dt_stream_wanted(df, sf, streamed.compute_bound, (size_t)1 << 40) ||
                     streamed.fn != plain.fn) {
                     if (bad++ < 5)
                         printf("  %s: %s -> %s: not streamed as it should be\n",
                                dt_isa_name((dt_isa)isa), sf->name, df->name);
+                    dt_kernel_release(&plain);
+                    dt_kernel_release(&streamed);
                     continue;
                 }
                 streamed.stream = true; /* narrowing too: the block logic must hold for every pair */
@@ -86,6 +89,8 @@ int main(void)
                                        dt_isa_name((dt_isa)isa), sf->name, df->name, n);
                         }
                     }
+                dt_kernel_release(&plain);
+                dt_kernel_release(&streamed);
             }
     }
     dt_stream_threshold_set(0);

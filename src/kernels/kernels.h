@@ -56,6 +56,7 @@ struct dt_kernel {
     const dt_format *df, *sf;
     dt_rules r;
     dt_narrow n;
+    struct dt_chain *chain; /* a composed kernel's steps (compose.c), owned: dt_kernel_release */
     _Alignas(64) uint8_t local[256 * 8]; /* a 256-entry table when the cache is full */
 };
 
@@ -64,6 +65,15 @@ struct dt_kernel {
  * the number of elements to convert (kernels whose set-up costs more than that are skipped). */
 bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count);
+/* Frees what dt_kernel_find allocated (a composed kernel's steps); k may be reused after. */
+void dt_kernel_release(dt_kernel *k);
+/* One kernel for the pair, never a chain (the steps of a chain). */
+bool dt_kernel_find_direct(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count);
+/* A chain of kernels through an exact or odd-rounded lane, and complex as real parts
+ * (compose.c); false when no chain covers the pair. */
+bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                          const dt_rules *r, size_t count);
 
 /* Converts elements [begin, end); begin is a multiple of 8 (so packed outputs never share a
  * byte between two calls). Padding bits after the last element are the caller's business.

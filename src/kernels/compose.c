@@ -1,0 +1,233 @@
+/* Composed kernels: a pair that no single kernel covers runs as a chain of kernels over blocks
+ * small enough to stay in L1, so N decoders and M encoders cover the N x M pairs.
+ *
+ * One rounding survives the chain because every step before the last is exact or rounds to odd:
+ *   - a source whose every value float32 holds (floats of <= 16 bits, integers of <= 16 bits)
+ *     goes through float32 exactly;
+ *   - float64 and integers of 32/64 bits go to float32 rounded to odd when the target has at most
+ *     22 significant bits (every float of <= 16 bits, e8m0, bool): rounding to odd at >= p + 2
+ *     bits, then once to p bits in any mode, is the single correct rounding, and odd rounding
+ *     never reaches Inf (a magnitude above float32's range stays above every such target's);
+ *   - complex numbers are two real conversions: complex -> complex runs the part kernel over
+ *     twice the elements, complex -> real keeps the real parts first, real -> complex adds zero
+ *     imaginary parts last. */
+#include "kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Elements per block: the widest lane (8 bytes) of a block takes 4 KiB, an eighth of L1d. */
+enum { COMPOSE_BLOCK = 512, MAX_STEPS = 4 };
+
+typedef struct dt_chain {
+    int steps;
+    int scale; /* 2: the steps run over the parts of complex elements */
+    dt_kernel step[MAX_STEPS];
+} dt_chain;
+
+/* ---- the complex steps: keep the real part, add a zero imaginary part (w-byte parts) -------- */
+#define PART_STEPS(W, T)                                                                        \
+    static void real_part_##W(const dt_kernel *k, void *dst, const void *src, size_t b,         \
+                              size_t e)                                                         \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const T *s = (const T *)src;                                                            \
+        T *d = (T *)dst;                                                                        \
+        for (size_t i = b; i < e; i++)                                                          \
+            d[i] = s[2 * i];                                                                    \
+    }                                                                                           \
+    static void to_complex_##W(const dt_kernel *k, void *dst, const void *src, size_t b,        \
+                               size_t e)                                                        \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const T *s = (const T *)src;                                                            \
+        T *d = (T *)dst;                                                                        \
+        for (size_t i = b; i < e; i++) {                                                        \
+            d[2 * i] = s[i];                                                                    \
+            d[2 * i + 1] = 0;                                                                   \
+        }                                                                                       \
+    }
+PART_STEPS(2, uint16_t)
+PART_STEPS(4, uint32_t)
+PART_STEPS(8, uint64_t)
+
+/* A part kept in its own type still goes through the rules: NaN -> the canonical quiet NaN
+ * with its sign, and under saturation Inf -> the largest finite value. */
+#define SAME_STEP(W, T)                                                                         \
+    static void same_##W(const dt_kernel *k, void *dst, const void *src, size_t b, size_t e)   \
+    {                                                                                           \
+        const T sign = (T)1 << (W * 8 - 1), inf = (T)dt_float_inf_code(k->df, false);          \
+        const T qnan = (T)dt_float_nan_code(k->df, false);                                      \
+        const T top = k->r.saturate_float ? (T)dt_float_max_code(k->df) : inf;                  \
+        const T *s = (const T *)src;                                                            \
+        T *d = (T *)dst;                                                                        \
+        for (size_t i = b; i < e; i++) {                                                        \
+            const T x = s[i], a = x & (T)~sign;                                                 \
+            const T m = a > inf ? qnan : a == inf ? top : a;                                    \
+            d[i] = (T)((x & sign) | m);                                                         \
+        }                                                                                       \
+    }
+SAME_STEP(2, uint16_t)
+SAME_STEP(4, uint32_t)
+SAME_STEP(8, uint64_t)
+
+static dt_kernel_fn same_fn(int part_bits)
+{
+    return part_bits == 16 ? same_2 : part_bits == 32 ? same_4 : same_8;
+}
+
+static dt_kernel_fn real_part_fn(int part_bits)
+{
+    return part_bits == 16 ? real_part_2 : part_bits == 32 ? real_part_4 : real_part_8;
+}
+static dt_kernel_fn to_complex_fn(int part_bits)
+{
+    return part_bits == 16 ? to_complex_2 : part_bits == 32 ? to_complex_4 : to_complex_8;
+}
+
+/* ---- running a chain ------------------------------------------------------------------------ */
+/* A buffer for elements [b, e) of a step's output, addressed as the kernels address theirs:
+ * base + index * bytes per element (the base itself lies before the buffer; it is never
+ * dereferenced outside [b, e)). */
+static void *lane_base(uint8_t *buf, size_t b, const dt_format *f)
+{
+    return (void *)((uintptr_t)buf - b * (size_t)f->stride_bits / 8);
+}
+
+static void chain_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const dt_chain *c = k->chain;
+    _Alignas(64) uint8_t buf[2][COMPOSE_BLOCK * 8];
+    for (size_t i = begin; i < end; i += COMPOSE_BLOCK) {
+        const size_t n = end - i < COMPOSE_BLOCK ? end - i : COMPOSE_BLOCK;
+        const size_t b = i * (size_t)c->scale, e = (i + n) * (size_t)c->scale;
+        const void *in = src;
+        for (int s = 0; s < c->steps; s++) {
+            const dt_kernel *st = &c->step[s];
+            void *out = s == c->steps - 1 ? dst : lane_base(buf[s & 1], b, st->df);
+            st->fn(st, out, in, b, e);
+            in = out;
+        }
+    }
+}
+
+/* ---- planning -------------------------------------------------------------------------------- */
+static const dt_rules exact_rules = {DTCAST_ROUND_RNE, false, false, false};
+static const dt_rules odd_rules = {DTCAST_ROUND_ODD, false, false, false};
+
+/* Whether float32 holds every value of f exactly. */
+static bool float32_holds(const dt_format *f)
+{
+    switch (f->tc) {
+    case DT_TC_BOOL:
+    case DT_TC_E8M0:
+        return true;
+    case DT_TC_UINT:
+    case DT_TC_SINT:
+        return f->bits <= 16;
+    case DT_TC_FLOAT:
+        return f->bits <= 16;
+    default:
+        return false;
+    }
+}
+
+/* Whether one rounding from float32-rounded-to-odd is the correct rounding into f. */
+static bool odd_float32_rounds_once(const dt_format *f)
+{
+    return f->tc == DT_TC_BOOL || f->tc == DT_TC_E8M0 || (f->tc == DT_TC_FLOAT && f->bits <= 16);
+}
+
+static bool add_step(dt_chain *c, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                     size_t count)
+{
+    dt_kernel *k = &c->step[c->steps];
+    if (!dt_kernel_find_direct(k, df, sf, r, count))
+        return false;
+    k->stream = false; /* a step writes into L1 or into the chain's own output */
+    c->steps++;
+    return true;
+}
+
+static void add_part_step(dt_chain *c, dt_kernel_fn fn, const dt_format *df, const dt_format *sf,
+                          const dt_rules *r)
+{
+    dt_kernel *k = &c->step[c->steps++];
+    memset(k, 0, sizeof *k);
+    k->fn = fn;
+    k->df = df;
+    k->sf = sf;
+    k->r = *r;
+}
+
+/* The steps of a real pair sf -> df: one kernel, or an exact step into a float32 lane then one
+ * that rounds. */
+static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                      size_t count)
+{
+    if (sf == df) { /* a complex part kept in its type (float16, float32 or float64) */
+        add_part_step(c, same_fn(sf->bits), df, sf, r);
+        return true;
+    }
+    const int mark = c->steps;
+    if (add_step(c, df, sf, r, count))
+        return true;
+    const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
+    const dt_rules *first = float32_holds(sf)                ? &exact_rules
+                            : odd_float32_rounds_once(df) ? &odd_rules
+                                                            : NULL;
+    if (!first || sf == f32 || df == f32)
+        return false;
+    if (add_step(c, f32, sf, first, count) && add_step(c, df, f32, r, count))
+        return true;
+    c->steps = mark;
+    return false;
+}
+
+static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                 size_t count)
+{
+    const bool cs = sf->tc == DT_TC_COMPLEX, cd = df->tc == DT_TC_COMPLEX;
+    const dt_format *sp = cs ? dt_format_of(sf->part) : sf, *dp = cd ? dt_format_of(df->part) : df;
+    c->scale = 1;
+    if (cs && cd) {
+        c->scale = 2;
+        return sp != dp && plan_real(c, dp, sp, r, 2 * count);
+    }
+    if (cs) {
+        add_part_step(c, real_part_fn(sp->bits), sp, sf, &exact_rules);
+        return plan_real(c, df, sp, r, count);
+    }
+    if (cd) {
+        if (!plan_real(c, dp, sf, r, count))
+            return false;
+        add_part_step(c, to_complex_fn(dp->bits), df, dp, &exact_rules);
+        return true;
+    }
+    return plan_real(c, df, sf, r, count) && c->steps > 1;
+}
+
+bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                          const dt_rules *r, size_t count)
+{
+    dt_chain *c = malloc(sizeof *c);
+    if (!c)
+        return false;
+    c->steps = 0;
+    if (!plan(c, df, sf, r, count) || c->steps == 0) {
+        free(c);
+        return false;
+    }
+    k->fn = chain_run;
+    k->chain = c;
+    k->compute_bound = false;
+    for (int s = 0; s < c->steps; s++)
+        k->compute_bound |= c->step[s].compute_bound;
+    return true;
+}
+
+void dt_kernel_release(dt_kernel *k)
+{
+    free(k->chain);
+    k->chain = NULL;
+}
