@@ -3,6 +3,7 @@
  *
  *   dtcast-bench [--n ELEMENTS] [--runs R] [--filter SUBSTRING] [--budget SECONDS] [--list]
  *                [--matrix]                  every ordered pair of numeric types, default options
+ *                [--entries]                 every kernel registry entry, called directly
  *   dtcast-bench --dump TYPE ELEMENTS FILE      the source data of TYPE, for the peers
  *
  * Every row: the source is generated once per type (same seed, so the peers can get the same
@@ -10,6 +11,8 @@
  * and the conversion are timed alternately, R times each; the medians are reported. Throughput
  * counts bytes read plus bytes written (memcpy: twice the larger buffer). */
 #include "dtcast.h"
+#include "internal.h"          /* --entries: the kernel registry (libdtcast.a's internals) */
+#include "kernels/kernels.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +29,7 @@ typedef struct config {
     double budget;       /* seconds per row after which a slow row stops early (>= 1 run) */
     int list;            /* print the row names only */
     int matrix;          /* every ordered pair of numeric types instead of the curated rows */
+    int entries;         /* every kernel registry entry */
 } config;
 
 /* ---- time and random data ---------------------------------------------------------------- */
@@ -572,6 +576,57 @@ static void matrix_rows(const config *c, row_fn fn)
                 visit(c, fn, (row){"matrix", types[s], types[d], DTCAST_ROUND_DEFAULT, 0, 1, 0.5});
 }
 
+/* Every registry entry this CPU runs, called directly (no finder, no threads, no streaming
+ * wrapper) on the first pair in type order it accepts in default options: its own speed. */
+static void run_entries(const config *c)
+{
+    dtcast_type types[64];
+    const size_t nt = dtcast_type_list(types, COUNT(types));
+    const dt_kernel_entry *e;
+    for (size_t i = 0; (e = dt_registry_entry(i)) != NULL; i++) {
+        if (e->isa > dt_isa_detected() || (c->filter && !strstr(e->name, c->filter)))
+            continue;
+        dt_kernel k;
+        dtcast_type s = DTCAST_UNDEFINED, d = DTCAST_UNDEFINED;
+        for (size_t a = 0; a < nt && s == DTCAST_UNDEFINED; a++)
+            for (size_t b = 0; b < nt && s == DTCAST_UNDEFINED; b++) {
+                const dt_format *sf = dt_format_of(types[a]), *df = dt_format_of(types[b]);
+                dt_rules r;
+                if (a == b || sf->tc == DT_TC_STRING || df->tc == DT_TC_STRING)
+                    continue;
+                dt_rules_for(df, NULL, &r);
+                if (dt_registry_setup(e, &k, df, sf, &r, c->n))
+                    s = types[a], d = types[b];
+            }
+        if (s == DTCAST_UNDEFINED)
+            continue;
+        const size_t n = c->n, sb = storage(s, n), db = storage(d, n);
+        const size_t mem_bytes = sb > db ? sb : db;
+        const void *src = source_of(s, n);
+        void *dst = alloc_touched(db), *ma, *mb;
+        memcpy_buffers(mem_bytes, &ma, &mb);
+        double tc[64], tm[64];
+        int runs = 0;
+        while (runs < c->runs && runs < 64) {
+            const double t0 = now_seconds();
+            memcpy(ma, mb, mem_bytes);
+            const double t1 = now_seconds();
+            k.fn(&k, dst, src, 0, n);
+            const double t2 = now_seconds();
+            tm[runs] = t1 - t0;
+            tc[runs++] = t2 - t1;
+        }
+        free(dst);
+        const double t = median(tc, runs), t_mem = median(tm, runs);
+        const double gbs = (double)(sb + db) / t * 1e-9, mem_gbs = 2.0 * (double)mem_bytes / t_mem * 1e-9;
+        printf("{\"kind\":\"entry\",\"entry\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"n\":%zu,"
+               "\"runs\":%d,\"gbs\":%.4g,\"memcpy_gbs\":%.4g,\"ratio\":%.4g}\n",
+               e->name, dtcast_type_name(s), dtcast_type_name(d), n, runs, gbs, mem_gbs,
+               gbs / mem_gbs);
+        fflush(stdout);
+    }
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static int dump_source(const char *type_name, const char *count, const char *path)
@@ -600,9 +655,13 @@ static void parse_args(int argc, char **argv, config *c)
             c->matrix = 1;
             continue;
         }
+        if (!strcmp(a, "--entries")) {
+            c->entries = 1;
+            continue;
+        }
         if (!v)
             die("usage: dtcast-bench [--n N] [--runs R] [--filter S] [--budget SEC] [--list] "
-                "[--matrix]");
+                "[--matrix] [--entries]");
         if (!strcmp(a, "--n"))
             c->n = (size_t)strtoull(v, NULL, 10);
         else if (!strcmp(a, "--runs"))
@@ -623,8 +682,12 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "--dump"))
         return dump_source(argv[2], argv[3], argv[4]);
-    config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0};
+    config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0};
     parse_args(argc, argv, &c);
+    if (c.entries) {
+        run_entries(&c);
+        return 0;
+    }
     if (c.list) {
         (c.matrix ? matrix_rows : all_rows)(&c, list_row);
         return 0;

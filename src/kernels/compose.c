@@ -226,6 +226,11 @@ bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf
     return true;
 }
 
+const dt_kernel *dt_kernel_step(const dt_kernel *k, int i)
+{
+    return k->chain && i < k->chain->steps ? &k->chain->step[i] : NULL;
+}
+
 void dt_kernel_release(dt_kernel *k)
 {
     free(k->chain);

@@ -57,6 +57,7 @@ struct dt_kernel {
     dt_rules r;
     dt_narrow n;
     struct dt_chain *chain; /* a composed kernel's steps (compose.c), owned: dt_kernel_release */
+    const struct dt_kernel_entry *entry; /* the registry entry that set it up (NULL: a chain) */
     _Alignas(64) uint8_t local[256 * 8]; /* a 256-entry table when the cache is full */
 };
 
@@ -65,6 +66,34 @@ struct dt_kernel {
  * the number of elements to convert (kernels whose set-up costs more than that are skipped). */
 bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count);
+/* ---- the registry (registry.c) --------------------------------------------------------------
+ * Every kernel family is an entry: its instruction set and a set-up that accepts a pair under
+ * given rules (filling k: the function, its tables and constants) or declines it. The finder
+ * walks the entries best instruction set first and takes the first that accepts; the tests call
+ * every entry directly against the reference path; the benchmark times every entry. */
+typedef bool (*dt_kernel_setup)(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                                const dt_rules *r, size_t count);
+typedef struct dt_kernel_entry {
+    const char *name; /* "avx2 narrow: float32/16/bfloat16 -> narrow floats, ints" */
+    dt_isa isa;
+    dt_kernel_setup setup;
+} dt_kernel_entry;
+/* Entries in the finder's order; NULL past the end. */
+const dt_kernel_entry *dt_registry_entry(size_t i);
+/* Sets k up by entry e alone (the instruction set is not checked): false if e declines. */
+bool dt_registry_setup(const dt_kernel_entry *e, dt_kernel *k, const dt_format *df,
+                       const dt_format *sf, const dt_rules *r, size_t count);
+/* The first entry of an instruction set in [lo, hi] that accepts the pair (runs nothing). */
+bool dt_registry_find(dt_kernel *k, dt_isa lo, dt_isa hi, const dt_format *df,
+                      const dt_format *sf, const dt_rules *r, size_t count);
+/* Each file's entries, ending with {NULL} */
+extern const dt_kernel_entry dt_entries_portable[];
+#if defined(__x86_64__) && defined(__GNUC__)
+extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
+#endif
+
+/* Step i of a chain (NULL past the last, or when k is no chain). */
+const dt_kernel *dt_kernel_step(const dt_kernel *k, int i);
 /* Frees what dt_kernel_find allocated (a composed kernel's steps); k may be reused after. */
 void dt_kernel_release(dt_kernel *k);
 /* One kernel for the pair, never a chain (the steps of a chain). */
@@ -129,11 +158,16 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
 #define DT_HAVE_X86 1
 bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                   size_t count);
-bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                    size_t count);
 bool dt_cpu_has_avx512bf16(void);
 /* integer -> integer on AVX2 (kernels_avx2_int.c), or NULL */
 dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* integer <-> float32/float64, float64 <-> float32, float16/bfloat16 -> float64 on AVX2
+ * (kernels_avx2_cvt.c), or NULL */
+dt_kernel_fn dt_cvt_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* sources of <= 8 bits into every real destination through lookup tables on AVX2
+ * (kernels_avx2_table.c): fills *k and returns true, or false */
+bool dt_table_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                        size_t count);
 /* float16/bfloat16/float32/float64 -> 4/8-bit floats and integers on 32 lanes of 16 bits
  * (kernels_avx512w.c), or NULL when not covered; its constants: dt_narrow_setup with *lane. */
 dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r,

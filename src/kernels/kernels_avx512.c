@@ -840,81 +840,128 @@ static void subbyte_setup(dt_kernel *k, const uint8_t *t, unsigned sb, unsigned 
 SUBBYTE(sub_16, 16)
 SUBBYTE(sub_32, 32)
 
-bool dt_find_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                    size_t count)
+/* ---- the entries (registry.c), in the finder's order ----------------------------------------- */
+static bool table_setup(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    const dtcast_type s = sf->type, d = df->type;
-    const dtcast_round m = r->round;
-    if (sf->stride_bits < 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
-        const void *t = dt_table_get(df, sf, r);
-        if (!t)
-            t = dt_table_build_into(k->local, df, sf, r);
+    const void *t = dt_table_get(df, sf, r);
+    if (!t)
+        t = dt_table_build_into(k->local, df, sf, r);
+    if (sf->stride_bits < 8)
         subbyte_setup(k, t, (unsigned)sf->stride_bits, (unsigned)df->stride_bits / 8);
-        k->fn = df->stride_bits == 16 ? sub_16 : sub_32;
-        return true;
-    }
-    if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))) {
-        dt_kernel_fn f = fi32_pick(df, sf, r);
-        if (!f)
-            f = int_pick(df, sf, r);
-        if (f) {
-            k->fn = f;
-            return true;
-        }
-    }
-    if (sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64) {
-        const void *t = dt_table_get(df, sf, r);
-        if (!t)
-            t = dt_table_build_into(k->local, df, sf, r);
+    else
         planes_from_table(k, t, df->stride_bits / 8);
-        k->fn = df->stride_bits == 16 ? t8_16 : t8_32;
-        return true;
-    }
-    if (s == DTCAST_FLOAT32 && d == DTCAST_FLOAT16 && m != DTCAST_ROUND_RNA && m != DTCAST_ROUND_ODD) {
+    return true;
+}
+
+/* packed 1/2/4-bit sources -> 16/32-bit targets */
+static bool e_subbyte(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                      size_t count)
+{
+    if (!(sf->stride_bits < 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
+        return false;
+    k->fn = df->stride_bits == 16 ? sub_16 : sub_32;
+    return table_setup(k, df, sf, r);
+}
+
+/* float32 -> integers; integer <-> integer and integer <-> float32/float64 (8-bit sources into
+ * 16/32-bit targets: the table, below) */
+static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count)
+{
+    (void)count;
+    if (sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))
+        return false;
+    k->fn = fi32_pick(df, sf, r);
+    if (!k->fn)
+        k->fn = int_pick(df, sf, r);
+    return k->fn != NULL;
+}
+
+/* 8-bit sources -> 16/32-bit targets through byte planes of the table */
+static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                     size_t count)
+{
+    if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
+        return false;
+    k->fn = df->stride_bits == 16 ? t8_16 : t8_32;
+    return table_setup(k, df, sf, r);
+}
+
+/* float32 -> float16 (vcvtps2ph) and bfloat16 */
+static bool e_f32_half(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count)
+{
+    (void)count;
+    const dtcast_round m = r->round;
+    if (sf->type != DTCAST_FLOAT32)
+        return false;
+    if (df->type == DTCAST_FLOAT16 && m != DTCAST_ROUND_RNA && m != DTCAST_ROUND_ODD)
         k->fn = m == DTCAST_ROUND_RNE     ? f32_f16_rne
                 : m == DTCAST_ROUND_FLOOR ? f32_f16_floor
                 : m == DTCAST_ROUND_CEIL  ? f32_f16_ceil
                                           : f32_f16_trunc;
-        return true;
-    }
-    if (s == DTCAST_FLOAT32 && d == DTCAST_BFLOAT16) {
+    else if (df->type == DTCAST_BFLOAT16)
         k->fn = f32_bf16_pick_avx512(m);
-        if (k->fn)
-            return true;
-    }
+    return k->fn != NULL;
+}
+
+/* the narrowing template on 32 lanes of 16 bits (kernels_avx512w.c) */
+static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count)
+{
+    (void)count;
+    if (sf->type == DTCAST_FLOAT32 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT))
+        return false; /* float32 -> 4/8/16-bit integers: the integer entry, before this one */
     const dt_format *lane = NULL;
-    dt_kernel_fn f = dt_narrow16_pick_avx512(df, sf, r, &lane);
-    if (f && dt_narrow_setup(&k->n, df, lane, r)) {
-        k->fn = f;
-        k->compute_bound = true; /* the template: 30-40 operations per vector */
-        return true;
-    }
-    f = narrow_pick_avx512(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
-        k->fn = f;
-        k->compute_bound = true;
-        return true;
-    }
-    if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16) {
+    k->fn = dt_narrow16_pick_avx512(df, sf, r, &lane);
+    k->compute_bound = true; /* the template: 30-40 operations per vector */
+    return k->fn && dt_narrow_setup(&k->n, df, lane, r);
+}
+
+/* the narrowing template on 16 lanes of 32 bits */
+static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                     size_t count)
+{
+    (void)count;
+    /* float32 -> floats in rne and the directed modes: vcvtps2ph and the 16-bit lanes, before */
+    if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && r->round != DTCAST_ROUND_RNA &&
+        r->round != DTCAST_ROUND_ODD)
+        return false;
+    k->fn = narrow_pick_avx512(df, sf, r);
+    k->compute_bound = true;
+    return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
+}
+
+/* float16/bfloat16 -> float32, float32 <-> float64 */
+static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count)
+{
+    (void)count;
+    const dtcast_type s = sf->type, d = df->type;
+    const dtcast_round m = r->round;
+    if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16)
         k->fn = f16_f32;
-        return true;
-    }
-    if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16) {
+    else if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16)
         k->fn = bf16_f32;
-        return true;
-    }
-    if (d == DTCAST_FLOAT64 && s == DTCAST_FLOAT32) {
+    else if (d == DTCAST_FLOAT64 && s == DTCAST_FLOAT32)
         k->fn = f32_f64;
-        return true;
-    }
-    if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64 && m != DTCAST_ROUND_RNA) {
+    else if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64 && m != DTCAST_ROUND_RNA)
         k->fn = m == DTCAST_ROUND_RNE     ? f64_f32_rne
                 : m == DTCAST_ROUND_FLOOR ? f64_f32_floor
                 : m == DTCAST_ROUND_CEIL  ? f64_f32_ceil
                 : m == DTCAST_ROUND_TRUNC ? f64_f32_trunc
                                           : f64_f32_odd;
-        return true;
-    }
-    return false;
+    return k->fn != NULL;
 }
+
+const dt_kernel_entry dt_entries_avx512[] = {
+    {"avx512 table: 1/2/4-bit -> 16/32-bit (vpmultishiftqb + vpermw/d)", DT_ISA_AVX512, e_subbyte},
+    {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int", DT_ISA_AVX512, e_int},
+    {"avx512 table: 8-bit -> 16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
+    {"avx512 float32 -> float16 (vcvtps2ph), bfloat16", DT_ISA_AVX512, e_f32_half},
+    {"avx512 narrow template, 16-bit lanes", DT_ISA_AVX512, e_narrow16},
+    {"avx512 narrow template, 32-bit lanes", DT_ISA_AVX512, e_narrow},
+    {"avx512 float16/bfloat16 -> float32, float32 <-> float64", DT_ISA_AVX512, e_float},
+    {NULL, DT_ISA_PORTABLE, NULL},
+};
 #endif

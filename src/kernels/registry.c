@@ -1,0 +1,57 @@
+/* The kernel registry: the entries of every instruction set, best first, and the finder's walk
+ * over them (see kernels.h). */
+#include "kernels.h"
+
+#include <string.h>
+
+/* Until their files list their families: the AVX2 and portable finders as one entry each. */
+#if defined(DT_HAVE_X86)
+const dt_kernel_entry dt_entries_avx2[] = {
+    {"avx2 (finder)", DT_ISA_AVX2, dt_find_avx2},
+    {NULL, DT_ISA_PORTABLE, NULL},
+};
+#endif
+const dt_kernel_entry dt_entries_portable[] = {
+    {"portable (finder)", DT_ISA_PORTABLE, dt_find_portable},
+    {NULL, DT_ISA_PORTABLE, NULL},
+};
+
+static const dt_kernel_entry *const lists[] = {
+#if defined(DT_HAVE_X86)
+    dt_entries_avx512,
+    dt_entries_avx2,
+#endif
+    dt_entries_portable,
+};
+
+const dt_kernel_entry *dt_registry_entry(size_t i)
+{
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+        for (const dt_kernel_entry *e = lists[l]; e->name; e++)
+            if (i-- == 0)
+                return e;
+    return NULL;
+}
+
+bool dt_registry_setup(const dt_kernel_entry *e, dt_kernel *k, const dt_format *df,
+                       const dt_format *sf, const dt_rules *r, size_t count)
+{
+    memset(k, 0, sizeof *k);
+    k->df = df;
+    k->sf = sf;
+    k->r = *r;
+    if (!e->setup(k, df, sf, r, count))
+        return false;
+    k->entry = e;
+    return true;
+}
+
+bool dt_registry_find(dt_kernel *k, dt_isa lo, dt_isa hi, const dt_format *df,
+                      const dt_format *sf, const dt_rules *r, size_t count)
+{
+    const dt_kernel_entry *e;
+    for (size_t i = 0; (e = dt_registry_entry(i)) != NULL; i++)
+        if (e->isa >= lo && e->isa <= hi && dt_registry_setup(e, k, df, sf, r, count))
+            return true;
+    return false;
+}

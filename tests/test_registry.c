@@ -1,0 +1,280 @@
+/* The kernel registry (src/kernels/registry.c):
+ *   - every entry, called directly, against the reference path (dt_decode + dt_encode) on every
+ *     pair and rule set it accepts where the finder chooses another kernel (test_kernels covers
+ *     the finder's own choices): exhaustively for sources of <= 16 bits, edges + random values
+ *     for wider ones (>= 10^6 per entry, x DTCAST_TEST_SCALE);
+ *   - no entry holds a kernel the finder can never choose: every function an entry sets up for
+ *     some pair is chosen by the finder, at the entry's instruction set, for some pair and rule
+ *     set (directly or as a step of a chain). Set-ups run no vector code, so this part covers
+ *     the entries of every instruction set, also those this CPU cannot run.
+ * The static library exposes the internal symbols used here. */
+#include "check.h"
+#include "internal.h"
+#include "kernels/kernels.h"
+#include "kernel_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const dtcast_type types[] = {
+    DTCAST_BOOL, DTCAST_UINT1, DTCAST_UINT2, DTCAST_INT2, DTCAST_UINT4, DTCAST_INT4,
+    DTCAST_UINT8, DTCAST_INT8, DTCAST_UINT16, DTCAST_INT16, DTCAST_UINT32, DTCAST_INT32,
+    DTCAST_UINT64, DTCAST_INT64, DTCAST_FLOAT4E2M1, DTCAST_FLOAT6E2M3FN, DTCAST_FLOAT6E3M2FN,
+    DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT8E4M3FNUZ, DTCAST_FLOAT8E5M2, DTCAST_FLOAT8E5M2FNUZ,
+    DTCAST_FLOAT8E4M3, DTCAST_FLOAT8E3M4, DTCAST_FLOAT8E4M3B11FNUZ, DTCAST_FLOAT8E8M0,
+    DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32, DTCAST_FLOAT64};
+#define NT (sizeof types / sizeof types[0])
+static const size_t counts[] = {100, (size_t)1 << 20}; /* set-ups may depend on the count */
+
+/* Every rule set (round x float policy x int policy x nan_as_max). */
+static size_t all_rules(dt_rules *out)
+{
+    size_t n = 0;
+    for (int m = DTCAST_ROUND_RNE; m <= DTCAST_ROUND_ODD; m++)
+        for (int b = 0; b < 8; b++)
+            out[n++] = (dt_rules){(dtcast_round)m, b & 1, (b >> 1) & 1, (b >> 2) & 1};
+    return n;
+}
+
+/* ---- reachability ---------------------------------------------------------------------------- */
+typedef struct fnset {
+    dt_kernel_fn *fn;
+    size_t n, cap;
+} fnset;
+
+static bool fnset_has(const fnset *s, dt_kernel_fn f)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->fn[i] == f)
+            return true;
+    return false;
+}
+static void fnset_add(fnset *s, dt_kernel_fn f)
+{
+    if (fnset_has(s, f))
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        dt_kernel_fn *p = realloc(s->fn, s->cap * sizeof *p);
+        if (!p)
+            abort();
+        s->fn = p;
+    }
+    s->fn[s->n++] = f;
+}
+
+/* The finder's choice at instruction set isa, as dt_kernel_find makes it: the entries of isa and
+ * below, a chain, the portable entries; adds its function(s) to chosen. */
+static void add_finder_choice(fnset *chosen, dt_isa isa, const dt_format *df,
+                              const dt_format *sf, const dt_rules *r, size_t count)
+{
+    dt_kernel k;
+    dt_isa_pin((int)isa);
+    if (dt_kernel_find(&k, df, sf, r, count)) {
+        fnset_add(chosen, k.fn);
+        const dt_kernel *st;
+        for (int i = 0; (st = dt_kernel_step(&k, i)) != NULL; i++)
+            fnset_add(chosen, st->fn);
+        dt_kernel_release(&k);
+    }
+    dt_isa_pin(-1);
+}
+
+static void test_reachable(void)
+{
+    dt_rules rs[64];
+    const size_t nr = all_rules(rs);
+    const dt_isa top = dt_isa_detected();
+    size_t entries = 0, unreachable = 0, fns = 0;
+    /* dt_isa_pin cannot raise the instruction set above this CPU's: entries above it are
+     * checked against the finder's walk of the registry alone (dt_registry_find). */
+    for (int isa = DT_ISA_PORTABLE; isa <= DT_ISA_AVX512; isa++) {
+        fnset chosen = {0}, offered = {0};
+        for (size_t s = 0; s < NT; s++)
+            for (size_t d = 0; d < NT; d++)
+                for (size_t ri = 0; ri < nr; ri++)
+                    for (size_t c = 0; c < 2; c++) {
+                        const dt_format *sf = dt_format_of(types[s]), *df = dt_format_of(types[d]);
+                        if (sf == df)
+                            continue;
+                        if ((dt_isa)isa <= top) {
+                            add_finder_choice(&chosen, (dt_isa)isa, df, sf, &rs[ri], counts[c]);
+                        } else {
+                            dt_kernel k;
+                            if (dt_registry_find(&k, DT_ISA_SSE2, (dt_isa)isa, df, sf, &rs[ri],
+                                                 counts[c]))
+                                fnset_add(&chosen, k.fn);
+                        }
+                    }
+        const dt_kernel_entry *e;
+        for (size_t i = 0; (e = dt_registry_entry(i)) != NULL; i++) {
+            if ((int)e->isa != isa)
+                continue;
+            entries++;
+            for (size_t s = 0; s < NT; s++)
+                for (size_t d = 0; d < NT; d++)
+                    for (size_t ri = 0; ri < nr; ri++)
+                        for (size_t c = 0; c < 2; c++) {
+                            const dt_format *sf = dt_format_of(types[s]);
+                            const dt_format *df = dt_format_of(types[d]);
+                            dt_kernel k;
+                            if (sf == df || !dt_registry_setup(e, &k, df, sf, &rs[ri], counts[c]) ||
+                                fnset_has(&offered, k.fn))
+                                continue;
+                            fnset_add(&offered, k.fn);
+                            fns++;
+                            if (!fnset_has(&chosen, k.fn) && unreachable++ < 20)
+                                printf("  unreachable: %s: its kernel for %s -> %s round %d "
+                                       "satf %d sati %d nanmax %d is never chosen\n",
+                                       e->name, sf->name, df->name, (int)rs[ri].round,
+                                       rs[ri].saturate_float, rs[ri].saturate_int,
+                                       rs[ri].nan_as_max);
+                        }
+        }
+        free(chosen.fn);
+        free(offered.fn);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "registry: every kernel of %zu entries is reachable (%zu kernel "
+             "functions)", entries, fns);
+    CHECK(unreachable == 0, name, "%zu kernel functions are never chosen", unreachable);
+}
+
+/* ---- every entry against the reference ------------------------------------------------------- */
+static uint64_t reference(const dt_format *df, const dt_format *sf, uint64_t code,
+                          const dt_rules *r)
+{
+    dt_value v;
+    dt_decode(sf, code, &v);
+    return dt_encode(df, &v, r);
+}
+
+/* Values of a wide source: edges (zero, +-1, powers of two and their neighbours, the ends of
+ * the integer ranges, Inf, NaN for floats), then random bits, a quarter of them shortened to
+ * small magnitudes. */
+static void wide_codes(const dt_format *sf, uint64_t *codes, size_t n)
+{
+    const uint64_t mask = sf->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << sf->bits) - 1;
+    size_t i = 0;
+    for (int b = 0; b < sf->bits && i + 6 <= n; b++) {
+        const uint64_t p = UINT64_C(1) << b;
+        codes[i++] = p;
+        codes[i++] = p - 1;
+        codes[i++] = p + 1;
+        codes[i++] = (0 - p) & mask;
+        codes[i++] = (0 - p - 1) & mask;
+        codes[i++] = (p | (p >> 1)) & mask;
+    }
+    for (; i < n; i++) {
+        uint64_t x = rnd();
+        if (i % 4 == 1)
+            x >>= x % 64;
+        codes[i] = x & mask;
+    }
+}
+
+static size_t compare(const dt_kernel *k, const dt_format *df, const dt_format *sf,
+                      const dt_rules *r, const uint64_t *codes, size_t n, uint8_t *in,
+                      uint8_t *out, const char *entry)
+{
+    memset(in, 0, bytes_for(sf, n) + 8);
+    for (size_t i = 0; i < n; i++)
+        dt_store(sf, in, i, codes[i]);
+    memset(out, 0xA5, bytes_for(df, n) + 8);
+    dt_kernel_run(k, out, in, 0, n);
+    clear_padding(df, out, n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t want = reference(df, sf, codes[i], r), got = dt_load(df, out, i);
+        if (got != want && bad++ == 0)
+            printf("  %s: %s -> %s round %d satf %d sati %d nanmax %d: 0x%llx gives 0x%llx, "
+                   "reference 0x%llx\n", entry, sf->name, df->name, (int)r->round,
+                   r->saturate_float, r->saturate_int, r->nan_as_max,
+                   (unsigned long long)codes[i], (unsigned long long)got,
+                   (unsigned long long)want);
+    }
+    return bad;
+}
+
+static void test_entries(double scale)
+{
+    enum { WIDE = 1 << 16 };
+    dt_rules rs[64];
+    const size_t nr = all_rules(rs);
+    uint64_t *codes = malloc(WIDE * sizeof *codes);
+    uint8_t *in = malloc(WIDE * 8 + 16), *out = malloc(WIDE * 8 + 16);
+    const dt_isa top = dt_isa_detected();
+    const dt_kernel_entry *e;
+    for (size_t i = 0; (e = dt_registry_entry(i)) != NULL; i++) {
+        if (e->isa > top) {
+            printf("# %s: not on this CPU\n", e->name);
+            continue;
+        }
+        size_t uses = 0, shadowed = 0, values = 0, bad = 0, wide_pairs = 0;
+        /* first pass: count the wide (source, rules) uses to spread >= 10^6 values over */
+        for (size_t s = 0; s < NT; s++)
+            for (size_t d = 0; d < NT; d++)
+                for (size_t ri = 0; ri < nr; ri++) {
+                    const dt_format *sf = dt_format_of(types[s]), *df = dt_format_of(types[d]);
+                    dt_kernel k;
+                    if (sf != df && sf->bits > 16 &&
+                        dt_registry_setup(e, &k, df, sf, &rs[ri], counts[1]))
+                        wide_pairs++;
+                }
+        const size_t per_wide =
+            wide_pairs ? (size_t)(1e6 * scale / (double)wide_pairs) + 1000 : 0;
+        for (size_t s = 0; s < NT; s++)
+            for (size_t d = 0; d < NT; d++)
+                for (size_t ri = 0; ri < nr; ri++) {
+                    const dt_format *sf = dt_format_of(types[s]), *df = dt_format_of(types[d]);
+                    dt_kernel k, f;
+                    if (sf == df || !dt_registry_setup(e, &k, df, sf, &rs[ri], counts[1]))
+                        continue;
+                    uses++;
+                    dt_isa_pin((int)e->isa);
+                    const bool found = dt_kernel_find(&f, df, sf, &rs[ri], counts[1]);
+                    dt_isa_pin(-1);
+                    const bool same = found && f.fn == k.fn;
+                    if (found)
+                        dt_kernel_release(&f);
+                    if (same && sf->bits <= 16)
+                        continue; /* the finder's own choice: test_kernels runs it exhaustively */
+                    shadowed += !same;
+                    if (sf->bits <= 16) {
+                        const size_t n = (size_t)1 << sf->bits;
+                        for (size_t c = 0; c < n; c++)
+                            codes[c] = c;
+                        bad += compare(&k, df, sf, &rs[ri], codes, n, in, out, e->name);
+                        values += n;
+                    } else {
+                        for (size_t done = 0; done < per_wide;) {
+                            const size_t n = per_wide - done < WIDE ? per_wide - done : WIDE;
+                            wide_codes(sf, codes, n);
+                            bad += compare(&k, df, sf, &rs[ri], codes, n, in, out, e->name);
+                            done += n;
+                            values += n;
+                        }
+                    }
+                }
+        char name[256];
+        snprintf(name, sizeof name, "registry entry %s: %zu uses (%zu where the finder chooses "
+                 "another kernel), %zu values", e->name, uses, shadowed, values);
+        CHECK(bad == 0 && (uses > 0), name, "%zu mismatches%s", bad, uses ? "" : ", no uses");
+    }
+    free(codes);
+    free(in);
+    free(out);
+}
+
+int main(void)
+{
+    const char *sc = getenv("DTCAST_TEST_SCALE");
+    const double scale = sc && *sc ? atof(sc) : 1.0;
+    size_t n = 0;
+    while (dt_registry_entry(n))
+        n++;
+    printf("# %zu registry entries\n", n);
+    test_reachable();
+    test_entries(scale);
+    return CHECK_EXIT();
+}
