@@ -159,6 +159,9 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
 bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                   size_t count);
 bool dt_cpu_has_avx512bf16(void);
+/* float32 <-> float16, bfloat16 -> float32 with F16C (kernels_avx2_half.c) */
+bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count);
 /* integer -> integer on AVX2 (kernels_avx2_int.c), or NULL */
 dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* integer <-> float32/float64, float64 <-> float32, float16/bfloat16 -> float64 on AVX2
