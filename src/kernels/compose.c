@@ -22,6 +22,7 @@ enum { COMPOSE_BLOCK = 512, MAX_STEPS = 4 };
 typedef struct dt_chain {
     int steps;
     int scale; /* 2: the steps run over the parts of complex elements */
+    bool skip_direct; /* vector steps only: two of them where dt_chain_preferred */
     dt_kernel step[MAX_STEPS];
 } dt_chain;
 
@@ -170,7 +171,7 @@ static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, con
         return true;
     }
     const int mark = c->steps;
-    if (add_step(c, df, sf, r, count))
+    if (!(c->skip_direct && dt_chain_preferred(df, sf)) && add_step(c, df, sf, r, count))
         return true;
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
     const dt_rules *first = float32_holds(sf)                ? &exact_rules
@@ -207,14 +208,33 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
     return plan_real(c, df, sf, r, count) && c->steps > 1;
 }
 
+/* (dt_chain_preferred) Float64 and 32/64-bit integers into floats of <= 16 bits: two vector
+ * kernels (the source rounded to odd into float32, then the float32 kernel) are faster than
+ * one kernel that converts the wide lanes element by element. */
+
+bool dt_chain_preferred(const dt_format *df, const dt_format *sf)
+{
+    if (sf->tc == DT_TC_COMPLEX)
+        sf = dt_format_of(sf->part);
+    if (df->tc == DT_TC_COMPLEX)
+        df = dt_format_of(df->part);
+    const bool wide_source = sf->type == DTCAST_FLOAT64 ||
+                             ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) && sf->bits >= 32);
+    return wide_source && odd_float32_rounds_once(df);
+}
+
 bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
-                          const dt_rules *r, size_t count)
+                          const dt_rules *r, size_t count, dt_isa step_isa)
 {
     dt_chain *c = malloc(sizeof *c);
     if (!c)
         return false;
     c->steps = 0;
-    if (!plan(c, df, sf, r, count) || c->steps == 0) {
+    c->skip_direct = step_isa > DT_ISA_PORTABLE;
+    bool ok = plan(c, df, sf, r, count) && c->steps > 0;
+    for (int s = 0; ok && s < c->steps; s++) /* part steps have no entry */
+        ok = !c->step[s].entry || c->step[s].entry->isa >= step_isa;
+    if (!ok) {
         free(c);
         return false;
     }

@@ -22,14 +22,21 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         return false;
     const bool real = is_real(sf) && is_real(df);
     const dt_isa isa = dt_isa_active();
-    bool found = real && isa > DT_ISA_PORTABLE &&
-                 dt_registry_find(k, DT_ISA_SSE2, isa, df, sf, r, count);
+    k->df = df;
+    k->sf = sf;
+    k->r = *r;
+    /* a chain of vector kernels first where it is the faster (dt_chain_preferred) */
+    bool found = isa > DT_ISA_PORTABLE && dt_chain_preferred(df, sf) &&
+                 dt_kernel_find_chain(k, df, sf, r, count, DT_ISA_AVX2);
+    if (!found)
+        found = real && isa > DT_ISA_PORTABLE &&
+                dt_registry_find(k, DT_ISA_SSE2, isa, df, sf, r, count);
     if (!found) {
         memset(k, 0, sizeof *k);
         k->df = df;
         k->sf = sf;
         k->r = *r;
-        found = dt_kernel_find_chain(k, df, sf, r, count);
+        found = dt_kernel_find_chain(k, df, sf, r, count, DT_ISA_PORTABLE);
     }
     if (!found && real)
         found = dt_registry_find(k, DT_ISA_PORTABLE, DT_ISA_PORTABLE, df, sf, r, count);
