@@ -69,6 +69,12 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h prog
 	$(say) CC $@
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The portable kernels (src/kernels/portable*.c) are plain C written for the auto-vectoriser:
+# -O3 vectorises their loops (gcc's -O2 cost model skips most), -fno-trapping-math lets gcc
+# if-convert their float selects (they never test floating-point exception flags).
+PORTABLE_OPT ?= -O3 -fno-trapping-math
+$(BUILD)/obj/src/kernels/portable%.o: ALL_CFLAGS += $(PORTABLE_OPT)
+
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(say) AR $@
@@ -123,6 +129,8 @@ check-tsan:
 # Every fuzz harness for a bounded time (FUZZ_SECONDS each, default 60; clang + libFuzzer).
 fuzz:
 	@fuzz/run $(FUZZ_SECONDS)
+
+include mk/aarch64.mk
 
 install: all
 	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \

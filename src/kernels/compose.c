@@ -27,25 +27,24 @@ typedef struct dt_chain {
 } dt_chain;
 
 /* ---- the complex steps: keep the real part, add a zero imaginary part (w-byte parts) -------- */
+/* Elements of unaligned buffers, as every kernel takes them. */
+#define LD(T, p, i) ({ T l_; memcpy(&l_, (const uint8_t *)(p) + (i) * sizeof(T), sizeof l_); l_; })
+#define ST(T, p, i, x) do { const T v_ = (x); memcpy((uint8_t *)(p) + (i) * sizeof(T), &v_, sizeof v_); } while (0)
 #define PART_STEPS(W, T)                                                                        \
     static void real_part_##W(const dt_kernel *k, void *dst, const void *src, size_t b,         \
                               size_t e)                                                         \
     {                                                                                           \
         (void)k;                                                                                \
-        const T *s = (const T *)src;                                                            \
-        T *d = (T *)dst;                                                                        \
         for (size_t i = b; i < e; i++)                                                          \
-            d[i] = s[2 * i];                                                                    \
+            ST(T, dst, i, LD(T, src, 2 * i));                                                   \
     }                                                                                           \
     static void to_complex_##W(const dt_kernel *k, void *dst, const void *src, size_t b,        \
                                size_t e)                                                        \
     {                                                                                           \
         (void)k;                                                                                \
-        const T *s = (const T *)src;                                                            \
-        T *d = (T *)dst;                                                                        \
         for (size_t i = b; i < e; i++) {                                                        \
-            d[2 * i] = s[i];                                                                    \
-            d[2 * i + 1] = 0;                                                                   \
+            ST(T, dst, 2 * i, LD(T, src, i));                                                   \
+            ST(T, dst, 2 * i + 1, (T)0);                                                        \
         }                                                                                       \
     }
 PART_STEPS(2, uint16_t)
@@ -60,12 +59,10 @@ PART_STEPS(8, uint64_t)
         const T sign = (T)1 << (W * 8 - 1), inf = (T)dt_float_inf_code(k->df, false);          \
         const T qnan = (T)dt_float_nan_code(k->df, false);                                      \
         const T top = k->r.saturate_float ? (T)dt_float_max_code(k->df) : inf;                  \
-        const T *s = (const T *)src;                                                            \
-        T *d = (T *)dst;                                                                        \
         for (size_t i = b; i < e; i++) {                                                        \
-            const T x = s[i], a = x & (T)~sign;                                                 \
+            const T x = LD(T, src, i), a = x & (T)~sign;                                        \
             const T m = a > inf ? qnan : a == inf ? top : a;                                    \
-            d[i] = (T)((x & sign) | m);                                                         \
+            ST(T, dst, i, (T)((x & sign) | m));                                                 \
         }                                                                                       \
     }
 SAME_STEP(2, uint16_t)

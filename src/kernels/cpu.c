@@ -9,13 +9,14 @@
 #include <string.h>
 
 #if defined(DT_HAVE_X86)
+static bool has_bf16 = false;
+
 #include <cpuid.h>
 #endif
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static dt_isa detected = DT_ISA_PORTABLE;
 static dt_isa env_limit = DT_ISA_AVX512;
-static bool has_bf16 = false;
 static atomic_int pinned = -1;
 static atomic_bool no_tables16 = false;
 
