@@ -7,7 +7,12 @@ bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
                   size_t count)
 {
     (void)count;
+    if (dt_table_find_avx2(k, df, sf, r, count)) /* <= 8-bit sources: kernels_avx2_table.c */
+        return true;
     k->fn = dt_int_pick_avx2(df, sf, r);
+    if (k->fn)
+        return true;
+    k->fn = dt_cvt_pick_avx2(df, sf, r); /* integer <-> float, float64 <-> float32: kernels_avx2_cvt.c */
     if (k->fn)
         return true;
     if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16) {

@@ -1,137 +1,298 @@
-/* The portable kernels: plain C, always built. Lookup tables for narrow sources, the narrowing
- * template over 8-lane arrays, widening, float64, integer <-> integer and integer <-> float. */
+/* The portable kernels: plain C, always built, and what every non-x86 machine runs. Lookup tables
+ * for sources of at most 8 bits (unrolled scalar loops; sub-byte sources through tables of whole
+ * source bytes), and element loops written for the auto-vectoriser (see portable.h): widening
+ * floats, integer <-> integer, integer <-> float. The narrowing kernels (floats -> narrow floats
+ * and integers, float64 -> float32) and the rounding integer -> float kernels live in
+ * portable_narrow.c. */
 #include "kernels.h"
+#include "portable.h"
 #include "scalar.h"
 
 #include <string.h>
 
-/* ---- the template's vector layer: 8 lanes in an array ---------------------------------------- */
-#define VW 8
-#define FN
-#define NAME(x) x##_portable
-#define HAVE_F64ODD 1
-typedef struct {
-    uint32_t l[VW];
-} V;
-typedef V K;
+#define INLINE DT_PINLINE
+#define MASK DT_PMASK
+/* a 64-bit mask widened from a 32-bit one (gcc vectorises the sign extension, not a 64-bit
+ * select on a 32-bit condition) */
+#define MASK64(c) ((uint64_t)(int64_t)(int32_t)DT_PMASK(c))
 
-#define LANES(expr)                                                                             \
-    V r_;                                                                                      \
-    for (int i_ = 0; i_ < VW; i_++)                                                            \
-        r_.l[i_] = (expr);                                                                     \
-    return r_
-
-static inline V v_set1(uint32_t c) { LANES(c); }
-static inline V v_and(V a, V b) { LANES(a.l[i_] & b.l[i_]); }
-static inline V v_andn(V a, V b) { LANES(~a.l[i_] & b.l[i_]); }
-static inline V v_or(V a, V b) { LANES(a.l[i_] | b.l[i_]); }
-static inline V v_add(V a, V b) { LANES(a.l[i_] + b.l[i_]); }
-static inline V v_sub(V a, V b) { LANES(a.l[i_] - b.l[i_]); }
-static inline V v_srli(V a, int n) { LANES(a.l[i_] >> n); }
-static inline V v_slli(V a, int n) { LANES(a.l[i_] << n); }
-static inline V v_srlv(V a, V n) { LANES(n.l[i_] > 31 ? 0 : a.l[i_] >> n.l[i_]); }
-static inline V v_sllv(V a, V n) { LANES(n.l[i_] > 31 ? 0 : a.l[i_] << n.l[i_]); }
-static inline V v_min(V a, V b) { LANES((int32_t)a.l[i_] < (int32_t)b.l[i_] ? a.l[i_] : b.l[i_]); }
-static inline V v_max(V a, V b) { LANES((int32_t)a.l[i_] > (int32_t)b.l[i_] ? a.l[i_] : b.l[i_]); }
-static inline V v_minu(V a, V b) { LANES(a.l[i_] < b.l[i_] ? a.l[i_] : b.l[i_]); }
-static inline K k_gt(V a, V b) { LANES((int32_t)a.l[i_] > (int32_t)b.l[i_] ? ~0u : 0u); }
-static inline K k_eq(V a, V b) { LANES(a.l[i_] == b.l[i_] ? ~0u : 0u); }
-static inline K k_neg(V a) { LANES(a.l[i_] >> 31 ? ~0u : 0u); }
-static inline uint32_t v_signs(V a)
-{
-    uint32_t m = 0;
-    for (int i = 0; i < VW; i++)
-        m |= (a.l[i] >> 31) << i;
-    return m;
-}
-static inline K k_and(K a, K b) { return v_and(a, b); }
-static inline K k_or(K a, K b) { return v_or(a, b); }
-static inline V v_sel(K k, V a, V b) { LANES(k.l[i_] ? a.l[i_] : b.l[i_]); }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DT_LE 1
+#endif
 
 static inline uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static inline uint32_t rd32(const uint8_t *p)
+
+/* ---- lookup tables: 8-bit sources ----------------------------------------------------------- */
+/* t: 256 entries of W bytes; src: n bytes (codes, or whole bytes of a packed source through an
+ * expanded table). In place (W == 1) reads each group of 8 before writing it. */
+static void lut_w1(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return u;
+    size_t i = 0;
+#if defined(DT_LE)
+    for (; i + 8 <= n; i += 8) { /* 8 lookups, one 8-byte store */
+        const uint64_t o = (uint64_t)t[s[i]] | (uint64_t)t[s[i + 1]] << 8 |
+                           (uint64_t)t[s[i + 2]] << 16 | (uint64_t)t[s[i + 3]] << 24 |
+                           (uint64_t)t[s[i + 4]] << 32 | (uint64_t)t[s[i + 5]] << 40 |
+                           (uint64_t)t[s[i + 6]] << 48 | (uint64_t)t[s[i + 7]] << 56;
+        memcpy(d + i, &o, 8);
+    }
+#endif
+    for (; i < n; i++)
+        d[i] = t[s[i]];
 }
-static inline uint64_t rd64(const uint8_t *p)
+/* 2- and 4-byte entries: assembled into 8-byte stores; 8-byte entries: a plain loop (gcc
+ * vectorises it with element loads, which beats scalar there). */
+static void lut_w2(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    uint64_t u;
-    memcpy(&u, p, 8);
-    return u;
+    const uint16_t *tt = (const uint16_t *)(const void *)t;
+    size_t i = 0;
+#if defined(DT_LE)
+    for (; i + 4 <= n; i += 4) {
+        const uint64_t o = (uint64_t)tt[s[i]] | (uint64_t)tt[s[i + 1]] << 16 |
+                           (uint64_t)tt[s[i + 2]] << 32 | (uint64_t)tt[s[i + 3]] << 48;
+        memcpy(d + 2 * i, &o, 8);
+    }
+#endif
+    for (; i < n; i++)
+        memcpy(d + 2 * i, tt + s[i], 2);
 }
-static inline V v_load32(const uint8_t *p) { LANES(rd32(p + 4 * i_)); }
-static inline V v_load16h(const uint8_t *p) { LANES(dt_f16_to_f32(rd16(p + 2 * i_))); }
-static inline V v_load16b(const uint8_t *p) { LANES(dt_bf16_to_f32(rd16(p + 2 * i_))); }
-static inline V v_load64odd(const uint8_t *p) { LANES(dt_f64_to_f32_odd(rd64(p + 8 * i_))); }
-static inline void v_store8(uint8_t *p, V c)
+static void lut_w4(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    for (int i = 0; i < VW; i++)
-        p[i] = (uint8_t)c.l[i];
+    const uint32_t *tt = (const uint32_t *)(const void *)t;
+    size_t i = 0;
+#if defined(DT_LE)
+    for (; i + 2 <= n; i += 2) {
+        const uint64_t o = (uint64_t)tt[s[i]] | (uint64_t)tt[s[i + 1]] << 32;
+        memcpy(d + 4 * i, &o, 8);
+    }
+#endif
+    for (; i < n; i++)
+        memcpy(d + 4 * i, tt + s[i], 4);
 }
-static inline void v_store16(uint8_t *p, V c)
+static void lut_w8(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    for (int i = 0; i < VW; i++) {
-        p[2 * i] = (uint8_t)c.l[i];
-        p[2 * i + 1] = (uint8_t)(c.l[i] >> 8);
+    uint64_t *o = (uint64_t *)(void *)d; /* d: a 64-byte aligned block */
+    const uint64_t *tt = (const uint64_t *)(const void *)t;
+    for (size_t i = 0; i < n; i++)
+        o[i] = tt[s[i]];
+}
+
+typedef void (*lut_fn)(uint8_t *, const uint8_t *, const uint8_t *, size_t);
+static lut_fn lut_of(size_t w) { return w == 1 ? lut_w1 : w == 2 ? lut_w2 : w == 4 ? lut_w4 : lut_w8; }
+
+/* The tables are 64-byte aligned (tables.c, or the kernel's local bytes), so the typed views in
+ * lut_w2/4/8 are aligned; the destination may be any address, so it goes through a block. */
+#define LUT_RUN(W)                                                                              \
+    static void table8_w##W(const dt_kernel *k, void *dst, const void *src, size_t begin,       \
+                            size_t end)                                                         \
+    {                                                                                           \
+        const uint8_t *s = (const uint8_t *)src + begin;                                        \
+        uint8_t *d = (uint8_t *)dst + begin * W;                                                \
+        _Alignas(64) uint8_t out[DT_PBLOCK * W];                                                \
+        const size_t n = end - begin;                                                           \
+        for (size_t i = 0; i < n; i += DT_PBLOCK) {                                             \
+            const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;                             \
+            dt_prefetch_span(s + i, m);                                                         \
+            lut_w##W(out, s + i, (const uint8_t *)k->table, m);                                 \
+            memcpy(d + i * W, out, m * W);                                                      \
+        }                                                                                       \
+    }
+LUT_RUN(2)
+LUT_RUN(4)
+LUT_RUN(8)
+
+static void table8_w1(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    lut_w1((uint8_t *)dst + begin, (const uint8_t *)src + begin, (const uint8_t *)k->table,
+           end - begin);
+}
+
+/* 8-bit source -> packed destination of db = 1, 2 or 4 bits: 8 output bytes from 64/db codes
+ * per step. begin is a multiple of 8; the last byte's padding codes are 0. */
+static void table8_sub(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const uint8_t *s = src, *t = k->table;
+    uint8_t *d = dst;
+    const unsigned db = (unsigned)k->df->stride_bits, per = 8 / db;
+    size_t i = begin;
+#if defined(DT_LE)
+    const size_t step = 8 * per; /* elements per 8 output bytes */
+    for (; i + step <= end; i += step) {
+        uint64_t o = 0;
+        const uint8_t *p = s + i;
+        if (db == 4)
+            for (unsigned j = 0; j < 16; j++)
+                o |= (uint64_t)t[p[j]] << (4 * j);
+        else if (db == 2)
+            for (unsigned j = 0; j < 32; j++)
+                o |= (uint64_t)t[p[j]] << (2 * j);
+        else
+            for (unsigned j = 0; j < 64; j++)
+                o |= (uint64_t)t[p[j]] << j;
+        memcpy(d + i / per, &o, 8);
+    }
+#endif
+    for (; i < end; i += per) {
+        unsigned byte = 0;
+        for (unsigned j = 0; j < per && i + j < end; j++)
+            byte |= (unsigned)t[s[i + j]] << (j * db);
+        d[i / per] = (uint8_t)byte;
     }
 }
-static inline void v_store32(uint8_t *p, V c) { memcpy(p, c.l, 4 * VW); }
-static inline void v_store4(uint8_t *p, V c)
+
+/* ---- lookup tables: packed sources (1, 2 or 4 bits) ------------------------------------------ */
+/* An expanded table (in the kernel's local bytes) maps each whole source byte to the output of
+ * its 8/sb elements: eb = (8/sb) * (destination bits) / 8 bytes when that is 1, 2, 4 or 8. So a
+ * source byte costs one lookup. Elements of a partial last source byte go one at a time. */
+static unsigned sub_code(const uint8_t *s, size_t i, unsigned sb)
 {
-    for (int i = 0; i < VW / 2; i++)
-        p[i] = (uint8_t)((c.l[2 * i] & 0xF) | (c.l[2 * i + 1] & 0xF) << 4);
+    const unsigned per = 8 / sb;
+    return (s[i / per] >> ((i % per) * sb)) & ((1u << sb) - 1);
 }
 
-static inline void v_opaque(V *x) { (void)x; }
-#define DT_INLINE inline /* 8-lane arrays: forced inlining makes gcc slower here */
-#include "kernels_tmpl.h"
-
-/* ---- lookup tables ------------------------------------------------------------------------- */
-
-/* An element code of a source of stride sb (1, 2, 4 or 8 bits) at index i. */
-static inline unsigned narrow_code(const uint8_t *s, size_t i, int sb)
+/* Elements [i, end) one at a time through the base table; i starts a destination byte (a
+ * packed destination's bytes are built whole, the padding codes 0). */
+static void tail_run(const dt_kernel *k, uint8_t *d, const uint8_t *s, size_t i, size_t end)
 {
-    if (sb == 8)
-        return s[i];
-    const unsigned per = 8u / (unsigned)sb;
-    return (s[i / per] >> ((i % per) * (unsigned)sb)) & ((1u << sb) - 1);
-}
-
-/* A sub-byte source (SB = 1, 2 or 4 bits) into a whole-byte destination of W bytes: each source
- * byte yields 8/SB table entries, so there is no division and no run-time memcpy size. */
-#define SUBBYTE_TABLE_RUN(SB, W)                                                                   \
-    static void table_sub##SB##_w##W(const dt_kernel *k, void *dst, const void *src, size_t begin, \
-                                     size_t end)                                                   \
-    {                                                                                              \
-        const uint8_t *s = src, *t = k->table;                                                     \
-        uint8_t *d = dst;                                                                          \
-        enum { PER = 8 / SB, MASK = (1 << SB) - 1 };                                               \
-        size_t i = begin; /* a multiple of 8, so a byte boundary of the source */                  \
-        for (; i + PER <= end; i += PER) {                                                         \
-            unsigned byte = s[i / PER];                                                            \
-            for (unsigned j = 0; j < PER; j++, byte >>= SB)                                        \
-                memcpy(d + W * (i + j), t + W * (byte & MASK), W);                                 \
-        }                                                                                          \
-        for (; i < end; i++)                                                                       \
-            memcpy(d + W * i, t + W * ((s[i / PER] >> (i % PER * SB)) & MASK), W);                 \
+    const unsigned sb = (unsigned)k->sf->stride_bits, db = (unsigned)k->df->stride_bits;
+    const uint8_t *t = k->table;
+    if (db >= 8) {
+        for (; i < end; i++)
+            memcpy(d + i * (db / 8), t + (size_t)sub_code(s, i, sb) * (db / 8), db / 8);
+        return;
     }
-#define SUBBYTE_TABLE_RUNS(SB)                                                                     \
-    SUBBYTE_TABLE_RUN(SB, 1) SUBBYTE_TABLE_RUN(SB, 2) SUBBYTE_TABLE_RUN(SB, 4)                     \
-    SUBBYTE_TABLE_RUN(SB, 8)
-SUBBYTE_TABLE_RUNS(1)
-SUBBYTE_TABLE_RUNS(2)
-SUBBYTE_TABLE_RUNS(4)
+    const unsigned per = 8 / db;
+    for (; i < end; i += per) {
+        unsigned byte = 0;
+        for (unsigned j = 0; j < per && i + j < end; j++)
+            byte |= (unsigned)t[sub_code(s, i + j, sb)] << (j * db);
+        d[i / per] = (uint8_t)byte;
+    }
+}
 
+static void table_sub_expanded(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                               size_t end)
+{
+    const unsigned sb = (unsigned)k->sf->stride_bits, db = (unsigned)k->df->stride_bits;
+    const size_t per = 8 / sb, eb = per * db / 8; /* expanded entry bytes */
+    const uint8_t *s = src;
+    uint8_t *d = dst;
+    const size_t whole = (end - begin) / per; /* begin is a multiple of 8, so of per */
+    const size_t b0 = begin / per;
+    if (eb == 1)
+        lut_w1(d + b0, s + b0, k->local, whole); /* (dst bytes per source byte: eb) */
+    else {
+        _Alignas(64) uint8_t out[DT_PBLOCK * 8];
+        const lut_fn f = lut_of(eb);
+        for (size_t j = 0; j < whole; j += DT_PBLOCK) {
+            const size_t m = whole - j < DT_PBLOCK ? whole - j : DT_PBLOCK;
+            f(out, s + b0 + j, k->local, m);
+            memcpy(d + (b0 + j) * eb, out, m * eb);
+        }
+    }
+    tail_run(k, d, s, begin + whole * per, end);
+}
+
+/* Packed source and packed destination with fewer than 8 output bits per source byte
+ * (4 -> 2, 4 -> 1, 2 -> 1 bits): eb_bits = 2 or 4, one output byte from 8 / eb_bits source
+ * bytes through the expanded table (entries of eb_bits bits). */
+static void table_sub_pack(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                           size_t end)
+{
+    const unsigned sb = (unsigned)k->sf->stride_bits, db = (unsigned)k->df->stride_bits;
+    const unsigned per = 8 / sb, ebits = per * db, group = 8 / ebits; /* source bytes per out */
+    const uint8_t *s = src, *x = k->local;
+    uint8_t *d = dst;
+    const size_t elems = (size_t)group * per; /* elements per output byte */
+    size_t i = begin;
+    for (; i + elems <= end; i += elems) {
+        const uint8_t *p = s + i / per;
+        unsigned byte = 0;
+        for (unsigned g = 0; g < group; g++)
+            byte |= (unsigned)x[p[g]] << (g * ebits);
+        d[i * db / 8] = (uint8_t)byte;
+    }
+    tail_run(k, d, s, i, end);
+}
+
+/* Packed source (SB bits), whole-byte destination of W bytes with no expanded table: each source
+ * byte's 8/SB elements through the base table, constant sizes throughout. */
+#define SUB_PLAIN(SB, W)                                                                        \
+    static void table_sub##SB##_w##W(const dt_kernel *k, void *dst, const void *src,           \
+                                     size_t begin, size_t end)                                  \
+    {                                                                                           \
+        const uint8_t *s = src, *t = k->table;                                                  \
+        uint8_t *d = dst;                                                                       \
+        enum { PER = 8 / SB, MSK = (1 << SB) - 1 };                                             \
+        size_t i = begin;                                                                       \
+        for (; i + PER <= end; i += PER) {                                                      \
+            const unsigned byte = s[i / PER];                                                   \
+            for (unsigned j = 0; j < PER; j++)                                                  \
+                memcpy(d + W * (i + j), t + W * ((byte >> (j * SB)) & MSK), W);                 \
+        }                                                                                       \
+        tail_run(k, d, s, i, end);                                                              \
+    }
+SUB_PLAIN(1, 1) SUB_PLAIN(1, 2) SUB_PLAIN(1, 4) SUB_PLAIN(1, 8)
+SUB_PLAIN(2, 1) SUB_PLAIN(2, 2) SUB_PLAIN(2, 4) SUB_PLAIN(2, 8)
+SUB_PLAIN(4, 1) SUB_PLAIN(4, 2) SUB_PLAIN(4, 4) SUB_PLAIN(4, 8)
 /* [log2 of source bits][log2 of destination bytes] */
-static const dt_kernel_fn subbyte_table_runs[3][4] = {
+static const dt_kernel_fn sub_plain[3][4] = {
     {table_sub1_w1, table_sub1_w2, table_sub1_w4, table_sub1_w8},
     {table_sub2_w1, table_sub2_w2, table_sub2_w4, table_sub2_w8},
     {table_sub4_w1, table_sub4_w2, table_sub4_w4, table_sub4_w8},
 };
+static int log2_small(unsigned x) { return x >= 8 ? 3 : x >= 4 ? 2 : x >= 2 ? 1 : 0; }
 
-static int log2_small(int x) { return x >= 8 ? 3 : x >= 4 ? 2 : x >= 2 ? 1 : 0; }
+/* Packed source into a packed destination without an expanded table: one element at a time. */
+static void table_sub_any(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                          size_t end)
+{
+    tail_run(k, dst, src, begin, end);
+}
+
+/* Fills the expanded table of a packed source into x: entry v holds the outputs of the 8/sb
+ * codes of source byte v (whole-byte destinations: their bytes in order; packed ones: their
+ * codes at db-bit steps). Returns its entry bytes (or bits, when below 8, through *bits). */
+static void expand_table(uint8_t *x, const uint8_t *t, unsigned sb, unsigned db)
+{
+    const unsigned per = 8 / sb, mask = (1u << sb) - 1;
+    if (db >= 8) {
+        const size_t w = db / 8, eb = per * w;
+        for (unsigned v = 0; v < 256; v++)
+            for (unsigned j = 0; j < per; j++)
+                memcpy(x + v * eb + j * w, t + ((v >> (j * sb)) & mask) * w, w);
+        return;
+    }
+    const unsigned ebits = per * db;
+    const size_t eb = ebits >= 8 ? ebits / 8 : 1;
+    for (unsigned v = 0; v < 256; v++) {
+        uint64_t e = 0;
+        for (unsigned j = 0; j < per; j++)
+            e |= (uint64_t)t[(v >> (j * sb)) & mask] << (j * db);
+        for (size_t b = 0; b < eb; b++) /* little-endian bytes of the packed stream */
+            x[v * eb + b] = (uint8_t)(e >> (8 * b));
+    }
+}
+
+/* ---- 16-bit sources -> 8-bit-or-narrower destinations through a 64 KiB table --------------- */
+static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const uint8_t *s = src, *t = k->table;
+    uint8_t *d = dst;
+    const unsigned db = (unsigned)k->df->stride_bits;
+    if (db == 8) {
+        for (size_t i = begin; i < end; i++)
+            d[i] = t[rd16(s + 2 * i)];
+        return;
+    }
+    const unsigned per = 8 / db;
+    for (size_t i = begin; i < end; i += per) { /* one output byte at a time */
+        unsigned byte = 0;
+        for (unsigned j = 0; j < per && i + j < end; j++)
+            byte |= (t[rd16(s + 2 * (i + j))] & ((1u << db) - 1)) << (j * db);
+        d[i / per] = (uint8_t)byte;
+    }
+}
 
 /* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
  * type): a copy. */
@@ -141,81 +302,23 @@ static void copy_run(const dt_kernel *k, void *dst, const void *src, size_t begi
     memmove((uint8_t *)dst + w * begin, (const uint8_t *)src + w * begin, w * (end - begin));
 }
 
-/* Stores code (already the destination's width) of a sub-byte destination; begin of the range
- * is a multiple of 8, so each byte is written whole by one range: build it, then store. */
-static void table_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    const uint8_t *s = src;
-    uint8_t *d = dst;
-    const int sb = k->sf->stride_bits, db = k->df->stride_bits;
-    const uint8_t *t = k->table;
-    if (db >= 8) { /* whole-byte destination: copy the entry */
-        const size_t w = (size_t)db / 8;
-        if (sb == 8) {
-            switch (w) {
-            case 1:
-                for (size_t i = begin; i < end; i++)
-                    d[i] = t[s[i]];
-                return;
-            case 2:
-                for (size_t i = begin; i < end; i++)
-                    memcpy(d + 2 * i, t + 2 * s[i], 2);
-                return;
-            case 4:
-                for (size_t i = begin; i < end; i++)
-                    memcpy(d + 4 * i, t + 4 * s[i], 4);
-                return;
-            default:
-                for (size_t i = begin; i < end; i++)
-                    memcpy(d + 8 * i, t + 8 * s[i], 8);
-                return;
-            }
-        }
-        for (size_t i = begin; i < end; i++)
-            memcpy(d + w * i, t + w * narrow_code(s, i, sb), w);
-        return;
-    }
-    const unsigned per = 8u / (unsigned)db;
-    for (size_t i = begin; i < end; i += per) { /* one output byte at a time */
-        unsigned byte = 0;
-        for (unsigned j = 0; j < per && i + j < end; j++) {
-            unsigned c = sb == 16 ? t[rd16(s + 2 * (i + j))] : t[narrow_code(s, i + j, sb)];
-            byte |= (c & ((1u << db) - 1)) << (j * (unsigned)db);
-        }
-        d[i / per] = (uint8_t)byte;
-    }
-}
-
-static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    const uint8_t *s = src;
-    uint8_t *d = dst;
-    const uint8_t *t = k->table;
-    if (k->df->stride_bits == 8) {
-        for (size_t i = begin; i < end; i++)
-            d[i] = t[rd16(s + 2 * i)];
-        return;
-    }
-    table_run(k, dst, src, begin, end);
-}
-
-/* ---- widening floats (exact) --------------------------------------------------------------- */
-#define BLOCK 64
-/* Element loops run over blocks copied to local arrays: the loop bodies see no aliasing (an
- * in-place call is safe: each block is read whole before it is written) and vectorize. */
+/* ---- element loops ---------------------------------------------------------------------------- */
+/* Blocks of the source are read into the loop directly and written from a local array: the
+ * loop sees no aliasing, and an in-place call reads each block whole before writing it. */
 #define BLOCK_LOOP(STYPE, DTYPE, EXPR)                                                          \
-    const uint8_t *s_ = (const uint8_t *)src;                                                   \
-    uint8_t *d_ = (uint8_t *)dst;                                                               \
-    for (size_t i0 = begin; i0 < end; i0 += BLOCK) {                                            \
-        const size_t n_ = end - i0 < BLOCK ? end - i0 : BLOCK;                                  \
-        STYPE in[BLOCK];                                                                        \
-        DTYPE out[BLOCK];                                                                       \
-        memcpy(in, s_ + i0 * sizeof(STYPE), n_ * sizeof(STYPE));                                \
-        for (size_t i = 0; i < n_; i++) {                                                       \
-            const STYPE x = in[i];                                                              \
-            out[i] = (EXPR);                                                                    \
+    const uint8_t *s_ = (const uint8_t *)src + begin * sizeof(STYPE);                           \
+    uint8_t *d_ = (uint8_t *)dst + begin * sizeof(DTYPE);                                       \
+    _Alignas(64) DTYPE out_[DT_PBLOCK];                                                         \
+    const size_t n_ = end - begin;                                                              \
+    for (size_t i0 = 0; i0 < n_; i0 += DT_PBLOCK) {                                             \
+        const size_t m_ = n_ - i0 < DT_PBLOCK ? n_ - i0 : DT_PBLOCK;                            \
+        dt_prefetch_span(s_ + i0 * sizeof(STYPE), m_ * sizeof(STYPE));                          \
+        for (size_t i = 0; i < m_; i++) {                                                       \
+            STYPE x;                                                                            \
+            memcpy(&x, s_ + (i0 + i) * sizeof(STYPE), sizeof x);                                \
+            out_[i] = (EXPR);                                                                   \
         }                                                                                       \
-        memcpy(d_ + i0 * sizeof(DTYPE), out, n_ * sizeof(DTYPE));                               \
+        memcpy(d_ + i0 * sizeof(DTYPE), out_, m_ * sizeof(DTYPE));                              \
     }
 
 #define SIMPLE_KERNEL(name, STYPE, DTYPE, EXPR)                                                 \
@@ -225,134 +328,323 @@ static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t b
         BLOCK_LOOP(STYPE, DTYPE, EXPR)                                                          \
     }
 
-SIMPLE_KERNEL(f16_f32, uint16_t, uint32_t, dt_f16_to_f32(x))
-SIMPLE_KERNEL(bf16_f32, uint16_t, uint32_t, dt_bf16_to_f32(x))
-SIMPLE_KERNEL(f32_f64, uint32_t, uint64_t, dt_f32_to_f64(x))
-SIMPLE_KERNEL(f16_f64, uint16_t, uint64_t, dt_f32_to_f64(dt_f16_to_f32(x)))
-SIMPLE_KERNEL(bf16_f64, uint16_t, uint64_t, dt_f32_to_f64(dt_bf16_to_f32(x)))
-/* saturate: an infinite input becomes the largest finite number (Inf - 1 is max, same sign) */
-static inline uint32_t sat32(uint32_t u) { return (u & 0x7FFFFFFFu) == 0x7F800000u ? u - 1 : u; }
-static inline uint64_t sat64(uint64_t u)
+/* ---- widening floats (exact; NaN canonical, as scalar.h) ------------------------------------- */
+/* float16 -> float32: a subnormal is 2^-14 * (1 + em/1024) - 2^-14, exact (a normal result). */
+INLINE uint32_t f16_f32(uint32_t h, uint32_t inf)
 {
-    return (u & UINT64_C(0x7FFFFFFFFFFFFFFF)) == UINT64_C(0x7FF0000000000000) ? u - 1 : u;
+    const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
+    const uint32_t sub = dt_pu(dt_pf(o + (113u << 23)) - 0x1p-14f);
+    uint32_t r = dt_psel(MASK((int32_t)em < 0x0400), sub, o + (112u << 23));
+    r = dt_psel(MASK((int32_t)em >= 0x7C00), dt_psel(MASK(em == 0x7C00u), inf, 0x7FC00000u), r);
+    return s | r;
 }
-SIMPLE_KERNEL(f16_f32_sat, uint16_t, uint32_t, sat32(dt_f16_to_f32(x)))
-SIMPLE_KERNEL(bf16_f32_sat, uint16_t, uint32_t, sat32(dt_bf16_to_f32(x)))
-SIMPLE_KERNEL(f32_f64_sat, uint32_t, uint64_t, sat64(dt_f32_to_f64(x)))
-SIMPLE_KERNEL(f16_f64_sat, uint16_t, uint64_t, sat64(dt_f32_to_f64(dt_f16_to_f32(x))))
-SIMPLE_KERNEL(bf16_f64_sat, uint16_t, uint64_t, sat64(dt_f32_to_f64(dt_bf16_to_f32(x))))
-
-/* float64 -> float32 in any mode: the rounding of dt_f64_to_f32_odd, with the mode's rule. */
-static uint32_t f64_to_f32(uint64_t x, const dt_rules *r)
+INLINE uint32_t bf16_f32(uint32_t b, uint32_t inf)
 {
-    const bool neg = x >> 63;
-    const uint32_t s = (uint32_t)neg << 31;
-    const uint64_t a = x & UINT64_C(0x7FFFFFFFFFFFFFFF);
-    const int e = (int)(a >> 52);
-    if (e == 0x7FF) {
-        if (a > UINT64_C(0x7FF0000000000000))
-            return s | 0x7FC00000u;
-        return s | (r->saturate_float ? 0x7F7FFFFFu : 0x7F800000u);
-    }
-    const uint64_t m = (a & ((UINT64_C(1) << 52) - 1)) | (e ? UINT64_C(1) << 52 : 0);
-    int fe = e - 1023 + 127;
-    int sh = 29;
-    if (fe < 1) {
-        sh += 1 - fe;
-        fe = 1;
-    }
-    uint64_t kept;
-    bool half, sticky;
-    if (sh > 60) {
-        kept = 0;
-        half = false;
-        sticky = a != 0;
-    } else {
-        kept = m >> sh;
-        half = (m >> (sh - 1)) & 1;
-        sticky = (m & ((UINT64_C(1) << (sh - 1)) - 1)) != 0;
-    }
-    if (!a)
-        return s;
-    kept += dt_round_up(r->round, neg, kept & 1, half, sticky);
-    /* kept has the implicit bit at 2^23 for normals: adding (fe - 1) << 23 places the exponent
-     * (a carry out of the mantissa bumps it, a subnormal's missing bit leaves it 0) */
-    const uint64_t mag = kept + ((uint64_t)(fe - 1) << 23);
-    if (mag >= 0x7F800000u) {
-        if (r->saturate_float || dt_mag_down(r->round, neg))
-            return s | 0x7F7FFFFFu;
-        return s | 0x7F800000u;
-    }
-    return s | (uint32_t)mag;
+    const uint32_t a = b & 0x7FFFu, s = (b & 0x8000u) << 16;
+    uint32_t r = dt_psel(MASK((int32_t)a > 0x7F80), 0x7FC00000u, a << 16);
+    return s | dt_psel(MASK(a == 0x7F80u), inf, r);
 }
+/* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
+ * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not). */
+#if defined(DT_LE)
+#define HALF_LO 0
+#define HALF_HI 1
+#else
+#define HALF_LO 1
+#define HALF_HI 0
+#endif
+/* A kernel whose element (source x, of STYPE) gives a 64-bit result as halves hi and lo: BODY
+ * sets them. */
+#define HALVES_KERNEL(name, STYPE, BODY)                                                        \
+    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s_ = (const uint8_t *)src + begin * sizeof(STYPE);                       \
+        uint8_t *d_ = (uint8_t *)dst + begin * 8;                                               \
+        _Alignas(64) uint32_t out_[2 * DT_PBLOCK];                                              \
+        const size_t n_ = end - begin;                                                          \
+        for (size_t i0 = 0; i0 < n_; i0 += DT_PBLOCK) {                                         \
+            const size_t m_ = n_ - i0 < DT_PBLOCK ? n_ - i0 : DT_PBLOCK;                        \
+            dt_prefetch_span(s_ + i0 * sizeof(STYPE), m_ * sizeof(STYPE));                      \
+            for (size_t i = 0; i < m_; i++) {                                                   \
+                STYPE x;                                                                        \
+                memcpy(&x, s_ + (i0 + i) * sizeof(STYPE), sizeof x);                            \
+                uint32_t hi, lo;                                                                \
+                BODY;                                                                           \
+                out_[2 * i + HALF_LO] = lo;                                                     \
+                out_[2 * i + HALF_HI] = hi;                                                     \
+            }                                                                                   \
+            memcpy(d_ + i0 * 8, out_, m_ * 8);                                                  \
+        }                                                                                       \
+    }
 
-static void f64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+/* float32 -> float64 as halves: a subnormal through the exact product a * 2^-149 (a normal
+ * float64). inf_hi/inf_lo: the result of an infinite input (Inf or, saturating, the largest
+ * finite number). */
+INLINE void f32_f64(uint32_t *hi, uint32_t *lo, uint32_t x, uint32_t inf_hi, uint32_t inf_lo)
 {
-    const dt_rules *r = &k->r;
-    BLOCK_LOOP(uint64_t, uint32_t, f64_to_f32(x, r))
+    const uint32_t a = x & 0x7FFFFFFFu;
+    const uint64_t sub = dt_pud((double)(int32_t)a * 0x1p-149);
+    const uint32_t issub = MASK((int32_t)a < 0x800000), big = MASK((int32_t)a >= 0x7F800000);
+    const uint32_t isinf = MASK(a == 0x7F800000u);
+    uint32_t h = dt_psel(issub, (uint32_t)(sub >> 32), (a >> 3) + ((1023u - 127u) << 20));
+    uint32_t l = dt_psel(issub, (uint32_t)sub, a << 29);
+    h = dt_psel(big, dt_psel(isinf, inf_hi, 0x7FF80000u), h);
+    l = dt_psel(big, isinf & inf_lo, l);
+    *hi = (x & 0x80000000u) | h;
+    *lo = l;
 }
+#define INF32 0x7F800000u
+#define MAX32 0x7F7FFFFFu
+#define INF64 0x7FF00000u, 0
+#define MAX64 0x7FEFFFFFu, 0xFFFFFFFFu
+SIMPLE_KERNEL(w_f16_f32, uint16_t, uint32_t, f16_f32(x, INF32))
+SIMPLE_KERNEL(w_bf16_f32, uint16_t, uint32_t, bf16_f32(x, INF32))
+HALVES_KERNEL(w_f32_f64, uint32_t, f32_f64(&hi, &lo, x, INF64))
+HALVES_KERNEL(w_f16_f64, uint16_t, f32_f64(&hi, &lo, f16_f32(x, INF32), INF64))
+HALVES_KERNEL(w_bf16_f64, uint16_t, f32_f64(&hi, &lo, bf16_f32(x, INF32), INF64))
+/* saturate: an infinite input becomes the largest finite number of its sign */
+SIMPLE_KERNEL(w_f16_f32_sat, uint16_t, uint32_t, f16_f32(x, MAX32))
+SIMPLE_KERNEL(w_bf16_f32_sat, uint16_t, uint32_t, bf16_f32(x, MAX32))
+HALVES_KERNEL(w_f32_f64_sat, uint32_t, f32_f64(&hi, &lo, x, MAX64))
+HALVES_KERNEL(w_f16_f64_sat, uint16_t, f32_f64(&hi, &lo, f16_f32(x, INF32), MAX64))
+HALVES_KERNEL(w_bf16_f64_sat, uint16_t, f32_f64(&hi, &lo, bf16_f32(x, INF32), MAX64))
 
-/* ---- integers ------------------------------------------------------------------------------ */
-/* Clamps on 64-bit values (parameters, so no comparison is against its own type's limits). */
-static inline uint64_t sat_from_s(int64_t v, int64_t lo, uint64_t hi)
+/* ---- integers -> integers ---------------------------------------------------------------------- */
+/* Wrap keeps the low bits (sign- or zero-extended when widening). Saturate clamps: sources of
+ * 16 and 32 bits in their own 32-bit domain (clamps that vectorise everywhere), 64-bit sources
+ * through their 32-bit halves (no 64-bit compare on SSE2). Storage types are unsigned. */
+#define II_WRAP(S, STYPE, D, DTYPE) SIMPLE_KERNEL(ii_wrap_##S##_##D, STYPE, DTYPE, (DTYPE)x)
+
+/* the clamp of a signed 32-bit value v to [lo, hi], and of an unsigned one to hi (parameters,
+ * so no comparison is against its own type's limits) */
+INLINE int32_t CLAMP_S(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+INLINE uint32_t CLAMP_U(uint32_t v, uint32_t hi) { return v > hi ? hi : v; }
+/* limits of destination D inside the 32-bit domain of a signed / unsigned source */
+#define S_LO_i8 INT8_MIN
+#define S_HI_i8 INT8_MAX
+#define S_LO_u8 0
+#define S_HI_u8 UINT8_MAX
+#define S_LO_i16 INT16_MIN
+#define S_HI_i16 INT16_MAX
+#define S_LO_u16 0
+#define S_HI_u16 UINT16_MAX
+#define S_LO_i32 INT32_MIN
+#define S_HI_i32 INT32_MAX
+#define S_LO_u32 0
+#define S_HI_u32 INT32_MAX
+#define S_LO_i64 INT32_MIN
+#define S_HI_i64 INT32_MAX
+#define S_LO_u64 0
+#define S_HI_u64 INT32_MAX
+#define U_HI_i8 UINT32_C(0x7F)
+#define U_HI_u8 UINT32_C(0xFF)
+#define U_HI_i16 UINT32_C(0x7FFF)
+#define U_HI_u16 UINT32_C(0xFFFF)
+#define U_HI_i32 UINT32_C(0x7FFFFFFF)
+#define U_HI_u32 UINT32_MAX
+#define U_HI_i64 UINT32_MAX
+#define U_HI_u64 UINT32_MAX
+#define II_SAT_S(S, STYPE, D, DTYPE)                                                            \
+    SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE,                                               \
+                  (DTYPE)(int64_t)CLAMP_S((int32_t)(STYPE)x, (int32_t)S_LO_##D,                 \
+                                          (int32_t)S_HI_##D))
+#define II_SAT_U(S, STYPE, D, DTYPE)                                                            \
+    SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)CLAMP_U((uint32_t)x, U_HI_##D))
+
+/* 64-bit sources: v = hi * 2^32 + lo, loaded as halves; destinations of at most 32 bits (the
+ * code, masked to its bits) or of 64 bits (the halves, in place). */
+INLINE uint32_t sat_s64(uint32_t hi, uint32_t lo, int dbits, int ds)
 {
-    return v < lo ? (uint64_t)lo : (v > 0 && (uint64_t)v > hi) ? hi : (uint64_t)v;
+    const int32_t shi = (int32_t)hi;
+    if (!ds && dbits == 32) /* [0, 2^32 - 1] */
+        return dt_psel(MASK(shi < 0), 0, dt_psel(MASK(hi != 0), UINT32_MAX, lo));
+    /* the destination's range lies within int32: in int32 when the value does */
+    const int32_t dlo = ds ? (int32_t)(-(INT64_C(1) << (dbits - 1))) : 0;
+    const int32_t dhi = ds ? (int32_t)((INT64_C(1) << (dbits - 1)) - 1)
+                           : (int32_t)((INT64_C(1) << dbits) - 1);
+    const int32_t v = (int32_t)lo;
+    const uint32_t fits = MASK(shi == (v >> 31));
+    const uint32_t c = (uint32_t)CLAMP_S(v, dlo, dhi);
+    return dt_psel(fits, c, dt_psel(MASK(shi < 0), (uint32_t)dlo, (uint32_t)dhi)) &
+           (uint32_t)(dbits == 32 ? UINT32_MAX : (UINT32_C(1) << dbits) - 1);
 }
-static inline uint64_t sat_from_u(uint64_t v, uint64_t hi) { return v > hi ? hi : v; }
+INLINE uint32_t sat_u64(uint32_t hi, uint32_t lo, int dbits, int ds)
+{
+    const uint32_t dhi = (uint32_t)((UINT64_C(1) << (dbits - ds)) - 1);
+    return dt_psel(MASK(hi != 0), dhi, CLAMP_U(lo, dhi));
+}
+#define SAT64_KERNEL(name, DTYPE, EXPR)                                                         \
+    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s_ = (const uint8_t *)src + begin * 8;                                   \
+        uint8_t *d_ = (uint8_t *)dst + begin * sizeof(DTYPE);                                   \
+        _Alignas(64) DTYPE out_[DT_PBLOCK];                                                     \
+        const size_t n_ = end - begin;                                                          \
+        for (size_t i0 = 0; i0 < n_; i0 += DT_PBLOCK) {                                         \
+            const size_t m_ = n_ - i0 < DT_PBLOCK ? n_ - i0 : DT_PBLOCK;                        \
+            dt_prefetch_span(s_ + i0 * 8, m_ * 8);                                              \
+            for (size_t i = 0; i < m_; i++) {                                                   \
+                uint32_t hi, lo;                                                                \
+                memcpy(&lo, s_ + (i0 + i) * 8 + 4 * HALF_LO, 4);                                \
+                memcpy(&hi, s_ + (i0 + i) * 8 + 4 * HALF_HI, 4);                                \
+                out_[i] = (DTYPE)(EXPR);                                                        \
+            }                                                                                   \
+            memcpy(d_ + i0 * sizeof(DTYPE), out_, m_ * sizeof(DTYPE));                          \
+        }                                                                                       \
+    }
+#define DBITS_i8 8
+#define DBITS_u8 8
+#define DBITS_i16 16
+#define DBITS_u16 16
+#define DBITS_i32 32
+#define DBITS_u32 32
+#define DS_i8 1
+#define DS_u8 0
+#define DS_i16 1
+#define DS_u16 0
+#define DS_i32 1
+#define DS_u32 0
+#define II_SAT_S64_i64(S, STYPE, D, DTYPE) /* the same type: a copy (copy_run) */            \
+    SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)x)
+#define II_SAT_U64_u64 II_SAT_S64_i64
+/* int64 -> uint64: negative -> 0; uint64 -> int64: above INT64_MAX -> INT64_MAX */
+HALVES_KERNEL(ii_sat_i64_u64, uint64_t,
+              const uint32_t neg = MASK((int32_t)(uint32_t)(x >> 32) < 0);
+              hi = (uint32_t)(x >> 32) & ~neg; lo = (uint32_t)x & ~neg)
+HALVES_KERNEL(ii_sat_u64_i64, uint64_t,
+              const uint32_t big = MASK((int32_t)(uint32_t)(x >> 32) < 0);
+              hi = ((uint32_t)(x >> 32) & ~big) | (big & 0x7FFFFFFFu); lo = (uint32_t)x | big)
+#define II_SAT_S64(S, STYPE, D, DTYPE) II_SAT_S64_##D(S, STYPE, D, DTYPE)
+#define II_SAT_U64(S, STYPE, D, DTYPE) II_SAT_U64_##D(S, STYPE, D, DTYPE)
+#define II_SAT_S64_N(D, DTYPE) SAT64_KERNEL(ii_sat_i64_##D, DTYPE, sat_s64(hi, lo, DBITS_##D, DS_##D))
+#define II_SAT_U64_N(D, DTYPE) SAT64_KERNEL(ii_sat_u64_##D, DTYPE, sat_u64(hi, lo, DBITS_##D, DS_##D))
+#define II_SAT_S64_i8(S, STYPE, D, DTYPE) II_SAT_S64_N(D, DTYPE)
+#define II_SAT_S64_u8 II_SAT_S64_i8
+#define II_SAT_S64_i16 II_SAT_S64_i8
+#define II_SAT_S64_u16 II_SAT_S64_i8
+#define II_SAT_S64_i32 II_SAT_S64_i8
+#define II_SAT_S64_u32 II_SAT_S64_i8
+#define II_SAT_S64_u64(S, STYPE, D, DTYPE)
+#define II_SAT_U64_i8(S, STYPE, D, DTYPE) II_SAT_U64_N(D, DTYPE)
+#define II_SAT_U64_u8 II_SAT_U64_i8
+#define II_SAT_U64_i16 II_SAT_U64_i8
+#define II_SAT_U64_u16 II_SAT_U64_i8
+#define II_SAT_U64_i32 II_SAT_U64_i8
+#define II_SAT_U64_u32 II_SAT_U64_i8
+#define II_SAT_U64_i64(S, STYPE, D, DTYPE)
+#undef II_SAT_U64_u64
+#define II_SAT_U64_u64(S, STYPE, D, DTYPE) SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)x)
 
-/* integer -> integer: wrap keeps the low bits (unsigned conversions are modulo 2^bits);
- * saturate clamps to the destination's range. Storage types are unsigned. */
-#define II_KERNEL(S, STYPE, SAT, D, DTYPE, DLO, DHI)                                           \
-    SIMPLE_KERNEL(ii_wrap_##S##_##D, STYPE, DTYPE, (DTYPE)x)                                    \
-    SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)SAT(x, DLO, DHI))
-#define SAT_S(x, lo, hi) sat_from_s((int64_t)(x), (lo), (hi))
-#define SAT_U(x, lo, hi) sat_from_u((uint64_t)(x), (hi))
 #define II_ROW(S, STYPE, SAT)                                                                   \
-    II_KERNEL(S, STYPE, SAT, i8, uint8_t, INT8_MIN, INT8_MAX)                                   \
-    II_KERNEL(S, STYPE, SAT, u8, uint8_t, 0, UINT8_MAX)                                         \
-    II_KERNEL(S, STYPE, SAT, i16, uint16_t, INT16_MIN, INT16_MAX)                               \
-    II_KERNEL(S, STYPE, SAT, u16, uint16_t, 0, UINT16_MAX)                                      \
-    II_KERNEL(S, STYPE, SAT, i32, uint32_t, INT32_MIN, INT32_MAX)                               \
-    II_KERNEL(S, STYPE, SAT, u32, uint32_t, 0, UINT32_MAX)                                      \
-    II_KERNEL(S, STYPE, SAT, i64, uint64_t, INT64_MIN, INT64_MAX)                               \
-    II_KERNEL(S, STYPE, SAT, u64, uint64_t, 0, UINT64_MAX)
-II_ROW(i16, int16_t, SAT_S)
-II_ROW(u16, uint16_t, SAT_U)
-II_ROW(i32, int32_t, SAT_S)
-II_ROW(u32, uint32_t, SAT_U)
-II_ROW(i64, int64_t, SAT_S)
-II_ROW(u64, uint64_t, SAT_U)
+    II_WRAP(S, STYPE, i8, uint8_t) II_WRAP(S, STYPE, u8, uint8_t)                               \
+    II_WRAP(S, STYPE, i16, uint16_t) II_WRAP(S, STYPE, u16, uint16_t)                           \
+    II_WRAP(S, STYPE, i32, uint32_t) II_WRAP(S, STYPE, u32, uint32_t)                           \
+    II_WRAP(S, STYPE, i64, uint64_t) II_WRAP(S, STYPE, u64, uint64_t)                           \
+    SAT(S, STYPE, i8, uint8_t) SAT(S, STYPE, u8, uint8_t) SAT(S, STYPE, i16, uint16_t)          \
+    SAT(S, STYPE, u16, uint16_t) SAT(S, STYPE, i32, uint32_t) SAT(S, STYPE, u32, uint32_t)      \
+    SAT(S, STYPE, i64, uint64_t) SAT(S, STYPE, u64, uint64_t)
+II_ROW(i8, int8_t, II_SAT_S)
+II_ROW(u8, uint8_t, II_SAT_U)
+II_ROW(i16, int16_t, II_SAT_S)
+II_ROW(u16, uint16_t, II_SAT_U)
+II_ROW(i32, int32_t, II_SAT_S)
+II_ROW(u32, uint32_t, II_SAT_U)
+II_ROW(i64, int64_t, II_SAT_S64)
+II_ROW(u64, uint64_t, II_SAT_U64)
 
 #define II_FNS(S)                                                                               \
     {{ii_wrap_##S##_i8, ii_wrap_##S##_u8, ii_wrap_##S##_i16, ii_wrap_##S##_u16,                 \
       ii_wrap_##S##_i32, ii_wrap_##S##_u32, ii_wrap_##S##_i64, ii_wrap_##S##_u64},              \
      {ii_sat_##S##_i8, ii_sat_##S##_u8, ii_sat_##S##_i16, ii_sat_##S##_u16, ii_sat_##S##_i32,    \
       ii_sat_##S##_u32, ii_sat_##S##_i64, ii_sat_##S##_u64}}
-/* [source][saturate][destination], both indexed by int_slot() - 2 */
-static const dt_kernel_fn ii_fns[6][2][8] = {II_FNS(i16), II_FNS(u16), II_FNS(i32),
-                                             II_FNS(u32), II_FNS(i64), II_FNS(u64)};
+/* [source][saturate][destination], both indexed by int_slot() */
+static const dt_kernel_fn ii_fns[8][2][8] = {II_FNS(i8),  II_FNS(u8),  II_FNS(i16), II_FNS(u16),
+                                             II_FNS(i32), II_FNS(u32), II_FNS(i64), II_FNS(u64)};
+
+/* Integers -> packed integers of 1, 2 or 4 bits (int4, uint4, int2, uint2, uint1): the codes of
+ * a block (wrapped: the low bits; saturated: clamped first), then packed. */
+#define ISUB_KERNEL(S, STYPE, CODE)                                                             \
+    static void isub_##S(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                         size_t end)                                                            \
+    {                                                                                           \
+        const int db = k->df->stride_bits, bits = k->df->bits, ds = k->df->tc == DT_TC_SINT;   \
+        const int32_t lo = ds ? -(1 << (bits - 1)) : 0;                                         \
+        const int32_t hi = ds ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;                        \
+        const uint32_t mask = (1u << bits) - 1, satm = k->r.saturate_int ? ~0u : 0;            \
+        (void)lo, (void)hi, (void)ds;                                                           \
+        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
+        uint8_t *d = (uint8_t *)dst + begin * (size_t)db / 8;                                   \
+        _Alignas(64) uint8_t codes[DT_PBLOCK], packed[DT_PBLOCK];                               \
+        const size_t n = end - begin;                                                           \
+        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
+            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
+            const uint8_t *p = s + i0 * sizeof(STYPE);                                          \
+            for (size_t i = 0; i < m; i++) {                                                    \
+                STYPE x;                                                                        \
+                memcpy(&x, p + i * sizeof(STYPE), sizeof x);                                   \
+                codes[i] = (uint8_t)((CODE)&mask);                                              \
+            }                                                                                   \
+            const size_t m8 = (m + 7) & ~(size_t)7;                                             \
+            memset(codes + m, 0, m8 - m);                                                       \
+            dt_ppack(packed, codes, m8 * (size_t)db / 8, db);                                   \
+            memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);                  \
+        }                                                                                       \
+    }
+#define ISUB_S(x) dt_psel(satm, (uint32_t)CLAMP_S((int32_t)(x), lo, hi), (uint32_t)(x))
+#define ISUB_U(x) dt_psel(satm, CLAMP_U((uint32_t)(x), (uint32_t)hi), (uint32_t)(x))
+/* 64-bit sources: the clamp through the halves (sat_s64 / sat_u64 with run-time limits) */
+INLINE uint32_t code_s64(uint64_t x, uint32_t satm, int bits, int ds)
+{
+    return dt_psel(satm, sat_s64((uint32_t)(x >> 32), (uint32_t)x, bits, ds), (uint32_t)x);
+}
+INLINE uint32_t code_u64(uint64_t x, uint32_t satm, int bits, int ds)
+{
+    return dt_psel(satm, sat_u64((uint32_t)(x >> 32), (uint32_t)x, bits, ds), (uint32_t)x);
+}
+ISUB_KERNEL(i8, int8_t, ISUB_S(x))
+ISUB_KERNEL(u8, uint8_t, ISUB_U(x))
+ISUB_KERNEL(i16, int16_t, ISUB_S(x))
+ISUB_KERNEL(u16, uint16_t, ISUB_U(x))
+ISUB_KERNEL(i32, int32_t, ISUB_S(x))
+ISUB_KERNEL(u32, uint32_t, ISUB_U(x))
+ISUB_KERNEL(i64, uint64_t, code_s64(x, satm, bits, ds))
+ISUB_KERNEL(u64, uint64_t, code_u64(x, satm, bits, ds))
+static const dt_kernel_fn isub_fns[8] = {isub_i8,  isub_u8,  isub_i16, isub_u16,
+                                         isub_i32, isub_u32, isub_i64, isub_u64};
 
 /* 0..7 for int8, uint8, int16, uint16, int32, uint32, int64, uint64; -1 otherwise */
 static int int_slot(const dt_format *f)
 {
-    if (f->tc != DT_TC_SINT && f->tc != DT_TC_UINT)
+    if ((f->tc != DT_TC_SINT && f->tc != DT_TC_UINT) || f->bits != f->stride_bits)
         return -1;
     const int u = f->tc == DT_TC_UINT;
     switch (f->bits) {
-    case 8:
-        return 0 + u;
-    case 16:
-        return 2 + u;
-    case 32:
-        return 4 + u;
-    case 64:
-        return 6 + u;
-    default:
-        return -1;
+    case 8: return 0 + u;
+    case 16: return 2 + u;
+    case 32: return 4 + u;
+    case 64: return 6 + u;
+    default: return -1;
     }
 }
 
-/* integer -> float32 / float64: exact widening where it fits, else one rounding per mode. */
+/* ---- integers -> floats (exact ones; the rounding ones are in portable_narrow.c) ------------ */
+/* 8-bit integers are exact in every float of at least 8 significant bits: float16 and bfloat16
+ * from the float32 bits (rebiased; truncated) */
+INLINE uint32_t small_f16(float f)
+{
+    const uint32_t b = dt_pu(f), a = b & 0x7FFFFFFFu;
+    return ((b >> 16) & 0x8000u) | (((a >> 13) - (112u << 10)) & MASK(a != 0));
+}
+SIMPLE_KERNEL(if_i8_f32, int8_t, float, (float)x)
+SIMPLE_KERNEL(if_u8_f32, uint8_t, float, (float)x)
+SIMPLE_KERNEL(if_i8_f64, int8_t, double, (double)x)
+SIMPLE_KERNEL(if_u8_f64, uint8_t, double, (double)x)
+SIMPLE_KERNEL(if_i8_f16, int8_t, uint16_t, (uint16_t)small_f16((float)x))
+SIMPLE_KERNEL(if_u8_f16, uint8_t, uint16_t, (uint16_t)small_f16((float)x))
+SIMPLE_KERNEL(if_i8_bf16, int8_t, uint16_t, (uint16_t)(dt_pu((float)x) >> 16))
+SIMPLE_KERNEL(if_u8_bf16, uint8_t, uint16_t, (uint16_t)(dt_pu((float)x) >> 16))
 SIMPLE_KERNEL(if_i16_f32, int16_t, float, (float)x)
 SIMPLE_KERNEL(if_u16_f32, uint16_t, float, (float)x)
 SIMPLE_KERNEL(if_i16_f64, int16_t, double, (double)x)
@@ -360,41 +652,109 @@ SIMPLE_KERNEL(if_u16_f64, uint16_t, double, (double)x)
 SIMPLE_KERNEL(if_i32_f64, int32_t, double, (double)x)
 SIMPLE_KERNEL(if_u32_f64, uint32_t, double, (double)x)
 
-static inline uint64_t mag_of_s(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+/* ---- floats -> integers (float32 -> 64-bit integers, float64 -> any integer) ----------------- */
+/* dt_f64_to_int without branches (selects the compiler makes conditional moves), per mode. */
+enum { FM_RNE, FM_RNA, FM_FLOOR, FM_CEIL, FM_TRUNC, FM_ODD };
+typedef struct fi_par {
+    uint64_t mask, max, min_code;
+    bool sat, sg;
+} fi_par;
 
-#define IF_ROUND_KERNEL(name, STYPE, DTYPE, MAN, BIAS, BITS, MAG, NEG)                         \
-    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
-    {                                                                                           \
-        const dt_rules *r = &k->r;                                                              \
-        BLOCK_LOOP(STYPE, DTYPE, (DTYPE)dt_uint_to_float(MAG, NEG, MAN, BIAS, r, BITS))         \
+INLINE uint64_t f64_int(uint64_t x, const fi_par *p, int mode)
+{
+    const uint64_t neg = x >> 63, a = x & UINT64_C(0x7FFFFFFFFFFFFFFF);
+    const int e = (int)(a >> 52);
+    const uint64_t m = (a & ((UINT64_C(1) << 52) - 1)) | ((uint64_t)(e != 0) << 52);
+    const int ex = (e ? e : 1) - 1075; /* |x| = m * 2^ex */
+    const uint64_t left = ex >= 64 ? 0 : m << (ex & 63);
+    const int sh0 = -ex > 60 ? 60 : -ex, sh = sh0 < 1 ? 1 : sh0;
+    uint64_t t = m >> sh;
+    const uint64_t half = (m >> (sh - 1)) & 1;
+    const uint64_t sticky = (m & ((UINT64_C(1) << (sh - 1)) - 1)) != 0;
+    switch (mode) {
+    case FM_RNE: t += half & (sticky | (t & 1)); break;
+    case FM_RNA: t += half; break;
+    case FM_FLOOR: t += (half | sticky) & neg; break;
+    case FM_CEIL: t += (half | sticky) & (neg ^ 1); break;
+    case FM_TRUNC: break;
+    default: t += (half | sticky) & ((t & 1) ^ 1); break;
     }
-IF_ROUND_KERNEL(if_i32_f32, int32_t, uint32_t, 23, 127, 32, mag_of_s(x), x < 0)
-IF_ROUND_KERNEL(if_u32_f32, uint32_t, uint32_t, 23, 127, 32, (uint64_t)x, false)
-IF_ROUND_KERNEL(if_i64_f32, int64_t, uint32_t, 23, 127, 32, mag_of_s(x), x < 0)
-IF_ROUND_KERNEL(if_u64_f32, uint64_t, uint32_t, 23, 127, 32, (uint64_t)x, false)
-IF_ROUND_KERNEL(if_i64_f64, int64_t, uint64_t, 52, 1023, 64, mag_of_s(x), x < 0)
-IF_ROUND_KERNEL(if_u64_f64, uint64_t, uint64_t, 52, 1023, 64, (uint64_t)x, false)
+    const uint64_t mag = ex >= 0 ? left : t;
+    const bool huge = ex >= 12;
+    uint64_t c;
+    if (!p->sat)
+        c = (neg ? 0 - mag : mag) & p->mask;
+    else if (!neg)
+        c = (huge || mag > p->max) ? p->max : mag;
+    else if (!p->sg)
+        c = 0;
+    else
+        c = (huge || mag > p->min_code) ? p->min_code : (0 - mag) & p->mask;
+    if (e == 0x7FF) /* NaN: 0; Inf: 0, or the limit of its sign */
+        c = (a > UINT64_C(0x7FF0000000000000) || !p->sat) ? 0 : neg ? p->min_code : p->max;
+    return c;
+}
 
-/* float -> integer (float32 -> 64-bit integers, float64 -> any 8..64-bit integer) */
-#define FI_KERNEL(name, STYPE, WIDEN)                                                           \
+/* The codes of a block (uint64), stored at the destination's width or packed. */
+static void fi_store(uint8_t *d, size_t i0, const uint64_t *c, size_t m, int db)
+{
+    if (db >= 8) {
+        const size_t w = (size_t)db / 8;
+        _Alignas(64) uint8_t out[DT_PBLOCK * 8];
+        switch (w) {
+        case 1: for (size_t i = 0; i < m; i++) out[i] = (uint8_t)c[i]; break;
+        case 2: for (size_t i = 0; i < m; i++) ((uint16_t *)(void *)out)[i] = (uint16_t)c[i]; break;
+        case 4: for (size_t i = 0; i < m; i++) ((uint32_t *)(void *)out)[i] = (uint32_t)c[i]; break;
+        default: memcpy(out, c, m * 8); break;
+        }
+        memcpy(d + i0 * w, out, m * w);
+        return;
+    }
+    _Alignas(64) uint8_t codes[DT_PBLOCK], packed[DT_PBLOCK];
+    const size_t m8 = (m + 7) & ~(size_t)7;
+    for (size_t i = 0; i < m; i++)
+        codes[i] = (uint8_t)c[i];
+    memset(codes + m, 0, m8 - m);
+    dt_ppack(packed, codes, m8 * (size_t)db / 8, db);
+    memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);
+}
+
+#define FI_KERNEL(name, STYPE, WIDEN, mode)                                                     \
     static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
     {                                                                                           \
-        const dt_rules *r = &k->r;                                                              \
-        const int bits = k->df->bits;                                                           \
-        const bool sg = k->df->tc == DT_TC_SINT;                                                \
-        const size_t w = (size_t)bits / 8;                                                      \
-        const uint8_t *s = src;                                                                 \
-        uint8_t *d = dst;                                                                       \
-        for (size_t i = begin; i < end; i++) {                                                  \
-            STYPE x;                                                                            \
-            memcpy(&x, s + i * sizeof x, sizeof x);                                             \
-            const uint64_t c = dt_f64_to_int(WIDEN, bits, sg, r);                               \
-            for (size_t b = 0; b < w; b++)                                                      \
-                d[i * w + b] = (uint8_t)(c >> (8 * b));                                         \
+        const int bits = k->df->bits, db = k->df->stride_bits;                                  \
+        fi_par p;                                                                               \
+        p.mask = bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;                         \
+        p.sg = k->df->tc == DT_TC_SINT;                                                         \
+        p.max = p.sg ? p.mask >> 1 : p.mask;                                                    \
+        p.min_code = p.sg ? (p.mask >> 1) + 1 : 0;                                              \
+        p.sat = k->r.saturate_int;                                                              \
+        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
+        uint8_t *d = (uint8_t *)dst + begin * (size_t)db / 8;                                   \
+        _Alignas(64) uint64_t c[DT_PBLOCK];                                                     \
+        const size_t n = end - begin;                                                           \
+        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
+            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
+            for (size_t i = 0; i < m; i++) {                                                    \
+                STYPE x;                                                                        \
+                memcpy(&x, s + (i0 + i) * sizeof(STYPE), sizeof x);                             \
+                c[i] = f64_int(WIDEN, &p, mode);                                                \
+            }                                                                                   \
+            fi_store(d, i0, c, m, db);                                                          \
         }                                                                                       \
     }
-FI_KERNEL(fi_f64, uint64_t, x)
-FI_KERNEL(fi_f32, uint32_t, dt_f32_to_f64(x))
+#define FI_MODES(name, STYPE, WIDEN)                                                            \
+    FI_KERNEL(name##_rne, STYPE, WIDEN, FM_RNE)                                                 \
+    FI_KERNEL(name##_rna, STYPE, WIDEN, FM_RNA)                                                 \
+    FI_KERNEL(name##_floor, STYPE, WIDEN, FM_FLOOR)                                             \
+    FI_KERNEL(name##_ceil, STYPE, WIDEN, FM_CEIL)                                               \
+    FI_KERNEL(name##_trunc, STYPE, WIDEN, FM_TRUNC)                                             \
+    FI_KERNEL(name##_odd, STYPE, WIDEN, FM_ODD)
+FI_MODES(fi_f64, uint64_t, x)
+FI_MODES(fi_f32, uint32_t, dt_f32_to_f64(x))
+static const dt_kernel_fn fi_fns[2][6] = {
+    {fi_f64_rne, fi_f64_rna, fi_f64_floor, fi_f64_ceil, fi_f64_trunc, fi_f64_odd},
+    {fi_f32_rne, fi_f32_rna, fi_f32_floor, fi_f32_ceil, fi_f32_trunc, fi_f32_odd}};
 
 /* ---- parameters of the narrowing template ---------------------------------------------------- */
 bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r)
@@ -450,40 +810,79 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
         return true;                                                                            \
     } while (0)
 
+/* The kernel of a source of at most 8 bits, given its 256-entry table k->table. */
+static bool find_table8(dt_kernel *k, const dt_format *df, const dt_format *sf)
+{
+    const unsigned sb = (unsigned)sf->stride_bits, db = (unsigned)df->stride_bits;
+    if (sb == 8) {
+        if (db < 8)
+            SET(table8_sub);
+        static const dt_kernel_fn whole[4] = {table8_w1, table8_w2, table8_w4, table8_w8};
+        const unsigned w = db / 8;
+        SET(whole[w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3]);
+    }
+    const unsigned per = 8 / sb, ebits = per * db;
+    /* an expanded table of whole source bytes, in the local bytes (unless the base table is
+     * there already: the table cache was full) */
+    if (k->table != k->local && ebits <= 64) {
+        expand_table(k->local, k->table, sb, db);
+        if (ebits >= 8)
+            SET(table_sub_expanded);
+        SET(table_sub_pack);
+    }
+    if (db >= 8)
+        SET(sub_plain[log2_small(sb)][log2_small(db / 8)]);
+    SET(table_sub_any);
+}
+
 bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                       size_t count)
 {
     const int sb = sf->stride_bits, db = df->stride_bits;
-    k->compute_bound = true; /* plain C: narrowing outputs are written directly */
-    /* narrow sources: a 256-entry table */
-    if (sb <= 8) {
-        k->table = dt_table_get(df, sf, r);
-        if (!k->table && count >= 256) /* the cache is full: this call's own table */
-            k->table = dt_table_build_into(k->local, df, sf, r);
-        if (k->table && sb < 8 && db >= 8 && db <= 64)
-            SET(subbyte_table_runs[log2_small(sb)][log2_small(db / 8)]);
-        if (k->table)
-            SET(table_run);
-        return false;
-    }
+    k->compute_bound = true; /* narrowing outputs are written directly (see stream.c) */
+    const int is = int_slot(sf), id = int_slot(df);
     /* same-width integers under wrap keep their bits */
     if ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) &&
         (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && sb == db && sb >= 8 &&
         (!r->saturate_int || sf->type == df->type))
         SET(copy_run);
+    /* integers -> integers */
+    if (is >= 0 && id >= 0)
+        SET(ii_fns[is][r->saturate_int][id]);
+    if (is >= 0 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && db < 8)
+        SET(isub_fns[is]);
+    /* 8-bit integers -> floats: exact */
+    if (is == 0 || is == 1) {
+        const dtcast_type d = df->type;
+        if (d == DTCAST_FLOAT32)
+            SET(is ? if_u8_f32 : if_i8_f32);
+        if (d == DTCAST_FLOAT64)
+            SET(is ? if_u8_f64 : if_i8_f64);
+        if (d == DTCAST_FLOAT16)
+            SET(is ? if_u8_f16 : if_i8_f16);
+        if (d == DTCAST_BFLOAT16)
+            SET(is ? if_u8_bf16 : if_i8_bf16);
+    }
+    /* narrow sources: a 256-entry table */
+    if (sb <= 8) {
+        k->table = dt_table_get(df, sf, r);
+        if (!k->table && count >= 256) /* the cache is full: this call's own table */
+            k->table = dt_table_build_into(k->local, df, sf, r);
+        if (!k->table)
+            return false;
+        return find_table8(k, df, sf);
+    }
     /* floats -> narrow floats, e8m0, integers of 1..32 bits, bool */
-    dt_kernel_fn f = narrow_pick_portable(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
-        /* 16-bit sources: the 64 KiB table is faster in plain C, once built */
-        if (sb == 16 && db <= 8 && !dt_tables16_disabled() && (count >= 16384 || dt_table_ready(df, sf, r))) {
-            k->table = dt_table_get(df, sf, r);
-            if (k->table)
-                SET(table16_run);
-        }
+    dt_pnarrow pn;
+    dt_kernel_fn f = dt_pnarrow_pick(df, sf, r, &pn);
+    if (f) {
+        _Static_assert(sizeof pn <= sizeof k->local, "the constants fit the kernel's bytes");
+        memcpy(k->local, &pn, sizeof pn);
         SET(f);
     }
     /* other 16-bit sources into narrow targets */
-    if (sb == 16 && db <= 8 && !dt_tables16_disabled() && (count >= 16384 || dt_table_ready(df, sf, r))) {
+    if (sb == 16 && db <= 8 && !dt_tables16_disabled() &&
+        (count >= 16384 || dt_table_ready(df, sf, r))) {
         k->table = dt_table_get(df, sf, r);
         if (k->table)
             SET(table16_run);
@@ -491,33 +890,30 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
     const dtcast_type s = sf->type, d = df->type;
     const bool sat = r->saturate_float;
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16)
-        SET(sat ? f16_f32_sat : f16_f32);
+        SET(sat ? w_f16_f32_sat : w_f16_f32);
     if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16)
-        SET(sat ? bf16_f32_sat : bf16_f32);
+        SET(sat ? w_bf16_f32_sat : w_bf16_f32);
     if (d == DTCAST_FLOAT64 && s == DTCAST_FLOAT32)
-        SET(sat ? f32_f64_sat : f32_f64);
+        SET(sat ? w_f32_f64_sat : w_f32_f64);
     if (d == DTCAST_FLOAT64 && s == DTCAST_FLOAT16)
-        SET(sat ? f16_f64_sat : f16_f64);
+        SET(sat ? w_f16_f64_sat : w_f16_f64);
     if (d == DTCAST_FLOAT64 && s == DTCAST_BFLOAT16)
-        SET(sat ? bf16_f64_sat : bf16_f64);
+        SET(sat ? w_bf16_f64_sat : w_bf16_f64);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64)
-        SET(f64_f32);
-    const int is = int_slot(sf), id = int_slot(df);
-    if (is >= 2 && id >= 0)
-        SET(ii_fns[is - 2][r->saturate_int][id]);
-    if (is >= 2 && d == DTCAST_FLOAT32) {
-        static const dt_kernel_fn to32[6] = {if_i16_f32, if_u16_f32, if_i32_f32,
-                                             if_u32_f32, if_i64_f32, if_u64_f32};
-        SET(to32[is - 2]);
+        SET(dt_pf64_f32);
+    if (is == 2 || is == 3) {
+        static const dt_kernel_fn exact[2][2] = {{if_i16_f32, if_i16_f64}, {if_u16_f32, if_u16_f64}};
+        if (d == DTCAST_FLOAT32 || d == DTCAST_FLOAT64)
+            SET(exact[is - 2][d == DTCAST_FLOAT64]);
     }
-    if (is >= 2 && d == DTCAST_FLOAT64) {
-        static const dt_kernel_fn to64[6] = {if_i16_f64, if_u16_f64, if_i32_f64,
-                                             if_u32_f64, if_i64_f64, if_u64_f64};
-        SET(to64[is - 2]);
-    }
-    if (id >= 0 && s == DTCAST_FLOAT64)
-        SET(fi_f64);
-    if (id >= 0 && s == DTCAST_FLOAT32)
-        SET(fi_f32);
+    if ((is == 4 || is == 5) && d == DTCAST_FLOAT64)
+        SET(is == 4 ? if_i32_f64 : if_u32_f64);
+    if ((f = dt_pint_float_pick(df, sf, r)) != NULL)
+        SET(f);
+    const int mode = (int)r->round - DTCAST_ROUND_RNE;
+    if ((s == DTCAST_FLOAT64 || s == DTCAST_FLOAT32) && mode >= 0 && mode < 6 &&
+        (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits <= 64 &&
+        (db < 8 || db == df->bits))
+        SET(fi_fns[s == DTCAST_FLOAT32][mode]);
     return false;
 }

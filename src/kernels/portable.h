@@ -1,0 +1,87 @@
+/* The portable kernels' shared pieces (portable.c, portable_narrow.c, portable_wide.c): plain C
+ * that gcc and clang vectorise (see the Makefile's PORTABLE_OPT). Every element loop is
+ * branch-free over the format parameters: selects, shifts by loop invariants, and float
+ * arithmetic only where it is exact (so the caller's rounding mode and flush-to-zero settings
+ * never matter: no operand and no result of a float operation here is subnormal, except where a
+ * flushed result is harmless and said so). */
+#ifndef DTCAST_KERNELS_PORTABLE_H
+#define DTCAST_KERNELS_PORTABLE_H
+
+#include "kernels.h"
+
+#include <string.h>
+
+/* Elements per block: each kernel converts a block into a local array, then copies it out, so the
+ * loops see no aliasing and an in-place call reads each block whole before writing it. */
+#define DT_PBLOCK 256
+
+#define DT_PINLINE static inline __attribute__((always_inline))
+/* Conditions as all-ones masks: gcc vectorises these, not 0/1 values combined with & (it turns
+ * those into bool arithmetic, which it does not vectorise). */
+#define DT_PMASK(c) ((c) ? ~0u : 0u)
+#define DT_PMASK64(c) ((c) ? ~UINT64_C(0) : UINT64_C(0))
+/* m ? a : b for a mask m, bitwise: chains of these stay branch-free (chains of ?: can become
+ * multi-way branches that gcc then cannot if-convert). */
+DT_PINLINE uint32_t dt_psel(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
+DT_PINLINE uint64_t dt_psel64(uint64_t m, uint64_t a, uint64_t b) { return (a & m) | (b & ~m); }
+
+static inline float dt_pf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint32_t dt_pu(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline double dt_pd(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+static inline uint64_t dt_pud(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+/* The constants of a narrowing kernel (portable_narrow.c), kept in the kernel's local bytes. */
+typedef struct dt_pnarrow dt_pnarrow;
+typedef void (*dt_pblock_fn)(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p);
+struct dt_pnarrow {
+    dt_pblock_fn block; /* codes of n <= DT_PBLOCK elements into out (uint8/16/32 array) */
+    int obits;          /* the destination's stride bits */
+    int sbytes;         /* source bytes per element */
+    /* float targets */
+    uint32_t d, hm1, dmask; /* the shift of a normal result (23 - M), 2^(d-1) - 1, 2^d - 1 */
+    uint32_t vn_off;        /* (ec_hi - 1) << 23: a - vn_off keeps the target's exponent */
+    uint32_t ksub;          /* (B + M - 1) << 23: a + ksub is |x| in units of the subnormal quantum */
+    int32_t sub_lim;        /* lane exponents below it give target subnormals (0: none) */
+    int32_t maxc;
+    uint32_t ovf0, ovfx, inf0, infx, nan0, nanx; /* by sign: c0, c0 ^ c1 */
+    uint32_t sign;                               /* the target's sign bit */
+    /* integer targets */
+    uint32_t imask, imax, limx, isat;
+    uint32_t limf0, limfx; /* the limits as float bits, by sign (saturating targets of <= 16 bits) */
+};
+
+/* The portable narrowing kernel for sf -> df under r (float32/float16/bfloat16/float64 sources),
+ * its constants written into *p; NULL when there is none. */
+dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_rules *r,
+                             dt_pnarrow *p);
+
+/* Packs codes c (one per byte, within obits = 1, 2 or 4 bits) into bytes of packed output, element
+ * 2k in the low nibble as ONNX (portable_narrow.c). */
+void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits);
+/* float64 -> float32 under r (portable_narrow.c). */
+void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end);
+/* Integers of 32 or 64 bits (sf) -> float32 or float64 (df) under r, or NULL
+ * (portable_narrow.c). */
+dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r);
+
+#endif

@@ -1,0 +1,687 @@
+/* The portable narrowing kernels: float32, float16, bfloat16 and float64 (rounded to odd into
+ * float32 first) -> floats of at most 16 bits, float8e8m0, integers of at most 32 bits and bool,
+ * in every rounding mode; and float64 -> float32. The same rules as kernels_tmpl.h, written
+ * per element as branch-free C (selects, shifts by loop invariants) so that gcc and clang
+ * vectorise the loops with whatever vectors the target has (SSE2 on x86-64, NEON on aarch64).
+ *
+ * The one per-lane shift of the template (a target subnormal: the significand shifted right by
+ * an amount that depends on the exponent) has no SSE2 instruction, so it is done with exact
+ * float arithmetic instead: the value scaled so that the quantum is 1 (an exponent-field add,
+ * exact), truncated to an integer, and the fraction compared with 1/2. Every float operand and
+ * result there is a normal number or zero, so flush-to-zero/denormals-are-zero modes and the
+ * rounding mode never change a bit. */
+#include "portable.h"
+
+enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
+enum { S_F32, S_F16, S_BF16, S_F64 };
+
+#define INLINE DT_PINLINE
+#define MASK DT_PMASK
+#define sel dt_psel
+
+/* ---- sources -> float32 bits --------------------------------------------------------------- */
+/* float16 -> float32 bits (NaN payloads kept: the targets need only NaN-ness). A subnormal is
+ * 2^-14 * (1 + em/1024) - 2^-14, exact. */
+INLINE uint32_t f16_bits(uint32_t h)
+{
+    const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
+    const uint32_t sub = dt_pu(dt_pf(o + (113u << 23)) - 0x1p-14f);
+    uint32_t r = o + ((int32_t)em >= 0x7C00 ? 224u << 23 : 112u << 23);
+    r = (int32_t)em < 0x0400 ? sub : r;
+    return s | r;
+}
+
+/* float64 (as its two 32-bit halves) -> float32 bits rounded to odd, as dt_f64_to_f32_odd
+ * (NaN canonical). The float32-subnormal range: the top 24 significand bits mh scaled by
+ * 2^(e - 897) are a normal float32 of exponent field e - 747 (e >= 748; below, |x| is far under
+ * half the quantum); its truncation and fraction, with the 29 low bits as extra sticky. */
+INLINE uint32_t f64_odd_bits(uint32_t hi, uint32_t lo)
+{
+    const uint32_t ahi = hi & 0x7FFFFFFFu;
+    const int32_t e = (int32_t)(ahi >> 20);
+    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
+    const uint32_t nrm = (top - (896u << 23)) | (MASK(ml != 0) & 1);
+    const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
+    const float y = dt_pf(yb);
+    const int32_t t = (int32_t)y;
+    const uint32_t lost =
+        (MASK(y != (float)t) | MASK(ml != 0) | (MASK(e < 748) & MASK((ahi | lo) != 0))) & 1;
+    uint32_t r = sel(MASK(e < 897), (uint32_t)t | lost, nrm);
+    r = sel(MASK(e > 1150), 0x7F7FFFFFu, r);
+    r = sel(MASK(e == 2047), sel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC00000u, 0x7F800000u), r);
+    return (hi & 0x80000000u) | r;
+}
+
+INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
+{
+    if (sk == S_F32) {
+        uint32_t u;
+        memcpy(&u, s + 4 * i, 4);
+        return u;
+    }
+    if (sk == S_F64) {
+        uint64_t u;
+        memcpy(&u, s + 8 * i, 8);
+        return f64_odd_bits((uint32_t)(u >> 32), (uint32_t)u);
+    }
+    uint16_t h;
+    memcpy(&h, s + 2 * i, 2);
+    return sk == S_F16 ? f16_bits(h) : (uint32_t)h << 16; /* bfloat16: NaN-ness is kept */
+}
+
+/* ---- float32 bits -> codes ------------------------------------------------------------------- */
+/* Narrow floats (bias <= 127), by class (chosen at compile time, so the common cases skip the
+ * selects they do not need):
+ *   F      NaN and -0, subnormals (float16, float8 IEEE and fn)
+ *   FNUZ   NaN is 0x80, no -0 (float8 fnuz)
+ *   FNONAN no NaN (float6, float4e2m1: a NaN's code depends on its sign)
+ *   FBF    bfloat16: float32's exponent range, so no target subnormal needs a shift of its own;
+ *          FBF_NC: rne/rna without saturation, where the rounding carry alone gives Inf.
+ * Normal results: a - vn_off keeps the target's biased exponent above the significand, shifted
+ * right by the invariant d and rounded (a carry moves into the exponent). Subnormal results: |x|
+ * in units of the quantum (a + ksub as a float, exact), rounded via its truncation and fraction.
+ * Overflow: the overflow code is max or max + 1 (Inf, or the NaN that stands for it), so a min
+ * clamps. Then Inf in the directed modes, NaN, the sign. */
+enum { C_F, C_FNUZ, C_FNONAN, C_FBF, C_FBF_NC };
+
+INLINE uint32_t narrow_float(uint32_t x, const dt_pnarrow *p, int mode, int cls)
+{
+    const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
+    const int bf = cls == C_FBF || cls == C_FBF_NC;
+    const uint32_t d = p->d, vn = bf ? a : a - p->vn_off;
+    uint32_t c;
+    switch (mode) {
+    case M_RNE: c = (vn + p->hm1 + ((vn >> d) & 1)) >> d; break;
+    case M_RNA: c = (vn + p->hm1 + 1) >> d; break;
+    case M_FLOOR: c = (vn + (p->dmask & negm)) >> d; break;
+    case M_CEIL: c = (vn + (p->dmask & ~negm)) >> d; break;
+    case M_TRUNC: c = vn >> d; break;
+    default: c = (vn >> d) | (MASK((vn & p->dmask) != 0) & 1); break;
+    }
+    if (!bf) {
+        /* a + ksub wraps for large lanes (not selected); the min keeps the conversion defined.
+         * A float32 subnormal lane becomes a tiny normal (below 1/2: it rounds like one), a
+         * zero lane a tiny nonzero, hence the a != 0 in the sticky bit. */
+        const float y0 = dt_pf(a + p->ksub);
+        const float y = y0 < 0x1p24f ? y0 : 0x1p24f;
+        const int32_t ti = (int32_t)y;
+        const float f = y - (float)ti;
+        uint32_t t = (uint32_t)ti;
+        const uint32_t nz = MASK(f != 0.0f) & MASK(a != 0);
+        switch (mode) {
+        case M_RNE: t += (MASK(f > 0.5f) | (MASK(f == 0.5f) & t)) & 1; break;
+        case M_RNA: t += MASK(f >= 0.5f) & 1; break;
+        case M_FLOOR: t += nz & sg; break;
+        case M_CEIL: t += nz & (sg ^ 1); break;
+        case M_TRUNC: break;
+        default: t |= nz & 1; break;
+        }
+        c = (int32_t)(a >> 23) < p->sub_lim ? t : c;
+    }
+    const int near = mode == M_RNE || mode == M_RNA;
+    if (cls != C_FBF_NC) {
+        const uint32_t ovf = near ? p->ovf0 : p->ovf0 ^ (negm & p->ovfx);
+        c = (int32_t)c < (int32_t)ovf ? c : ovf;
+        if (!near) /* else Inf overflows to the Inf code already */
+            c = a == 0x7F800000u ? p->inf0 ^ (negm & p->infx) : c;
+    }
+    if (cls == C_FNONAN) {
+        c |= negm & p->sign;
+        return (int32_t)a > 0x7F800000 ? p->nan0 ^ (negm & p->nanx) : c;
+    }
+    c = (int32_t)a > 0x7F800000 ? p->nan0 : c; /* NaN's magnitude: the sign follows */
+    if (cls == C_FNUZ)
+        return c | (negm & p->sign & MASK(c != 0));
+    return c | (negm & p->sign);
+}
+
+/* float8e8m0: the power of two nearest |x| per mode (as the template: the sign is ignored). */
+INLINE uint32_t narrow_e8m0(uint32_t x, const dt_pnarrow *p, int mode)
+{
+    const uint32_t bias = mode == M_CEIL ? (1u << 23) - 1
+                          : (mode == M_RNE || mode == M_RNA) ? 1u << 22 : 0;
+    const uint32_t a = x & 0x7FFFFFFFu;
+    const uint32_t cn = (a + bias) >> 23;
+    const uint32_t ys = ((a << 1) + bias) >> 23;
+    const uint32_t cs = ys + MASK(ys != 0);
+    uint32_t c = (int32_t)a < 0x800000 ? cs : cn;
+    c = (int32_t)c > p->maxc ? (uint32_t)p->maxc : c;
+    return (int32_t)a > 0x7F7FFFFF ? 0xFFu : c;
+}
+
+/* The mode's rounding of t + f (0 <= f < 1) for a value of sign sg; nz: f != 0 (all ones). */
+INLINE uint32_t round_tf(uint32_t t, float f, uint32_t sg, uint32_t nz, int mode)
+{
+    switch (mode) {
+    case M_RNE: return t + ((MASK(f > 0.5f) | (MASK(f == 0.5f) & t)) & 1);
+    case M_RNA: return t + (MASK(f >= 0.5f) & 1);
+    case M_FLOOR: return t + (nz & sg);
+    case M_CEIL: return t + (nz & (sg ^ 1));
+    case M_TRUNC: return t;
+    default: return t | (nz & 1);
+    }
+}
+
+/* Integers of at most 16 bits. Wrap: |x| modulo 2^16 in float (|x| clamped to 2^39, a multiple
+ * of 2^16 like every larger value, so NaN and Inf give 0 as dt_encode; the floor of y / 2^16
+ * through an integer conversion; the remainder is exact), its truncation and fraction, the mode's
+ * rounding, the low bits of the two's complement. Saturate: |x| clamped to the limit of its sign
+ * first (rounding cannot pass an integer limit). A float32 subnormal lane may be flushed
+ * (FTZ/DAZ): its sticky bit comes from the bits instead. */
+INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
+{
+    const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
+    const float y0 = dt_pf(a);
+    float r;
+    uint32_t subnz = MASK((int32_t)a < 0x800000) & MASK(a != 0);
+    if (sat) {
+        const float lim = dt_pf(p->limf0 ^ (negm & p->limfx));
+        r = y0 < lim ? y0 : lim; /* NaN: lim, replaced below */
+        subnz &= MASK(y0 < lim); /* not when clamped to 0 */
+    } else {
+        const float y = y0 < 0x1p39f ? y0 : 0x1p39f;
+        const float zf = (float)(int32_t)(y * 0x1p-16f);
+        r = y - zf * 0x1p16f;
+    }
+    const int32_t ti = (int32_t)r;
+    const float f = r - (float)ti;
+    const uint32_t nz = MASK(f != 0.0f) | subnz;
+    const uint32_t m = round_tf((uint32_t)ti, f, sg, nz, mode);
+    const uint32_t c = ((m ^ negm) - negm) & p->imask;
+    return sat ? c & MASK((int32_t)a <= 0x7F800000) : c;
+}
+
+/* Integers of 32 bits: |x| modulo 2^32 (|x| clamped to 2^55), split at 2^31 for the conversion;
+ * saturation after the rounding (the limits are not all floats). */
+INLINE uint32_t narrow_int32(uint32_t x, const dt_pnarrow *p, int mode)
+{
+    const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
+    const float y0 = dt_pf(a);
+    const float y = y0 < 0x1p55f ? y0 : 0x1p55f;
+    const float zf = (float)(int32_t)(y * 0x1p-32f);
+    float r = y - zf * 0x1p32f;
+    const uint32_t hi = MASK(r >= 0x1p31f);
+    r = r - dt_pf(hi & 0x4F000000u); /* - 2^31 */
+    const int32_t ti = (int32_t)r;
+    const float f = r - (float)ti;
+    const uint32_t nz = MASK(f != 0.0f) | (MASK((int32_t)a < 0x800000) & MASK(a != 0));
+    const uint32_t t = round_tf((uint32_t)ti | (hi & 0x80000000u), f, sg, nz, mode);
+    const uint32_t lim = p->imax ^ (negm & p->limx);
+    const uint32_t over = MASK((int32_t)(t ^ 0x80000000u) > (int32_t)(lim ^ 0x80000000u)) |
+                          MASK(y0 >= 0x1p32f);
+    const uint32_t s = sel(over, lim, t);
+    uint32_t m = sel(p->isat, s, t);
+    m = sel(p->isat & MASK((int32_t)a > 0x7F800000), 0, m); /* NaN (wrap: remainder 0) */
+    return (m ^ negm) - negm;
+}
+
+enum { K_F, K_FNUZ, K_FNONAN, K_FBF, K_FBF_NC, K_E8M0, K_I16W, K_I16S, K_I32, K_BOOL };
+
+INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
+{
+    switch (kind) {
+    case K_F: return narrow_float(x, p, mode, C_F);
+    case K_FNUZ: return narrow_float(x, p, mode, C_FNUZ);
+    case K_FNONAN: return narrow_float(x, p, mode, C_FNONAN);
+    case K_FBF: return narrow_float(x, p, mode, C_FBF);
+    case K_FBF_NC: return narrow_float(x, p, mode, C_FBF_NC);
+    case K_E8M0: return narrow_e8m0(x, p, mode);
+    case K_I16W: return narrow_int16(x, p, mode, 0);
+    case K_I16S: return narrow_int16(x, p, mode, 1);
+    case K_I32: return narrow_int32(x, p, mode);
+    default: return MASK((x & 0x7FFFFFFFu) != 0) & 1;
+    }
+}
+
+/* ---- block functions: one per (source, kind, mode, code width) -------------------------------- */
+#define BLOCK_FN(sk, kind, mode, T)                                                             \
+    static void blk_##sk##_##kind##_##mode##_##T(void *out, const uint8_t *src, size_t n,       \
+                                                 const dt_pnarrow *pp)                          \
+    {                                                                                           \
+        const dt_pnarrow p = *pp;                                                               \
+        T *o = (T *)out;                                                                        \
+        for (size_t i = 0; i < n; i++)                                                          \
+            o[i] = (T)narrow_any(load_bits(src, i, sk), &p, kind, mode);                        \
+    }
+#define BLOCK_MODES(sk, kind, T)                                                                \
+    BLOCK_FN(sk, kind, M_RNE, T) BLOCK_FN(sk, kind, M_RNA, T) BLOCK_FN(sk, kind, M_FLOOR, T)    \
+    BLOCK_FN(sk, kind, M_CEIL, T) BLOCK_FN(sk, kind, M_TRUNC, T) BLOCK_FN(sk, kind, M_ODD, T)
+#define BLOCK_ROW(sk, kind, T)                                                                  \
+    {blk_##sk##_##kind##_M_RNE_##T, blk_##sk##_##kind##_M_RNA_##T,                               \
+     blk_##sk##_##kind##_M_FLOOR_##T, blk_##sk##_##kind##_M_CEIL_##T,                            \
+     blk_##sk##_##kind##_M_TRUNC_##T, blk_##sk##_##kind##_M_ODD_##T}
+
+#define BLOCK_SOURCE(sk)                                                                        \
+    BLOCK_MODES(sk, K_F, uint8_t)                                                               \
+    BLOCK_MODES(sk, K_F, uint16_t)                                                              \
+    BLOCK_MODES(sk, K_FNUZ, uint8_t)                                                            \
+    BLOCK_MODES(sk, K_FNONAN, uint8_t)                                                          \
+    BLOCK_MODES(sk, K_FBF, uint16_t)                                                            \
+    BLOCK_FN(sk, K_FBF_NC, M_RNE, uint16_t)                                                     \
+    BLOCK_FN(sk, K_FBF_NC, M_RNA, uint16_t)                                                     \
+    BLOCK_MODES(sk, K_E8M0, uint8_t)                                                            \
+    BLOCK_FN(sk, K_BOOL, M_RNE, uint8_t)
+#define BLOCK_INTS(sk)                                                                          \
+    BLOCK_MODES(sk, K_I16W, uint8_t)                                                            \
+    BLOCK_MODES(sk, K_I16W, uint16_t)                                                           \
+    BLOCK_MODES(sk, K_I16S, uint8_t)                                                            \
+    BLOCK_MODES(sk, K_I16S, uint16_t)                                                           \
+    BLOCK_MODES(sk, K_I32, uint32_t)
+BLOCK_SOURCE(S_F32)
+BLOCK_SOURCE(S_F16)
+BLOCK_SOURCE(S_BF16)
+BLOCK_SOURCE(S_F64)
+BLOCK_INTS(S_F32)
+BLOCK_INTS(S_F16)
+BLOCK_INTS(S_BF16)
+
+/* [source][mode] per (kind, code width) */
+#define BLOCK_TABLE(kind, T)                                                                    \
+    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
+        BLOCK_ROW(S_F64, kind, T)};
+#define BLOCK_TABLE_INT(kind, T)                                                                \
+    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
+        {NULL}};
+BLOCK_TABLE(K_F, uint8_t)
+BLOCK_TABLE(K_F, uint16_t)
+BLOCK_TABLE(K_FNUZ, uint8_t)
+BLOCK_TABLE(K_FNONAN, uint8_t)
+BLOCK_TABLE(K_FBF, uint16_t)
+BLOCK_TABLE(K_E8M0, uint8_t)
+BLOCK_TABLE_INT(K_I16W, uint8_t)
+BLOCK_TABLE_INT(K_I16W, uint16_t)
+BLOCK_TABLE_INT(K_I16S, uint8_t)
+BLOCK_TABLE_INT(K_I16S, uint16_t)
+BLOCK_TABLE_INT(K_I32, uint32_t)
+#define NC_ROW(sk) {blk_##sk##_K_FBF_NC_M_RNE_uint16_t, blk_##sk##_K_FBF_NC_M_RNA_uint16_t}
+static const dt_pblock_fn tab_K_FBF_NC_uint16_t[4][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
+                                                         NC_ROW(S_BF16), NC_ROW(S_F64)};
+static const dt_pblock_fn tab_bool[4] = {blk_S_F32_K_BOOL_M_RNE_uint8_t,
+                                         blk_S_F16_K_BOOL_M_RNE_uint8_t,
+                                         blk_S_BF16_K_BOOL_M_RNE_uint8_t,
+                                         blk_S_F64_K_BOOL_M_RNE_uint8_t};
+
+/* ---- packing sub-byte codes (element 2k in the low nibble, as ONNX) ------------------------- */
+void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
+{
+    switch (obits) {
+    case 4:
+        for (size_t j = 0; j < bytes; j++)
+            o[j] = (uint8_t)((c[2 * j] & 0xF) | (c[2 * j + 1] & 0xF) << 4);
+        break;
+    case 2:
+        for (size_t j = 0; j < bytes; j++)
+            o[j] = (uint8_t)((c[4 * j] & 3) | (c[4 * j + 1] & 3) << 2 | (c[4 * j + 2] & 3) << 4 |
+                             (c[4 * j + 3] & 3) << 6);
+        break;
+    default:
+        for (size_t j = 0; j < bytes; j++) {
+            unsigned b = 0;
+            for (unsigned q = 0; q < 8; q++)
+                b |= (c[8 * j + q] & 1u) << q;
+            o[j] = (uint8_t)b;
+        }
+        break;
+    }
+}
+
+/* ---- the kernel ---------------------------------------------------------------------------- */
+static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    dt_pnarrow p;
+    memcpy(&p, k->local, sizeof p);
+    const size_t sb = (size_t)p.sbytes, ob = (size_t)p.obits;
+    const uint8_t *s = (const uint8_t *)src + begin * sb;
+    uint8_t *d = (uint8_t *)dst + begin * ob / 8;
+    _Alignas(64) uint8_t codes[DT_PBLOCK * 4];
+    _Alignas(64) uint8_t packed[DT_PBLOCK];
+    const size_t n = end - begin;
+    for (size_t i = 0; i < n; i += DT_PBLOCK) { /* i: a multiple of 8 (begin is one too) */
+        const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;
+        dt_prefetch_span(s + i * sb, m * sb);
+        p.block(codes, s + i * sb, m, &p);
+        if (ob >= 8) {
+            memcpy(d + i * ob / 8, codes, m * ob / 8);
+        } else {
+            const size_t m8 = (m + 7) & ~(size_t)7;
+            memset(codes + m, 0, m8 - m);
+            dt_ppack(packed, codes, m8 * ob / 8, (int)ob);
+            memcpy(d + i * ob / 8, packed, (m * ob + 7) / 8);
+        }
+    }
+}
+
+/* ---- the picker ---------------------------------------------------------------------------- */
+static int source_kind(const dt_format *sf)
+{
+    switch (sf->type) {
+    case DTCAST_FLOAT32: return S_F32;
+    case DTCAST_FLOAT16: return S_F16;
+    case DTCAST_BFLOAT16: return S_BF16;
+    case DTCAST_FLOAT64: return S_F64;
+    default: return -1;
+    }
+}
+
+dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_rules *r,
+                             dt_pnarrow *p)
+{
+    memset(p, 0, sizeof *p);
+    const int sk = source_kind(sf);
+    if (sk < 0 || (unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+        return NULL;
+    const int mode = (int)r->round - DTCAST_ROUND_RNE, ob = df->stride_bits;
+    if (ob != 1 && ob != 2 && ob != 4 && ob != 8 && ob != 16 && ob != 32)
+        return NULL;
+    dt_narrow n;
+    if (!dt_narrow_setup(&n, df, dt_format_of(DTCAST_FLOAT32), r))
+        return NULL;
+    p->obits = ob;
+    p->sbytes = sf->stride_bits / 8;
+    if (df->tc == DT_TC_BOOL) {
+        p->block = tab_bool[sk];
+    } else if (df->tc == DT_TC_E8M0) {
+        if (ob != 8)
+            return NULL;
+        p->maxc = (int32_t)n.maxc;
+        p->block = tab_K_E8M0_uint8_t[sk][mode];
+    } else if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) {
+        if (sk == S_F64 || df->bits > 32) /* float64 -> integers: exact, not through float32 */
+            return NULL;
+        p->imask = n.imask;
+        p->imax = n.imax;
+        p->limx = n.imax ^ n.imin_mag;
+        p->isat = n.isat;
+        p->limf0 = dt_pu((float)n.imax);
+        p->limfx = p->limf0 ^ dt_pu((float)n.imin_mag);
+        if (ob == 32)
+            p->block = tab_K_I32_uint32_t[sk][mode];
+        else if (n.isat)
+            p->block = ob == 16 ? tab_K_I16S_uint16_t[sk][mode] : tab_K_I16S_uint8_t[sk][mode];
+        else
+            p->block = ob == 16 ? tab_K_I16W_uint16_t[sk][mode] : tab_K_I16W_uint8_t[sk][mode];
+    } else if (df->tc == DT_TC_FLOAT && df->bias <= 127 && df->bias >= 1 && ob <= 16) {
+        const uint32_t M = (uint32_t)df->man_bits, B = (uint32_t)df->bias;
+        p->d = 23 - M;
+        p->hm1 = (1u << (p->d - 1)) - 1;
+        p->dmask = (1u << p->d) - 1;
+        p->vn_off = (n.ec_hi - 1) << 23;
+        p->ksub = (B + M - 1) << 23;
+        p->sub_lim = n.ec_hi > 1 ? (int32_t)n.ec_hi : 0;
+        p->maxc = (int32_t)n.maxc;
+        p->ovf0 = n.ovf[0];
+        p->ovfx = n.ovf[0] ^ n.ovf[1];
+        p->inf0 = n.inf[0];
+        p->infx = n.inf[0] ^ n.inf[1];
+        p->nan0 = n.nan[0];
+        p->nanx = n.nan[0] ^ n.nan[1];
+        p->sign = n.sign;
+        /* the classes' assumptions (true of every format; else no kernel) */
+        for (int neg = 0; neg < 2; neg++)
+            if (n.ovf[neg] != n.maxc && n.ovf[neg] != n.maxc + 1)
+                return NULL;
+        if ((mode == M_RNE || mode == M_RNA) && p->ovfx)
+            return NULL;
+        /* a float32 subnormal lies below half the target's quantum (the largest B + M - 1 of a
+         * format with subnormals of its own is 24) */
+        if (n.ec_hi > 1 && B + M - 1 > 100)
+            return NULL;
+        const bool nan_signed = n.nan[1] == (n.nan[0] | n.sign);
+        if (n.ec_hi == 1) { /* bfloat16 */
+            if (ob != 16 || !n.keep_neg_zero || !nan_signed)
+                return NULL;
+            p->block = (mode == M_RNE || mode == M_RNA) && n.ovf[0] == n.maxc + 1
+                           ? tab_K_FBF_NC_uint16_t[sk][mode]
+                           : tab_K_FBF_uint16_t[sk][mode];
+        } else if (df->nan == DT_NAN_NONE) {
+            if (ob > 8 || !n.keep_neg_zero)
+                return NULL;
+            p->block = tab_K_FNONAN_uint8_t[sk][mode];
+        } else if (df->nan == DT_NAN_FNUZ) {
+            if (ob > 8 || n.keep_neg_zero || n.nan[0] != n.sign || n.nan[1] != n.sign)
+                return NULL;
+            p->block = tab_K_FNUZ_uint8_t[sk][mode];
+        } else {
+            if (!n.keep_neg_zero || !nan_signed)
+                return NULL;
+            p->block = ob == 16 ? tab_K_F_uint16_t[sk][mode] : tab_K_F_uint8_t[sk][mode];
+        }
+    } else {
+        return NULL;
+    }
+    return p->block ? pnarrow_run : NULL;
+}
+
+/* ---- float64 -> float32 in every mode --------------------------------------------------------- */
+/* As f64_odd_bits, with the mode's rounding; ovf: the result of an overflow (per sign), inf: of
+ * an infinite input. */
+INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, uint32_t ovfx,
+                             uint32_t inf)
+{
+    const uint32_t sg = hi >> 31, negm = 0u - sg, ahi = hi & 0x7FFFFFFFu;
+    const int32_t e = (int32_t)(ahi >> 20);
+    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
+    /* normal float32 results: 29 bits dropped */
+    uint32_t kn = top - (896u << 23);
+    const uint32_t half = (lo >> 28) & 1, st = MASK((lo & 0x0FFFFFFFu) != 0) & 1;
+    switch (mode) {
+    case M_RNE: kn += half & (st | (kn & 1)); break;
+    case M_RNA: kn += half; break;
+    case M_FLOOR: kn += (half | st) & sg; break;
+    case M_CEIL: kn += (half | st) & (sg ^ 1); break;
+    case M_TRUNC: break;
+    default: kn |= half | st; break;
+    }
+    /* subnormal float32 results */
+    const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
+    const float y = dt_pf(yb);
+    const int32_t ti = (int32_t)y;
+    const float f = y - (float)ti;
+    uint32_t t = (uint32_t)ti;
+    const uint32_t mlnz = MASK(ml != 0);
+    const uint32_t nz = MASK(f != 0.0f) | mlnz | (MASK(e < 748) & MASK((ahi | lo) != 0));
+    switch (mode) {
+    case M_RNE: t += (MASK(f > 0.5f) | (MASK(f == 0.5f) & (mlnz | t))) & 1; break;
+    case M_RNA: t += MASK(f >= 0.5f) & 1; break;
+    case M_FLOOR: t += nz & sg; break;
+    case M_CEIL: t += nz & (sg ^ 1); break;
+    case M_TRUNC: break;
+    default: t |= nz & 1; break;
+    }
+    uint32_t r = sel(MASK(e < 897), t, kn);
+    r = sel(MASK((int32_t)r >= 0x7F800000) | MASK(e > 1150), ovf0 ^ (negm & ovfx), r);
+    r = sel(MASK(e == 2047), sel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC00000u, inf), r);
+    return (sg << 31) | r;
+}
+
+#define F64_F32_FN(mode)                                                                        \
+    static void f64_f32_blk_##mode(uint32_t *o, const uint8_t *s, size_t n, uint32_t ovf0,      \
+                                   uint32_t ovfx, uint32_t inf)                                 \
+    {                                                                                           \
+        for (size_t i = 0; i < n; i++) {                                                        \
+            uint64_t u;                                                                         \
+            memcpy(&u, s + 8 * i, 8);                                                           \
+            o[i] = f64_f32_elem((uint32_t)(u >> 32), (uint32_t)u, mode, ovf0, ovfx, inf);       \
+        }                                                                                       \
+    }
+F64_F32_FN(M_RNE)
+F64_F32_FN(M_RNA)
+F64_F32_FN(M_FLOOR)
+F64_F32_FN(M_CEIL)
+F64_F32_FN(M_TRUNC)
+F64_F32_FN(M_ODD)
+
+void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    typedef void (*blk_fn)(uint32_t *, const uint8_t *, size_t, uint32_t, uint32_t, uint32_t);
+    static const blk_fn fns[6] = {f64_f32_blk_M_RNE,   f64_f32_blk_M_RNA,   f64_f32_blk_M_FLOOR,
+                                  f64_f32_blk_M_CEIL,  f64_f32_blk_M_TRUNC, f64_f32_blk_M_ODD};
+    const dt_rules *r = &k->r;
+    const int mode = (int)r->round - DTCAST_ROUND_RNE;
+    const blk_fn fn = fns[mode >= 0 && mode < 6 ? mode : 0];
+    /* overflow: the largest finite number when saturating or when the mode rounds the
+     * magnitude down (per sign), else Inf */
+    uint32_t ovf[2];
+    for (int neg = 0; neg < 2; neg++) {
+        const bool down = r->round == DTCAST_ROUND_TRUNC || r->round == DTCAST_ROUND_ODD ||
+                          (r->round == DTCAST_ROUND_FLOOR && !neg) ||
+                          (r->round == DTCAST_ROUND_CEIL && neg);
+        ovf[neg] = (r->saturate_float || down) ? 0x7F7FFFFFu : 0x7F800000u;
+    }
+    const uint32_t inf = r->saturate_float ? 0x7F7FFFFFu : 0x7F800000u;
+    const uint8_t *s = (const uint8_t *)src + begin * 8;
+    uint8_t *d = (uint8_t *)dst + begin * 4;
+    _Alignas(64) uint32_t out[DT_PBLOCK];
+    const size_t n = end - begin;
+    for (size_t i = 0; i < n; i += DT_PBLOCK) {
+        const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;
+        dt_prefetch_span(s + i * 8, m * 8);
+        fn(out, s + i * 8, m, ovf[0], ovf[0] ^ ovf[1], inf);
+        memcpy(d + i * 4, out, m * 4);
+    }
+}
+
+/* ---- integers of 32 and 64 bits -> float32 / float64, in every mode ------------------------- */
+/* An unsigned 32-bit value as a double (exact: the signed conversion of u - 2^31, plus 2^31). */
+INLINE double u32_double(uint32_t u) { return (double)(int32_t)(u ^ 0x80000000u) + 0x1p31; }
+
+/* The bits of an exact double magnitude (an integer: never subnormal, never beyond float32)
+ * rounded to float32 per mode, with the sign bit sg (0/1); nz: all ones unless it is 0. */
+INLINE uint32_t dbits_f32(uint64_t db, uint32_t sg, uint32_t nz, int mode)
+{
+    const uint32_t hi = (uint32_t)(db >> 32), lo = (uint32_t)db;
+    uint32_t kn = ((hi << 3) | (lo >> 29)) - (896u << 23);
+    const uint32_t half = (lo >> 28) & 1, st = MASK((lo & 0x0FFFFFFFu) != 0) & 1;
+    switch (mode) {
+    case M_RNE: kn += half & (st | (kn & 1)); break;
+    case M_RNA: kn += half; break;
+    case M_FLOOR: kn += (half | st) & sg; break;
+    case M_CEIL: kn += (half | st) & (sg ^ 1); break;
+    case M_TRUNC: break;
+    default: kn |= half | st; break;
+    }
+    return (sg << 31) | (kn & nz);
+}
+
+/* The magnitude of a 64-bit integer as its halves; neg: all ones for a negative signed value. */
+INLINE void mag64(uint32_t *mh, uint32_t *ml, uint32_t hi, uint32_t lo, uint32_t neg)
+{
+    *ml = (lo ^ neg) - neg;
+    *mh = (hi ^ neg) + (neg & MASK(lo == 0) & 1);
+}
+
+/* A 64-bit magnitude as a double that rounds like it to float32: at or above 2^53 the 11 low
+ * bits fold into a sticky bit 11 (the double then holds it exactly: at most 53 bits). */
+INLINE double mag64_f32odd(uint32_t mh, uint32_t ml)
+{
+    const uint32_t folded = (ml & ~0x7FFu) | (MASK((ml & 0x7FFu) != 0) & 0x800u);
+    const uint32_t l = sel(MASK((mh >> 21) != 0), folded, ml);
+    return u32_double(mh) * 0x1p32 + u32_double(l);
+}
+
+/* A 64-bit magnitude rounded to float64 per mode: the p = msb - 52 low bits dropped (2^p built
+ * as a float: no per-lane shift), the kept part and the rounding increment added exactly. */
+INLINE uint64_t mag64_f64(uint32_t mh, uint32_t ml, uint32_t sg, int mode)
+{
+    const double dh = u32_double(mh);
+    const int32_t p0 = (int32_t)(dt_pud(dh) >> 52) - 1023 - 20;
+    const int32_t p = p0 > 0 ? p0 : 0;
+    const uint32_t pw = (uint32_t)(int32_t)dt_pf((uint32_t)(127 + p) << 23);
+    const uint32_t dropped = ml & (pw - 1), half = pw >> 1;
+    uint32_t kept = ml - dropped, up;
+    const uint32_t nz = MASK(dropped != 0);
+    switch (mode) {
+    case M_RNE:
+        up = MASK((int32_t)dropped > (int32_t)half) |
+             (MASK(dropped == half) & MASK((kept & pw) != 0) & nz);
+        break;
+    case M_RNA: up = MASK((int32_t)dropped >= (int32_t)half) & nz; break;
+    case M_FLOOR: up = nz & (0u - sg); break;
+    case M_CEIL: up = nz & (sg - 1); break;
+    case M_TRUNC: up = 0; break;
+    default: kept |= pw & nz; up = 0; break;
+    }
+    const double d = dh * 0x1p32 + u32_double(kept) + u32_double(pw & up);
+    return dt_pud(d) | (uint64_t)sg << 63;
+}
+
+#define IF_KERNEL(name, STYPE, DTYPE, EXPR)                                                     \
+    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
+        uint8_t *d = (uint8_t *)dst + begin * sizeof(DTYPE);                                    \
+        _Alignas(64) DTYPE out[DT_PBLOCK];                                                      \
+        const size_t n = end - begin;                                                           \
+        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
+            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
+            dt_prefetch_span(s + i0 * sizeof(STYPE), m * sizeof(STYPE));                        \
+            for (size_t i = 0; i < m; i++) {                                                    \
+                STYPE x;                                                                        \
+                memcpy(&x, s + (i0 + i) * sizeof(STYPE), sizeof x);                             \
+                out[i] = (EXPR);                                                                \
+            }                                                                                   \
+            memcpy(d + i0 * sizeof(DTYPE), out, m * sizeof(DTYPE));                             \
+        }                                                                                       \
+    }
+
+#define I32_F32(x, mode)                                                                        \
+    dbits_f32(dt_pud((double)(int32_t)(x)) & ~(UINT64_C(1) << 63), (x) >> 31, MASK((x) != 0), mode)
+#define U32_F32(x, mode) dbits_f32(dt_pud(u32_double(x)), 0, MASK((x) != 0), mode)
+INLINE uint32_t i64_f32(uint64_t x, int mode)
+{
+    const uint32_t hi = (uint32_t)(x >> 32), sg = hi >> 31;
+    uint32_t mh, ml;
+    mag64(&mh, &ml, hi, (uint32_t)x, 0u - sg);
+    return dbits_f32(dt_pud(mag64_f32odd(mh, ml)), sg, MASK((mh | ml) != 0), mode);
+}
+INLINE uint64_t i64_f64(uint64_t x, int mode)
+{
+    const uint32_t hi = (uint32_t)(x >> 32), sg = hi >> 31;
+    uint32_t mh, ml;
+    mag64(&mh, &ml, hi, (uint32_t)x, 0u - sg);
+    return mag64_f64(mh, ml, sg, mode);
+}
+INLINE uint32_t u64_f32(uint64_t x, int mode)
+{
+    const uint32_t mh = (uint32_t)(x >> 32), ml = (uint32_t)x;
+    return dbits_f32(dt_pud(mag64_f32odd(mh, ml)), 0, MASK((mh | ml) != 0), mode);
+}
+#define U64_F64(x, mode) mag64_f64((uint32_t)((x) >> 32), (uint32_t)(x), 0, mode)
+
+#define IF_MODES(name, STYPE, DTYPE, F)                                                         \
+    IF_KERNEL(name##_M_RNE, STYPE, DTYPE, F(x, M_RNE))                                          \
+    IF_KERNEL(name##_M_RNA, STYPE, DTYPE, F(x, M_RNA))                                          \
+    IF_KERNEL(name##_M_FLOOR, STYPE, DTYPE, F(x, M_FLOOR))                                      \
+    IF_KERNEL(name##_M_CEIL, STYPE, DTYPE, F(x, M_CEIL))                                        \
+    IF_KERNEL(name##_M_TRUNC, STYPE, DTYPE, F(x, M_TRUNC))                                      \
+    IF_KERNEL(name##_M_ODD, STYPE, DTYPE, F(x, M_ODD))
+#define IF_ROW(name)                                                                            \
+    {name##_M_RNE, name##_M_RNA, name##_M_FLOOR, name##_M_CEIL, name##_M_TRUNC, name##_M_ODD}
+IF_MODES(if_i32_f32, uint32_t, uint32_t, I32_F32)
+IF_MODES(if_u32_f32, uint32_t, uint32_t, U32_F32)
+IF_MODES(if_i64_f32, uint64_t, uint32_t, i64_f32)
+IF_MODES(if_u64_f32, uint64_t, uint32_t, u64_f32)
+IF_MODES(if_i64_f64, uint64_t, uint64_t, i64_f64)
+IF_MODES(if_u64_f64, uint64_t, uint64_t, U64_F64)
+/* [int32, uint32, int64, uint64][float32, float64][mode] */
+static const dt_kernel_fn if_fns[4][2][6] = {
+    {IF_ROW(if_i32_f32), {NULL}},
+    {IF_ROW(if_u32_f32), {NULL}},
+    {IF_ROW(if_i64_f32), IF_ROW(if_i64_f64)},
+    {IF_ROW(if_u64_f32), IF_ROW(if_u64_f64)},
+};
+
+dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const int mode = (int)r->round - DTCAST_ROUND_RNE;
+    if (mode < 0 || mode > 5 || (sf->tc != DT_TC_SINT && sf->tc != DT_TC_UINT) ||
+        sf->bits != sf->stride_bits || (sf->bits != 32 && sf->bits != 64))
+        return NULL;
+    const int si = (sf->bits == 64 ? 2 : 0) + (sf->tc == DT_TC_UINT);
+    if (df->type != DTCAST_FLOAT32 && df->type != DTCAST_FLOAT64)
+        return NULL;
+    return if_fns[si][df->type == DTCAST_FLOAT64][mode];
+}
