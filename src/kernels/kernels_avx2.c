@@ -1,31 +1,56 @@
-/* AVX2 + F16C kernels: the narrowing template with 8 lanes (integer -> integer: in
- * kernels_avx2_int.c). Compiled for the target through function attributes only. */
+/* AVX2 + F16C kernels: the narrowing template with 8 lanes, float32 -> bfloat16; and the AVX2
+ * registry entries, in the finder's order (the other families live in kernels_avx2_*.c).
+ * Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels_x86.h"
 
-bool dt_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+/* integer <-> integer (kernels_avx2_int.c) */
+static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                   size_t count)
 {
     (void)count;
-    if (dt_table_find_avx2(k, df, sf, r, count)) /* <= 8-bit sources: kernels_avx2_table.c */
-        return true;
     k->fn = dt_int_pick_avx2(df, sf, r);
-    if (k->fn)
-        return true;
-    k->fn = dt_cvt_pick_avx2(df, sf, r); /* integer <-> float, float64 <-> float32: kernels_avx2_cvt.c */
-    if (k->fn)
-        return true;
-    if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16) {
-        k->fn = f32_bf16_pick_avx2(r->round);
-        if (k->fn)
-            return true;
-    }
-    dt_kernel_fn f = narrow_pick_avx2(df, sf, r);
-    if (f && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r)) {
-        k->fn = f;
-        k->compute_bound = true; /* the template */
-        return true;
-    }
-    return false;
+    return k->fn != NULL;
 }
+
+/* integer <-> float, float64 <-> float32 (kernels_avx2_cvt.c) */
+static bool e_cvt(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count)
+{
+    (void)count;
+    if (sf->bits <= 8)
+        return false; /* 8-bit integer sources: the table entry, before this one */
+    k->fn = dt_cvt_pick_avx2(df, sf, r);
+    return k->fn != NULL;
+}
+
+/* float32 -> bfloat16 on the bits, every mode */
+static bool e_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                   size_t count)
+{
+    (void)count;
+    if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16)
+        k->fn = f32_bf16_pick_avx2(r->round);
+    return k->fn != NULL;
+}
+
+/* the narrowing template on 8 lanes of 32 bits */
+static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                     size_t count)
+{
+    (void)count;
+    k->fn = narrow_pick_avx2(df, sf, r);
+    k->compute_bound = true;
+    return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
+}
+
+const dt_kernel_entry dt_entries_avx2[] = {
+    {"avx2 table: <= 8-bit sources into every width", DT_ISA_AVX2, dt_table_find_avx2},
+    {"avx2 float32 <-> float16, bfloat16 -> float32 (F16C)", DT_ISA_AVX2, dt_half_find_avx2},
+    {"avx2 integers: int <-> int", DT_ISA_AVX2, e_int},
+    {"avx2 int <-> float, float64 <-> float32", DT_ISA_AVX2, e_cvt},
+    {"avx2 float32 -> bfloat16", DT_ISA_AVX2, e_bf16},
+    {"avx2 narrow template, 32-bit lanes", DT_ISA_AVX2, e_narrow},
+    {NULL, DT_ISA_PORTABLE, NULL},
+};
 #endif

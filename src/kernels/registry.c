@@ -4,14 +4,7 @@
 
 #include <string.h>
 
-/* Until their files list their families: the AVX2 and portable finders as one entry each. */
-#if defined(DT_HAVE_X86)
-const dt_kernel_entry dt_entries_avx2[] = {
-    {"avx2 float32 <-> float16, bfloat16 -> float32 (F16C)", DT_ISA_AVX2, dt_half_find_avx2},
-    {"avx2 (finder)", DT_ISA_AVX2, dt_find_avx2},
-    {NULL, DT_ISA_PORTABLE, NULL},
-};
-#endif
+/* Until portable.c lists its families: the portable finder as one entry. */
 const dt_kernel_entry dt_entries_portable[] = {
     {"portable (finder)", DT_ISA_PORTABLE, dt_find_portable},
     {NULL, DT_ISA_PORTABLE, NULL},
