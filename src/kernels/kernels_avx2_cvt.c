@@ -7,7 +7,9 @@
  *   - float64 -> float32 (every mode), float32 / float16 / bfloat16 -> float64 (exact);
  *   - float32 / float64 -> int8..uint64: vroundpd per mode (ties-away and odd from the
  *     truncation / floor), the integral double's bits shifted into a 64-bit integer (which is
- *     the wrap modulo 2^64, NaN and Inf giving 0), clamped by comparisons under saturate.
+ *     the wrap modulo 2^64, NaN and Inf giving 0), clamped by comparisons under saturate;
+ *     float32 -> 8/16/32-bit integers in 32-bit lanes: vroundps, then vcvttps2dq (exact below
+ *     2^31; the rare larger lanes wrap from their bits, or clamp).
  * Each kernel sets its own MXCSR (exceptions masked, no flush-to-zero or denormals-are-zero, its
  * rounding control) and restores the caller's word on the way out, flags included: no mode and
  * no exception flag leaks. Blocks of 32 elements load all their source before they store, so in
@@ -472,6 +474,102 @@ static FN DT_INLINE void blk_f_int(uint8_t *d, const uint8_t *s, int st, int dt,
         st256(d + 32 * j, v[j]);
 }
 
+/* ---- float32 -> integers of 8, 16 or 32 bits, in 32-bit lanes -------------------------------- */
+/* x rounded to an integral float per mode, as round_int does on doubles (|x| >= 2^23 is
+ * integral, so the +-1 steps act below that: exact) */
+static FN DT_INLINE __m256 round_int_ps(__m256 x, int mode)
+{
+    const __m256 sign = _mm256_castsi256_ps(I32(0x80000000));
+    switch (mode) {
+    case DTCAST_ROUND_RNE: return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case DTCAST_ROUND_FLOOR: return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    case DTCAST_ROUND_CEIL: return _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case DTCAST_ROUND_TRUNC: return _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    case DTCAST_ROUND_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
+        const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(x, t)), _mm256_set1_ps(0.5f),
+                                        _CMP_GE_OQ);
+        return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_set1_ps(1.0f))));
+    }
+    default: { /* odd: floor + 1 when inexact and floor is even (floor | 1) */
+        const __m256 f = _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        const __m256 h = _mm256_mul_ps(f, _mm256_set1_ps(0.5f));
+        const __m256 even = _mm256_cmp_ps(_mm256_round_ps(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), h, _CMP_EQ_OQ);
+        const __m256 grow = _mm256_and_ps(_mm256_cmp_ps(f, x, _CMP_NEQ_OQ), even);
+        return _mm256_add_ps(f, _mm256_and_ps(grow, _mm256_set1_ps(1.0f)));
+    }
+    }
+}
+
+/* Wrap of integral lanes with |f| >= 2^31 (e >= 158): f = m * 2^(e - 150) with the 24-bit
+ * significand m, so f mod 2^32 is m shifted left (counts >= 32 give 0: multiples of 2^32),
+ * negated for negative f; NaN and Inf (e = 255) give 0. */
+static FN DT_INLINE __m256i wrap_huge32(__m256 f)
+{
+    const __m256i b = _mm256_castps_si256(f);
+    const __m256i e = _mm256_and_si256(_mm256_srli_epi32(b, 23), I32(0xFF));
+    const __m256i m = _mm256_or_si256(_mm256_and_si256(b, I32(0x7FFFFF)), I32(0x800000));
+    const __m256i v = _mm256_sllv_epi32(m, _mm256_sub_epi32(e, I32(150)));
+    const __m256i neg = _mm256_srai_epi32(b, 31);
+    return _mm256_sub_epi32(_mm256_xor_si256(v, neg), neg);
+}
+
+/* 8 floats -> integers of type dt (<= 32 bits) in 32-bit lanes: vcvttps2dq of the integral
+ * float is exact below 2^31. Wrap: the rare other lanes (huge, NaN, Inf) from their bits.
+ * Saturate: <= 16 bits clamp the float to the (exact) bounds first; int32 takes INT32_MAX at
+ * or above 2^31 (below -2^31 the conversion's 0x80000000 is INT32_MIN); uint32 converts
+ * [2^31, 2^32) less 2^31 and puts the top bit back; NaN gives 0. */
+static FN DT_INLINE __m256i f32_small_int(__m256 x, int dt, int mode, int sat)
+{
+    const __m256 f = round_int_ps(x, mode);
+    if (!sat) {
+        __m256i v = _mm256_cvttps_epi32(f);
+        const __m256 ok = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_castsi256_ps(I32(0x80000000)), f),
+                                        _mm256_set1_ps(0x1p31f), _CMP_LT_OQ);
+        if (_mm256_movemask_ps(ok) != 0xFF)
+            v = _mm256_blendv_epi8(wrap_huge32(f), v, _mm256_castps_si256(ok));
+        return v;
+    }
+    __m256i v;
+    if (T_BYTES(dt) <= 2) {
+        const int bits = 8 * T_BYTES(dt);
+        const float lo = T_SIGNED(dt) ? -(float)(1 << (bits - 1)) : 0.0f;
+        const float hi = T_SIGNED(dt) ? (float)((1 << (bits - 1)) - 1) : (float)((1 << bits) - 1);
+        v = _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(lo)), _mm256_set1_ps(hi)));
+    } else if (T_SIGNED(dt)) {
+        v = _mm256_blendv_epi8(_mm256_cvttps_epi32(f), I32(0x7FFFFFFF),
+                               _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_set1_ps(0x1p31f), _CMP_GE_OQ)));
+    } else {
+        const __m256 g = _mm256_max_ps(f, _mm256_setzero_ps()); /* negative -> 0 */
+        const __m256 big = _mm256_cmp_ps(g, _mm256_set1_ps(0x1p31f), _CMP_GE_OQ);
+        v = _mm256_xor_si256(_mm256_cvttps_epi32(_mm256_sub_ps(g, _mm256_and_ps(big, _mm256_set1_ps(0x1p31f)))),
+                             _mm256_and_si256(_mm256_castps_si256(big), I32(0x80000000)));
+        v = _mm256_or_si256(v, _mm256_castps_si256(_mm256_cmp_ps(g, _mm256_set1_ps(0x1p32f), _CMP_GE_OQ)));
+    }
+    return _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), v);
+}
+
+static FN DT_INLINE void blk_f32_small(uint8_t *d, const uint8_t *s, int dt, int mode, int sat)
+{
+    __m256i v[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+        v[j] = ld256(s + 32 * j);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+        v[j] = f32_small_int(_mm256_castsi256_ps(v[j]), dt, mode, sat);
+    const int db = T_BYTES(dt);
+    if (db <= 2) {
+        v[0] = halve(v[0], v[1], 32);
+        v[1] = halve(v[2], v[3], 32);
+    }
+    if (db == 1)
+        v[0] = halve(v[0], v[1], 16);
+#pragma GCC unroll 4
+    for (int j = 0; j < db; j++) /* 32 elements of db bytes */
+        st256(d + 32 * j, v[j]);
+}
+
 /* ---- the loop ---------------------------------------------------------------------------------- */
 static FN DT_INLINE void blk(uint8_t *d, const uint8_t *s, int st, int dt, int mode, int sat)
 {
@@ -483,6 +581,8 @@ static FN DT_INLINE void blk(uint8_t *d, const uint8_t *s, int st, int dt, int m
         blk_f64_f32(d, s, mode, sat);
     else if (dt == T_F64)
         blk_f_f64(d, s, st, sat);
+    else if (st == T_F32 && T_BYTES(dt) <= 4)
+        blk_f32_small(d, s, dt, mode, sat);
     else
         blk_f_int(d, s, st, dt, mode, sat);
 }
@@ -570,13 +670,10 @@ static const dt_kernel_fn f_f64_fns[3] = {cvt_T_F16_T_F64_RNE, cvt_T_BF16_T_F64_
 #define CVT_TO_INTS_ROWS(st)                                                                    \
     {CVT_ROW(st, T_I8), CVT_ROW(st, T_U8), CVT_ROW(st, T_I16), CVT_ROW(st, T_U16),              \
      CVT_ROW(st, T_I32), CVT_ROW(st, T_U32), CVT_ROW(st, T_I64), CVT_ROW(st, T_U64)}
-CVT_MODES(T_F32, T_I64) CVT_MODES(T_F32, T_U64)
+CVT_TO_INTS(T_F32)
 CVT_TO_INTS(T_F64)
-/* [float32, float64][destination][mode]; float32 -> integers of <= 32 bits: the narrowing
- * template of kernels_avx2.c (as fast: its output is narrower) */
-static const dt_kernel_fn f_int_fns[2][8][6] = {
-    {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, CVT_ROW(T_F32, T_I64), CVT_ROW(T_F32, T_U64)},
-    CVT_TO_INTS_ROWS(T_F64)};
+/* [float32, float64][destination][mode] */
+static const dt_kernel_fn f_int_fns[2][8][6] = {CVT_TO_INTS_ROWS(T_F32), CVT_TO_INTS_ROWS(T_F64)};
 
 /* ---- the picker ------------------------------------------------------------------------------ */
 static int type_slot(const dt_format *f)

@@ -16,6 +16,12 @@ enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
 enum { S_F32, S_F16, S_BF16, S_F64 };
 
 #define INLINE DT_PINLINE
+/* the index of the high half of a 64-bit element (as two 32-bit words in memory) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define DT_PHI 0
+#else
+#define DT_PHI 1
+#endif
 #define MASK DT_PMASK
 #define sel dt_psel
 
@@ -67,6 +73,25 @@ INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
     return sk == S_F16 ? f16_bits(h) : (uint32_t)h << 16; /* bfloat16: NaN-ness is kept */
+}
+
+/* bool: whether the element is nonzero (its bits but the sign) */
+INLINE uint32_t bool_bits(const uint8_t *s, size_t i, int sk)
+{
+    if (sk == S_F32) {
+        uint32_t u;
+        memcpy(&u, s + 4 * i, 4);
+        return MASK((u & 0x7FFFFFFFu) != 0) & 1;
+    }
+    if (sk == S_F64) {
+        uint32_t lo, hi;
+        memcpy(&lo, s + 8 * i + 4 * (1 - DT_PHI), 4);
+        memcpy(&hi, s + 8 * i + 4 * DT_PHI, 4);
+        return MASK(((hi & 0x7FFFFFFFu) | lo) != 0) & 1;
+    }
+    uint16_t h;
+    memcpy(&h, s + 2 * i, 2);
+    return MASK((h & 0x7FFFu) != 0) & 1;
 }
 
 /* ---- float32 bits -> codes ------------------------------------------------------------------- */
@@ -234,14 +259,29 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
 }
 
 /* ---- block functions: one per (source, kind, mode, code width) -------------------------------- */
+/* The codes go through a uint32 array: a loop over 4-lane vectors (SSE2) keeps its constants
+ * in registers, where one producing 16 bytes per step (4 vectors at once) spills them. */
 #define BLOCK_FN(sk, kind, mode, T)                                                             \
     static void blk_##sk##_##kind##_##mode##_##T(void *out, const uint8_t *src, size_t n,       \
                                                  const dt_pnarrow *pp)                          \
     {                                                                                           \
         const dt_pnarrow p = *pp;                                                               \
+        if (sizeof(T) == 4) {                                                                   \
+            uint32_t *o = (uint32_t *)out;                                                      \
+            for (size_t i = 0; i < n; i++)                                                      \
+                o[i] = narrow_any(load_bits(src, i, sk), &p, kind, mode);                       \
+            return;                                                                             \
+        }                                                                                       \
+        _Alignas(64) uint32_t c[DT_PBLOCK];                                                     \
+        if (kind == K_BOOL) /* nonzero (NaN too): from the bits as they are */                 \
+            for (size_t i = 0; i < n; i++)                                                      \
+                c[i] = bool_bits(src, i, sk);                                                   \
+        else                                                                                    \
+            for (size_t i = 0; i < n; i++)                                                      \
+                c[i] = narrow_any(load_bits(src, i, sk), &p, kind, mode);                       \
         T *o = (T *)out;                                                                        \
         for (size_t i = 0; i < n; i++)                                                          \
-            o[i] = (T)narrow_any(load_bits(src, i, sk), &p, kind, mode);                        \
+            o[i] = (T)c[i];                                                                     \
     }
 #define BLOCK_MODES(sk, kind, T)                                                                \
     BLOCK_FN(sk, kind, M_RNE, T) BLOCK_FN(sk, kind, M_RNA, T) BLOCK_FN(sk, kind, M_FLOOR, T)    \
