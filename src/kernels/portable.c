@@ -379,7 +379,7 @@ static void copy_run(const dt_kernel *k, void *dst, const void *src, size_t begi
 INLINE uint32_t f16_f32(uint32_t h, uint32_t inf)
 {
     const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
-    const uint32_t sub = dt_pu(dt_pf(o + (113u << 23)) - 0x1p-14f);
+    const uint32_t sub = dt_bits_of_f32(dt_f32_of_bits(o + (113u << 23)) - 0x1p-14f);
     uint32_t r = dt_psel(MASK((int32_t)em < 0x0400), sub, o + (112u << 23));
     r = dt_psel(MASK((int32_t)em >= 0x7C00), dt_psel(MASK(em == 0x7C00u), inf, 0x7FC00000u), r);
     return s | r;
@@ -430,7 +430,7 @@ INLINE uint32_t bf16_f32(uint32_t b, uint32_t inf)
 INLINE void f32_f64(uint32_t *hi, uint32_t *lo, uint32_t x, uint32_t inf_hi, uint32_t inf_lo)
 {
     const uint32_t a = x & 0x7FFFFFFFu;
-    const uint64_t sub = dt_pud((double)(int32_t)a * 0x1p-149);
+    const uint64_t sub = dt_bits_of_f64((double)(int32_t)a * 0x1p-149);
     const uint32_t issub = MASK((int32_t)a < 0x800000), big = MASK((int32_t)a >= 0x7F800000);
     const uint32_t isinf = MASK(a == 0x7F800000u);
     uint32_t h = dt_psel(issub, (uint32_t)(sub >> 32), (a >> 3) + ((1023u - 127u) << 20));
@@ -680,7 +680,7 @@ static int int_slot(const dt_format *f)
  * from the float32 bits (rebiased; truncated) */
 INLINE uint32_t small_f16(float f)
 {
-    const uint32_t b = dt_pu(f), a = b & 0x7FFFFFFFu;
+    const uint32_t b = dt_bits_of_f32(f), a = b & 0x7FFFFFFFu;
     return ((b >> 16) & 0x8000u) | (((a >> 13) - (112u << 10)) & MASK(a != 0));
 }
 SIMPLE_KERNEL(if_i8_f32, int8_t, float, (float)x)
@@ -689,8 +689,8 @@ SIMPLE_KERNEL(if_i8_f64, int8_t, double, (double)x)
 SIMPLE_KERNEL(if_u8_f64, uint8_t, double, (double)x)
 SIMPLE_KERNEL(if_i8_f16, int8_t, uint16_t, (uint16_t)small_f16((float)x))
 SIMPLE_KERNEL(if_u8_f16, uint8_t, uint16_t, (uint16_t)small_f16((float)x))
-SIMPLE_KERNEL(if_i8_bf16, int8_t, uint16_t, (uint16_t)(dt_pu((float)x) >> 16))
-SIMPLE_KERNEL(if_u8_bf16, uint8_t, uint16_t, (uint16_t)(dt_pu((float)x) >> 16))
+SIMPLE_KERNEL(if_i8_bf16, int8_t, uint16_t, (uint16_t)(dt_bits_of_f32((float)x) >> 16))
+SIMPLE_KERNEL(if_u8_bf16, uint8_t, uint16_t, (uint16_t)(dt_bits_of_f32((float)x) >> 16))
 SIMPLE_KERNEL(if_i16_f32, int16_t, float, (float)x)
 SIMPLE_KERNEL(if_u16_f32, uint16_t, float, (float)x)
 SIMPLE_KERNEL(if_i16_f64, int16_t, double, (double)x)

@@ -8,6 +8,7 @@
 #define DTCAST_KERNELS_PORTABLE_H
 
 #include "kernels.h"
+#include "scalar.h" /* dt_f32_of_bits and the other bit casts */
 
 #include <string.h>
 
@@ -25,30 +26,6 @@
 DT_PINLINE uint32_t dt_psel(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
 DT_PINLINE uint64_t dt_psel64(uint64_t m, uint64_t a, uint64_t b) { return (a & m) | (b & ~m); }
 
-static inline float dt_pf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline uint32_t dt_pu(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline double dt_pd(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-}
-static inline uint64_t dt_pud(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-}
 
 /* The constants of a narrowing kernel (portable_narrow.c), kept in the kernel's local bytes. */
 typedef struct dt_pnarrow dt_pnarrow;

@@ -31,7 +31,7 @@ enum { S_F32, S_F16, S_BF16, S_F64 };
 INLINE uint32_t f16_bits(uint32_t h)
 {
     const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
-    const uint32_t sub = dt_pu(dt_pf(o + (113u << 23)) - 0x1p-14f);
+    const uint32_t sub = dt_bits_of_f32(dt_f32_of_bits(o + (113u << 23)) - 0x1p-14f);
     uint32_t r = o + ((int32_t)em >= 0x7C00 ? 224u << 23 : 112u << 23);
     r = (int32_t)em < 0x0400 ? sub : r;
     return s | r;
@@ -48,7 +48,7 @@ INLINE uint32_t f64_odd_bits(uint32_t hi, uint32_t lo)
     const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
     const uint32_t nrm = (top - (896u << 23)) | (MASK(ml != 0) & 1);
     const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
-    const float y = dt_pf(yb);
+    const float y = dt_f32_of_bits(yb);
     const int32_t t = (int32_t)y;
     const uint32_t lost =
         (MASK(y != (float)t) | MASK(ml != 0) | (MASK(e < 748) & MASK((ahi | lo) != 0))) & 1;
@@ -127,7 +127,7 @@ INLINE uint32_t narrow_float(uint32_t x, const dt_pnarrow *p, int mode, int cls)
         /* a + ksub wraps for large lanes (not selected); the min keeps the conversion defined.
          * A float32 subnormal lane becomes a tiny normal (below 1/2: it rounds like one), a
          * zero lane a tiny nonzero, hence the a != 0 in the sticky bit. */
-        const float y0 = dt_pf(a + p->ksub);
+        const float y0 = dt_f32_of_bits(a + p->ksub);
         const float y = y0 < 0x1p24f ? y0 : 0x1p24f;
         const int32_t ti = (int32_t)y;
         const float f = y - (float)ti;
@@ -196,11 +196,11 @@ INLINE uint32_t round_tf(uint32_t t, float f, uint32_t sg, uint32_t nz, int mode
 INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
 {
     const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
-    const float y0 = dt_pf(a);
+    const float y0 = dt_f32_of_bits(a);
     float r;
     uint32_t subnz = MASK((int32_t)a < 0x800000) & MASK(a != 0);
     if (sat) {
-        const float lim = dt_pf(p->limf0 ^ (negm & p->limfx));
+        const float lim = dt_f32_of_bits(p->limf0 ^ (negm & p->limfx));
         r = y0 < lim ? y0 : lim; /* NaN: lim, replaced below */
         subnz &= MASK(y0 < lim); /* not when clamped to 0 */
     } else {
@@ -221,12 +221,12 @@ INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
 INLINE uint32_t narrow_int32(uint32_t x, const dt_pnarrow *p, int mode)
 {
     const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
-    const float y0 = dt_pf(a);
+    const float y0 = dt_f32_of_bits(a);
     const float y = y0 < 0x1p55f ? y0 : 0x1p55f;
     const float zf = (float)(int32_t)(y * 0x1p-32f);
     float r = y - zf * 0x1p32f;
     const uint32_t hi = MASK(r >= 0x1p31f);
-    r = r - dt_pf(hi & 0x4F000000u); /* - 2^31 */
+    r = r - dt_f32_of_bits(hi & 0x4F000000u); /* - 2^31 */
     const int32_t ti = (int32_t)r;
     const float f = r - (float)ti;
     const uint32_t nz = MASK(f != 0.0f) | (MASK((int32_t)a < 0x800000) & MASK(a != 0));
@@ -434,8 +434,8 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
         p->imax = n.imax;
         p->limx = n.imax ^ n.imin_mag;
         p->isat = n.isat;
-        p->limf0 = dt_pu((float)n.imax);
-        p->limfx = p->limf0 ^ dt_pu((float)n.imin_mag);
+        p->limf0 = dt_bits_of_f32((float)n.imax);
+        p->limfx = p->limf0 ^ dt_bits_of_f32((float)n.imin_mag);
         if (ob == 32)
             p->block = tab_K_I32_uint32_t[sk][mode];
         else if (n.isat)
@@ -516,7 +516,7 @@ INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, 
     }
     /* subnormal float32 results */
     const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
-    const float y = dt_pf(yb);
+    const float y = dt_f32_of_bits(yb);
     const int32_t ti = (int32_t)y;
     const float f = y - (float)ti;
     uint32_t t = (uint32_t)ti;
@@ -626,9 +626,9 @@ INLINE double mag64_f32odd(uint32_t mh, uint32_t ml)
 INLINE uint64_t mag64_f64(uint32_t mh, uint32_t ml, uint32_t sg, int mode)
 {
     const double dh = u32_double(mh);
-    const int32_t p0 = (int32_t)(dt_pud(dh) >> 52) - 1023 - 20;
+    const int32_t p0 = (int32_t)(dt_bits_of_f64(dh) >> 52) - 1023 - 20;
     const int32_t p = p0 > 0 ? p0 : 0;
-    const uint32_t pw = (uint32_t)(int32_t)dt_pf((uint32_t)(127 + p) << 23);
+    const uint32_t pw = (uint32_t)(int32_t)dt_f32_of_bits((uint32_t)(127 + p) << 23);
     const uint32_t dropped = ml & (pw - 1), half = pw >> 1;
     uint32_t kept = ml - dropped, up;
     const uint32_t nz = MASK(dropped != 0);
@@ -644,7 +644,7 @@ INLINE uint64_t mag64_f64(uint32_t mh, uint32_t ml, uint32_t sg, int mode)
     default: kept |= pw & nz; up = 0; break;
     }
     const double d = dh * 0x1p32 + u32_double(kept) + u32_double(pw & up);
-    return dt_pud(d) | (uint64_t)sg << 63;
+    return dt_bits_of_f64(d) | (uint64_t)sg << 63;
 }
 
 #define IF_KERNEL(name, STYPE, DTYPE, EXPR)                                                     \
@@ -668,14 +668,14 @@ INLINE uint64_t mag64_f64(uint32_t mh, uint32_t ml, uint32_t sg, int mode)
     }
 
 #define I32_F32(x, mode)                                                                        \
-    dbits_f32(dt_pud((double)(int32_t)(x)) & ~(UINT64_C(1) << 63), (x) >> 31, MASK((x) != 0), mode)
-#define U32_F32(x, mode) dbits_f32(dt_pud(u32_double(x)), 0, MASK((x) != 0), mode)
+    dbits_f32(dt_bits_of_f64((double)(int32_t)(x)) & ~(UINT64_C(1) << 63), (x) >> 31, MASK((x) != 0), mode)
+#define U32_F32(x, mode) dbits_f32(dt_bits_of_f64(u32_double(x)), 0, MASK((x) != 0), mode)
 INLINE uint32_t i64_f32(uint64_t x, int mode)
 {
     const uint32_t hi = (uint32_t)(x >> 32), sg = hi >> 31;
     uint32_t mh, ml;
     mag64(&mh, &ml, hi, (uint32_t)x, 0u - sg);
-    return dbits_f32(dt_pud(mag64_f32odd(mh, ml)), sg, MASK((mh | ml) != 0), mode);
+    return dbits_f32(dt_bits_of_f64(mag64_f32odd(mh, ml)), sg, MASK((mh | ml) != 0), mode);
 }
 INLINE uint64_t i64_f64(uint64_t x, int mode)
 {
@@ -687,7 +687,7 @@ INLINE uint64_t i64_f64(uint64_t x, int mode)
 INLINE uint32_t u64_f32(uint64_t x, int mode)
 {
     const uint32_t mh = (uint32_t)(x >> 32), ml = (uint32_t)x;
-    return dbits_f32(dt_pud(mag64_f32odd(mh, ml)), 0, MASK((mh | ml) != 0), mode);
+    return dbits_f32(dt_bits_of_f64(mag64_f32odd(mh, ml)), 0, MASK((mh | ml) != 0), mode);
 }
 #define U64_F64(x, mode) mag64_f64((uint32_t)((x) >> 32), (uint32_t)(x), 0, mode)
 
