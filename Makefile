@@ -73,7 +73,8 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h prog
 # -O3 vectorises their loops (gcc's -O2 cost model skips most), -fno-trapping-math lets gcc
 # if-convert their float selects (they never test floating-point exception flags).
 PORTABLE_OPT ?= -O3 -fno-trapping-math
-$(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o: ALL_CFLAGS += $(PORTABLE_OPT)
+$(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
+$(BUILD)/obj/src/kernels/compose.o: ALL_CFLAGS += $(PORTABLE_OPT)
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)

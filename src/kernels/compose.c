@@ -8,6 +8,7 @@
  *     22 significant bits (every float of <= 16 bits, e8m0, bool): rounding to odd at >= p + 2
  *     bits, then once to p bits in any mode, is the single correct rounding, and odd rounding
  *     never reaches Inf (a magnitude above float32's range stays above every such target's);
+ *   - integers of fewer than 8 bits take an 8-bit integer lane: wrapping and saturating compose;
  *   - complex numbers are two real conversions: complex -> complex runs the part kernel over
  *     twice the elements, complex -> real keeps the real parts first, real -> complex adds zero
  *     imaginary parts last. */
@@ -22,6 +23,7 @@ enum { COMPOSE_BLOCK = 512, MAX_STEPS = 4 };
 typedef struct dt_chain {
     int steps;
     int scale; /* 2: the steps run over the parts of complex elements */
+    dt_isa lo;  /* every step is a kernel of this instruction set or a better one */
     bool skip_direct; /* vector steps only: two of them where dt_chain_preferred */
     dt_kernel step[MAX_STEPS];
 } dt_chain;
@@ -35,6 +37,7 @@ typedef struct dt_chain {
                               size_t e)                                                         \
     {                                                                                           \
         (void)k;                                                                                \
+        dt_prefetch_span((const T *)src + 2 * b, (e - b) * 2 * sizeof(T));                      \
         for (size_t i = b; i < e; i++)                                                          \
             ST(T, dst, i, LD(T, src, 2 * i));                                                   \
     }                                                                                           \
@@ -140,7 +143,7 @@ static bool add_step(dt_chain *c, const dt_format *df, const dt_format *sf, cons
                      size_t count)
 {
     dt_kernel *k = &c->step[c->steps];
-    if (!dt_kernel_find_direct(k, df, sf, r, count))
+    if (!dt_kernel_find_direct(k, df, sf, r, count, c->lo))
         return false;
     k->stream = false; /* a step writes into L1 or into the chain's own output */
     c->steps++;
@@ -170,6 +173,15 @@ static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, con
     const int mark = c->steps;
     if (!(c->skip_direct && dt_chain_preferred(df, sf)) && add_step(c, df, sf, r, count))
         return true;
+    /* integers of fewer than 8 bits through an 8-bit lane of their signedness: wrapping (the
+     * value modulo 2^8, then modulo 2^bits) and saturating (to the 8-bit range, then to the
+     * narrower one inside it) give what one step gives, NaN and Inf included */
+    if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits < 8 && sf->bits > 8) {
+        const dt_format *lane = dt_format_of(df->tc == DT_TC_SINT ? DTCAST_INT8 : DTCAST_UINT8);
+        if (add_step(c, lane, sf, r, count) && add_step(c, df, lane, r, count))
+            return true;
+        c->steps = mark;
+    }
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
     const dt_rules *first = float32_holds(sf)                ? &exact_rules
                             : odd_float32_rounds_once(df) ? &odd_rules
@@ -227,11 +239,9 @@ bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf
     if (!c)
         return false;
     c->steps = 0;
+    c->lo = step_isa;
     c->skip_direct = step_isa > DT_ISA_PORTABLE;
-    bool ok = plan(c, df, sf, r, count) && c->steps > 0;
-    for (int s = 0; ok && s < c->steps; s++) /* part steps have no entry */
-        ok = !c->step[s].entry || c->step[s].entry->isa >= step_isa;
-    if (!ok) {
+    if (!(plan(c, df, sf, r, count) && c->steps > 0)) {
         free(c);
         return false;
     }

@@ -1,6 +1,6 @@
 /* Chooses a fast path for a conversion: the first registry entry (registry.c) of the best
- * instruction set allowed (cpu.c) that accepts the pair, else a chain of kernels (compose.c),
- * else a portable entry, else none (the reference path runs). */
+ * instruction set allowed (cpu.c) that accepts the pair, else a chain of vector kernels, else a
+ * chain of any kernels (compose.c), else a portable entry, else none (the reference path runs). */
 #include "kernels.h"
 
 #include <string.h>
@@ -8,10 +8,20 @@
 static bool is_real(const dt_format *f) { return f->tc != DT_TC_COMPLEX && f->tc != DT_TC_STRING; }
 
 bool dt_kernel_find_direct(dt_kernel *k, const dt_format *df, const dt_format *sf,
-                           const dt_rules *r, size_t count)
+                           const dt_rules *r, size_t count, dt_isa lo)
 {
-    return is_real(sf) && is_real(df) &&
-           dt_registry_find(k, DT_ISA_PORTABLE, dt_isa_active(), df, sf, r, count);
+    return is_real(sf) && is_real(df) && dt_registry_find(k, lo, dt_isa_active(), df, sf, r, count);
+}
+
+/* A chain of kernels of lo or better into a cleared k. */
+static bool chain(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count, dt_isa lo)
+{
+    memset(k, 0, sizeof *k);
+    k->df = df;
+    k->sf = sf;
+    k->r = *r;
+    return dt_kernel_find_chain(k, df, sf, r, count, lo);
 }
 
 bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
@@ -31,13 +41,11 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     if (!found)
         found = real && isa > DT_ISA_PORTABLE &&
                 dt_registry_find(k, DT_ISA_SSE2, isa, df, sf, r, count);
-    if (!found) {
-        memset(k, 0, sizeof *k);
-        k->df = df;
-        k->sf = sf;
-        k->r = *r;
-        found = dt_kernel_find_chain(k, df, sf, r, count, DT_ISA_PORTABLE);
-    }
+    /* then a chain of vector kernels, then a chain of any kernels */
+    if (!found && isa > DT_ISA_PORTABLE)
+        found = chain(k, df, sf, r, count, DT_ISA_AVX2);
+    if (!found)
+        found = chain(k, df, sf, r, count, DT_ISA_PORTABLE);
     if (!found && real)
         found = dt_registry_find(k, DT_ISA_PORTABLE, DT_ISA_PORTABLE, df, sf, r, count);
     k->stream = found && dt_stream_wanted(df, sf, k->compute_bound, count);

@@ -96,9 +96,10 @@ extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
 const dt_kernel *dt_kernel_step(const dt_kernel *k, int i);
 /* Frees what dt_kernel_find allocated (a composed kernel's steps); k may be reused after. */
 void dt_kernel_release(dt_kernel *k);
-/* One kernel for the pair, never a chain (the steps of a chain). */
+/* One kernel for the pair of an instruction set in [lo, active], never a chain (the steps of a
+ * chain). */
 bool dt_kernel_find_direct(dt_kernel *k, const dt_format *df, const dt_format *sf,
-                           const dt_rules *r, size_t count);
+                           const dt_rules *r, size_t count, dt_isa lo);
 /* A chain of kernels through an exact or odd-rounded lane, and complex as real parts
  * (compose.c); false when no chain covers the pair. */
 bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
