@@ -2,6 +2,7 @@
  * format. Every conversion in dtcast is defined by these functions; every fast path is checked
  * against them. Slow is fine here; obviously right is not negotiable. */
 #include "internal.h"
+#include "round.h"
 
 #include <string.h>
 
@@ -118,69 +119,6 @@ void dt_decode(const dt_format *f, uint64_t code, dt_value *v)
     }
 }
 
-/* ---- rounding ------------------------------------------------------------------------------ */
-
-/* Whether a magnitude whose last kept bit is lsb, first dropped bit is round and lower dropped
- * bits are sticky must be incremented by one unit under mode (neg: the value is negative). */
-static bool rounds_up(dtcast_round mode, bool neg, bool lsb, bool round, bool sticky)
-{
-    const bool inexact = round || sticky;
-    switch (mode) {
-    case DTCAST_ROUND_RNA:
-        return round;
-    case DTCAST_ROUND_FLOOR:
-        return neg && inexact;
-    case DTCAST_ROUND_CEIL:
-        return !neg && inexact;
-    case DTCAST_ROUND_TRUNC:
-        return false;
-    case DTCAST_ROUND_ODD: /* an inexact result takes the odd one of its two neighbours */
-        return inexact && !lsb;
-    case DTCAST_ROUND_RNE:
-    default:
-        return round && (sticky || lsb);
-    }
-}
-
-/* Whether mode, on a value of this sign, never rounds the magnitude up: then an overflow gives
- * the largest finite number, as IEEE 754 says for directed rounding. Round-to-odd joins them. */
-static bool rounds_magnitude_down(dtcast_round mode, bool neg)
-{
-    switch (mode) {
-    case DTCAST_ROUND_TRUNC:
-    case DTCAST_ROUND_ODD:
-        return true;
-    case DTCAST_ROUND_FLOOR:
-        return !neg;
-    case DTCAST_ROUND_CEIL:
-        return neg;
-    default:
-        return false;
-    }
-}
-
-/* sig (with the sticky flag below it) shifted right by shift >= 1 bits, rounded under mode. */
-static uint64_t round_right_shift(uint64_t sig, bool sticky, int shift, dtcast_round mode, bool neg)
-{
-    uint64_t kept;
-    bool round, rest;
-    if (shift > 64) {
-        kept = 0;
-        round = false;
-        rest = sig != 0;
-    } else if (shift == 64) {
-        kept = 0;
-        round = (sig >> 63) != 0;
-        rest = (sig << 1) != 0;
-    } else {
-        kept = sig >> shift;
-        round = ((sig >> (shift - 1)) & 1) != 0;
-        rest = (sig & low_mask(shift - 1)) != 0;
-    }
-    rest = rest || sticky;
-    return kept + rounds_up(mode, neg, kept & 1, round, rest);
-}
-
 /* ---- encode: floats ------------------------------------------------------------------------ */
 
 static uint64_t sign_of(const dt_format *f, bool neg)
@@ -200,7 +138,7 @@ static uint64_t nan_result(const dt_format *f, bool neg, const dt_rules *r)
 
 static uint64_t overflow_result(const dt_format *f, bool neg, const dt_rules *r)
 {
-    if (r->saturate_float || rounds_magnitude_down(r->round, neg))
+    if (r->saturate_float || dt_mag_down(r->round, neg))
         return sign_of(f, neg) | dt_float_max_code(f);
     if (dt_float_has_inf(f))
         return dt_float_inf_code(f, neg);
@@ -238,7 +176,7 @@ static uint64_t encode_float(const dt_format *f, const dt_value *v, const dt_rul
     if (shift <= 0) /* exact: sig << -shift < 2^(man+1), see the bound on e */
         m = v->sig << -shift;
     else
-        m = round_right_shift(v->sig, v->sticky, shift, r->round, v->neg);
+        m = dt_shift_right_round(v->sig, v->sticky, shift, r->round, v->neg);
     if (m == 0)
         return zero_result(f, v->neg); /* rounded below the smallest subnormal */
     if (m >> (man + 1)) {             /* rounding carried into a new binade: m == 2^(man+1) */
@@ -280,13 +218,13 @@ static uint64_t encode_e8m0(const dt_value *v, const dt_rules *r)
         return 0x00; /* below the smallest value: the format has nothing smaller */
     const int shift = bit_length(v->sig) - 1;     /* keep one significant bit */
     if (shift > 0 || v->sticky) {
-        uint64_t m = shift > 0 ? round_right_shift(v->sig, v->sticky, shift, r->round, false)
+        uint64_t m = shift > 0 ? dt_shift_right_round(v->sig, v->sticky, shift, r->round, false)
                                : v->sig;
         if (m == 2) /* rounded up to the next power of two */
             e++;
     }
     if (e > 127) {
-        if (r->saturate_float || rounds_magnitude_down(r->round, false))
+        if (r->saturate_float || dt_mag_down(r->round, false))
             return 0xFE;
         return 0xFF;
     }
@@ -336,41 +274,26 @@ uint64_t dt_encode_int_parts(const dt_format *f, const dt_int_parts *p, const dt
 {
     if (f->tc == DT_TC_BOOL) /* nonzero, NaN included, is true */
         return p->cls != DT_ZERO;
-    const int bits = f->bits;
-    const uint64_t mask = low_mask(bits);
     const bool is_signed = f->tc == DT_TC_SINT;
-    const uint64_t max = is_signed ? mask >> 1 : mask;           /* largest value */
-    const uint64_t min_code = is_signed ? (mask >> 1) + 1 : 0;    /* bits of the smallest */
-
     switch (p->cls) {
     case DT_NAN:
     case DT_ZERO:
         return 0;
-    case DT_INF:
-        if (!r->saturate_int)
-            return 0;
-        return p->neg ? min_code : max;
+    case DT_INF: /* wraps to 0, saturates to the end of the range */
+        return r->saturate_int ? dt_int_pack(0, true, p->neg, f->bits, is_signed, true) : 0;
     case DT_FINITE:
         break;
     }
     uint64_t mag = p->low;
     bool huge = p->huge;
-    const bool round = p->frac == DT_FRAC_HALF || p->frac == DT_FRAC_ABOVE;
+    const bool half = p->frac == DT_FRAC_HALF || p->frac == DT_FRAC_ABOVE;
     const bool sticky = p->frac == DT_FRAC_BELOW || p->frac == DT_FRAC_ABOVE;
-    if (rounds_up(r->round, p->neg, mag & 1, round, sticky)) {
+    if (dt_round_up(r->round, p->neg, mag & 1, half, sticky)) {
         mag++;
         if (mag == 0)
             huge = true; /* carried out of 64 bits */
     }
-    if (!r->saturate_int) /* wrap: -mag modulo 2^bits, as two's complement does */
-        return (p->neg ? 0 - mag : mag) & mask;
-    if (!p->neg)
-        return (huge || mag > max) ? max : mag;
-    if (!is_signed) /* a negative value saturates to 0 */
-        return 0;
-    if (huge || mag > min_code) /* min_code is also the magnitude of the smallest value */
-        return min_code;
-    return (0 - mag) & mask;
+    return dt_int_pack(mag, huge, p->neg, f->bits, is_signed, r->saturate_int);
 }
 
 /* ---- encode: dispatch -------------------------------------------------------------------- */

@@ -10,6 +10,7 @@
  * sticky bit (any lower bit set), which rounds correctly to every format of at most 62 bits.
  * Integer targets get their integer part and fraction class straight from the decimal digits. */
 #include "internal.h"
+#include "round.h"
 
 #include "bignum.h"
 #include "text_internal.h"
@@ -1436,15 +1437,10 @@ static bool round_to_ieee_normal(const dt_format *f, const dt_value *v, uint64_t
     const uint64_t sig = v->sig << lz;
     int64_t e = (int64_t)v->exp - lz + 63; /* value in [2^e, 2^(e+1)) */
     const int drop = 63 - f->man_bits;     /* bits below the significand's last */
-    uint64_t mant = sig >> drop;
-    const uint64_t rest = sig & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
-    /* Up above half; on half with sticky (truly above) or an odd significand (ties to even). */
-    if (rest > half || (rest == half && (v->sticky || (mant & 1)))) {
-        mant++;
-        if (mant >> (f->man_bits + 1)) { /* carried into a new power of two */
-            mant >>= 1;
-            e++;
-        }
+    uint64_t mant = dt_shift_right_round(sig, v->sticky, drop, DTCAST_ROUND_RNE, v->neg);
+    if (mant >> (f->man_bits + 1)) { /* carried into a new power of two */
+        mant >>= 1;
+        e++;
     }
     const int64_t emin = 1 - f->bias, emax = ((INT64_C(1) << f->exp_bits) - 2) - f->bias;
     if (e < emin || e > emax)
@@ -1577,7 +1573,7 @@ static bool round_decimal_to_ieee(bool neg, uint64_t w, int64_t e10, const dt_fo
             return false;
         return round_to_ieee_normal(f, &v, code);
     }
-    const uint64_t sticky = (uint64_t)(!exact_table | ((rest1 | p0) != 0));
+    const bool sticky = !exact_table || (rest1 | p0) != 0;
     /* sig * 2^(e - 63), sig in [2^63, 2^64). Normal results keep mb bits below the leading one;
      * subnormal ones (biased exponent below 1) as many fewer as the exponent is short. */
     const int64_t e = (int64_t)q + 128 - below + parse_pow5[q - PARSE_Q_MIN].s - lz + 63;
@@ -1590,13 +1586,7 @@ static bool round_decimal_to_ieee(bool neg, uint64_t w, int64_t e10, const dt_fo
         drop += (int)(1 - biased);
         biased = 1;
     }
-    /* Round to nearest even without a branch: the sticky bits fold into sig's lowest bit (at
-     * least 11 bits below the rounding position), then rest + half - 1 + (last bit) carries
-     * into bit `drop` exactly when rounding up. */
-    const uint64_t sigs = sig | sticky;
-    uint64_t mant = sigs >> drop;
-    const uint64_t rest = sigs & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
-    mant += (rest + (half - 1) + (mant & 1)) >> drop;
+    const uint64_t mant = dt_shift_right_round(sig, sticky, drop, DTCAST_ROUND_RNE, neg);
     /* mant carries the leading one at bit mb (normal) or below it (subnormal); a carry out of
      * the significand moves into the exponent field by itself. */
     const uint64_t magnitude = ((uint64_t)(biased - 1) << mb) + mant;

@@ -37,7 +37,6 @@ typedef struct dt_chain {
                               size_t e)                                                         \
     {                                                                                           \
         (void)k;                                                                                \
-        dt_prefetch_span((const T *)src + 2 * b, (e - b) * 2 * sizeof(T));                      \
         for (size_t i = b; i < e; i++)                                                          \
             ST(T, dst, i, LD(T, src, 2 * i));                                                   \
     }                                                                                           \
@@ -98,9 +97,14 @@ static void *lane_base(uint8_t *buf, size_t b, const dt_format *f)
 static void chain_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
 {
     const dt_chain *c = k->chain;
+    const size_t sb = (size_t)k->sf->stride_bits;
     _Alignas(64) uint8_t buf[2][COMPOSE_BLOCK * 8];
     for (size_t i = begin; i < end; i += COMPOSE_BLOCK) {
         const size_t n = end - i < COMPOSE_BLOCK ? end - i : COMPOSE_BLOCK;
+        /* the next block's source on its way while this one's steps compute (a step's own
+         * prefetch, a few KiB ahead, would land inside this block) */
+        for (size_t o = (i + n) * sb / 8; o < (i + 2 * n) * sb / 8; o += 64)
+            __builtin_prefetch((const void *)((uintptr_t)src + o), 0, 3);
         const size_t b = i * (size_t)c->scale, e = (i + n) * (size_t)c->scale;
         const void *in = src;
         for (int s = 0; s < c->steps; s++) {
