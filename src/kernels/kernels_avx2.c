@@ -39,6 +39,8 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
                      size_t count)
 {
     (void)count;
+    if (dt_cvt_pick_avx2(df, sf, r))
+        return false; /* float16/bfloat16 -> 16/32-bit integers: the int <-> float entry */
     k->fn = narrow_pick_avx2(df, sf, r);
     k->compute_bound = true;
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);

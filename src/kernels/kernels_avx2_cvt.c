@@ -8,8 +8,9 @@
  *   - float32 / float64 -> int8..uint64: vroundpd per mode (ties-away and odd from the
  *     truncation / floor), the integral double's bits shifted into a 64-bit integer (which is
  *     the wrap modulo 2^64, NaN and Inf giving 0), clamped by comparisons under saturate;
- *     float32 -> 8/16/32-bit integers in 32-bit lanes: vroundps, then vcvttps2dq (exact below
- *     2^31; the rare larger lanes wrap from their bits, or clamp).
+ *     float32 -> 8/16/32-bit integers (float16, bfloat16 -> 16/32-bit ones) in 32-bit lanes:
+ *     vroundps, then vcvttps2dq (exact below 2^31; the rare larger lanes wrap from their bits,
+ *     or clamp).
  * Each kernel sets its own MXCSR (exceptions masked, no flush-to-zero or denormals-are-zero, its
  * rounding control) and restores the caller's word on the way out, flags included: no mode and
  * no exception flag leaks. Blocks of 32 elements load all their source before they store, so in
@@ -549,12 +550,14 @@ static FN DT_INLINE __m256i f32_small_int(__m256 x, int dt, int mode, int sat)
     return _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)), v);
 }
 
-static FN DT_INLINE void blk_f32_small(uint8_t *d, const uint8_t *s, int dt, int mode, int sat)
+/* 32 floats of type st (float16, bfloat16, float32: float32 holds them exactly) -> integers */
+static FN DT_INLINE void blk_f32_small(uint8_t *d, const uint8_t *s, int st, int dt, int mode,
+                                       int sat)
 {
     __m256i v[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++)
-        v[j] = ld256(s + 32 * j);
+        v[j] = _mm256_castps_si256(ld_ps8(s + 8 * j * T_BYTES(st), st));
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++)
         v[j] = f32_small_int(_mm256_castsi256_ps(v[j]), dt, mode, sat);
@@ -581,8 +584,8 @@ static FN DT_INLINE void blk(uint8_t *d, const uint8_t *s, int st, int dt, int m
         blk_f64_f32(d, s, mode, sat);
     else if (dt == T_F64)
         blk_f_f64(d, s, st, sat);
-    else if (st == T_F32 && T_BYTES(dt) <= 4)
-        blk_f32_small(d, s, dt, mode, sat);
+    else if (st >= T_F16 && st <= T_F32 && T_BYTES(dt) <= 4)
+        blk_f32_small(d, s, st, dt, mode, sat);
     else
         blk_f_int(d, s, st, dt, mode, sat);
 }
@@ -674,6 +677,17 @@ CVT_TO_INTS(T_F32)
 CVT_TO_INTS(T_F64)
 /* [float32, float64][destination][mode] */
 static const dt_kernel_fn f_int_fns[2][8][6] = {CVT_TO_INTS_ROWS(T_F32), CVT_TO_INTS_ROWS(T_F64)};
+/* float16 and bfloat16 -> integers of 16 and 32 bits, through float32 lanes (8-bit integers:
+ * the 16-bit-lane template; 64-bit ones: a chain through float32) */
+#define CVT_HALF_TO_INTS(st)                                                                    \
+    CVT_MODES(st, T_I16) CVT_MODES(st, T_U16) CVT_MODES(st, T_I32) CVT_MODES(st, T_U32)
+#define CVT_HALF_TO_INTS_ROWS(st)                                                               \
+    {CVT_ROW(st, T_I16), CVT_ROW(st, T_U16), CVT_ROW(st, T_I32), CVT_ROW(st, T_U32)}
+CVT_HALF_TO_INTS(T_F16)
+CVT_HALF_TO_INTS(T_BF16)
+/* [float16, bfloat16][int16 .. uint32][mode] */
+static const dt_kernel_fn h_int_fns[2][4][6] = {CVT_HALF_TO_INTS_ROWS(T_F16),
+                                                CVT_HALF_TO_INTS_ROWS(T_BF16)};
 
 /* ---- the picker ------------------------------------------------------------------------------ */
 static int type_slot(const dt_format *f)
@@ -709,6 +723,8 @@ dt_kernel_fn dt_cvt_pick_avx2(const dt_format *df, const dt_format *sf, const dt
         return f_f64_fns[st - T_F16];
     if ((st == T_F32 || st == T_F64) && T_INT(dt))
         return f_int_fns[st == T_F64][dt][m];
+    if ((st == T_F16 || st == T_BF16) && dt >= T_I16 && dt <= T_U32)
+        return h_int_fns[st == T_BF16][dt - T_I16][m];
     return NULL;
 }
 #endif
