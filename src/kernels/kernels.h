@@ -152,8 +152,6 @@ bool dt_table_ready(const dt_format *df, const dt_format *sf, const dt_rules *r)
 void dt_rules_normalize(const dt_format *df, const dt_rules *r, dt_rules *out);
 
 /* ---- per-ISA finders ------------------------------------------------------------------------- */
-bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                      size_t count);
 /* The constants for df under r on lanes holding the float format lane (float32 or the 16-bit
  * source); false when the template has no such conversion. */
 bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r);

@@ -1,9 +1,10 @@
 /* The portable kernels: plain C, always built, and what every non-x86 machine runs. Lookup tables
  * for sources of at most 8 bits (unrolled scalar loops; sub-byte sources through tables of whole
- * source bytes), and element loops written for the auto-vectoriser (see portable.h): widening
- * floats, integer <-> integer, integer <-> float. The narrowing kernels (floats -> narrow floats
- * and integers, float64 -> float32) and the rounding integer -> float kernels live in
- * portable_narrow.c. */
+ * source bytes) and 64 KiB tables of 16-bit codes, and element loops written for the
+ * auto-vectoriser (see portable.h): widening floats, integer <-> integer, integer <-> float. The
+ * narrowing kernels (floats -> narrow floats and integers, float64 -> float32) and the rounding
+ * integer -> float kernels live in portable_narrow.c. At the end: the registry entries of the
+ * portable families, in the finder's order. */
 #include "kernels.h"
 #include "portable.h"
 #include "scalar.h"
@@ -19,6 +20,15 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DT_LE 1
 #endif
+/* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
+ * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not). */
+#if defined(DT_LE)
+#define HALF_LO 0
+#define HALF_HI 1
+#else
+#define HALF_LO 1
+#define HALF_HI 0
+#endif
 
 /* Table lookups are scalar: gcc's vectorised version of them (element loads, lane inserts) is
  * slower here than the plain loads and 8-byte stores. */
@@ -28,7 +38,17 @@
 #define DT_NOVEC
 #endif
 
+#if !defined(DT_LE)
+/* a little-endian 16-bit code at p */
 static inline uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+#endif
+/* a native 16-bit value at p */
+static inline unsigned ld16n(const uint8_t *p)
+{
+    uint16_t u;
+    memcpy(&u, p, 2);
+    return u;
+}
 
 /* ---- lookup tables: 8-bit sources ----------------------------------------------------------- */
 /* t: 256 entries of W bytes; src: n bytes (codes, or whole bytes of a packed source through an
@@ -48,48 +68,55 @@ DT_NOVEC static void lut_w1(uint8_t *d, const uint8_t *s, const uint8_t *t, size
     for (; i < n; i++)
         d[i] = t[s[i]];
 }
-/* 2- and 4-byte entries: assembled into 8-byte stores; 8-byte entries: a plain loop (gcc
- * vectorises it with element loads, which beats scalar there). */
+/* 2- and 4-byte entries: assembled into 8-byte stores; 8-byte entries: a plain loop. Entries
+ * are read with memcpy (the tables are bytes), which compiles to plain loads. */
+static inline uint64_t ent2(const uint8_t *t, unsigned c)
+{
+    uint16_t v;
+    memcpy(&v, t + 2 * c, 2);
+    return v;
+}
+static inline uint64_t ent4(const uint8_t *t, unsigned c)
+{
+    uint32_t v;
+    memcpy(&v, t + 4 * c, 4);
+    return v;
+}
 DT_NOVEC static void lut_w2(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    const uint16_t *tt = (const uint16_t *)(const void *)t;
     size_t i = 0;
 #if defined(DT_LE)
     for (; i + 4 <= n; i += 4) {
-        const uint64_t o = (uint64_t)tt[s[i]] | (uint64_t)tt[s[i + 1]] << 16 |
-                           (uint64_t)tt[s[i + 2]] << 32 | (uint64_t)tt[s[i + 3]] << 48;
+        const uint64_t o = ent2(t, s[i]) | ent2(t, s[i + 1]) << 16 | ent2(t, s[i + 2]) << 32 |
+                           ent2(t, s[i + 3]) << 48;
         memcpy(d + 2 * i, &o, 8);
     }
 #endif
     for (; i < n; i++)
-        memcpy(d + 2 * i, tt + s[i], 2);
+        memcpy(d + 2 * i, t + 2 * s[i], 2);
 }
 DT_NOVEC static void lut_w4(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    const uint32_t *tt = (const uint32_t *)(const void *)t;
     size_t i = 0;
 #if defined(DT_LE)
     for (; i + 2 <= n; i += 2) {
-        const uint64_t o = (uint64_t)tt[s[i]] | (uint64_t)tt[s[i + 1]] << 32;
+        const uint64_t o = ent4(t, s[i]) | ent4(t, s[i + 1]) << 32;
         memcpy(d + 4 * i, &o, 8);
     }
 #endif
     for (; i < n; i++)
-        memcpy(d + 4 * i, tt + s[i], 4);
+        memcpy(d + 4 * i, t + 4 * s[i], 4);
 }
 static void lut_w8(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 {
-    uint64_t *o = (uint64_t *)(void *)d; /* d: a 64-byte aligned block */
-    const uint64_t *tt = (const uint64_t *)(const void *)t;
     for (size_t i = 0; i < n; i++)
-        o[i] = tt[s[i]];
+        memcpy(d + 8 * i, t + 8 * s[i], 8);
 }
 
 typedef void (*lut_fn)(uint8_t *, const uint8_t *, const uint8_t *, size_t);
 static lut_fn lut_of(size_t w) { return w == 1 ? lut_w1 : w == 2 ? lut_w2 : w == 4 ? lut_w4 : lut_w8; }
 
-/* The tables are 64-byte aligned (tables.c, or the kernel's local bytes), so the typed views in
- * lut_w2/4/8 are aligned; the destination may be any address, so it goes through a block. */
+/* The destination may be any address, so it goes through a block. */
 #define LUT_RUN(W)                                                                              \
     static void table8_w##W(const dt_kernel *k, void *dst, const void *src, size_t begin,       \
                             size_t end)                                                         \
@@ -293,52 +320,136 @@ static void expand_table(uint8_t *x, const uint8_t *t, unsigned sb, unsigned db)
     }
 }
 
-/* ---- 16-bit sources -> 8-bit-or-narrower destinations through a 64 KiB table --------------- */
-static inline unsigned ld16(const uint8_t *p)
+/* ---- 64 KiB tables: 16-bit indices -> destinations of at most 8 bits ------------------------ */
+/* d[i] = t[x[i]] for n native 16-bit indices x (as bytes: memcpy loads, any alignment): 8
+ * lookups per 8-byte store. */
+DT_NOVEC static void lut16(uint8_t *d, const uint8_t *x, const uint8_t *t, size_t n)
 {
+#define X16(j) ((uint64_t)t[ld16n(x + 2 * (i + (j)))] << (8 * (j)))
+    size_t i = 0;
 #if defined(DT_LE)
-    uint16_t u;
-    memcpy(&u, p, 2);
-    return u;
-#else
-    return rd16(p);
+    for (; i + 8 <= n; i += 8) {
+        const uint64_t o = (X16(0) | X16(1)) | (X16(2) | X16(3)) | (X16(4) | X16(5)) | (X16(6) | X16(7));
+        memcpy(d + i, &o, 8);
+    }
 #endif
+    for (; i < n; i++)
+        d[i] = (uint8_t)X16(0);
+#undef X16
 }
-DT_NOVEC static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                                 size_t end)
+
+/* Codes of n elements (n: a multiple of 8, or the last block) from native 16-bit indices x into
+ * d at element i0: bytes directly, packed codes through a block (padding codes 0). */
+static void lut16_store(uint8_t *d, size_t i0, const uint8_t *x, const uint8_t *t, size_t n,
+                        unsigned db)
 {
-    const uint8_t *s = src, *t = k->table;
-    uint8_t *d = dst;
-    const unsigned db = (unsigned)k->df->stride_bits, per = 8 / db;
-    size_t i = begin;
     if (db == 8) {
-        for (; i + 8 <= end; i += 8) {
-            const uint8_t *p = s + 2 * i;
-            uint8_t o[8];
-            for (unsigned j = 0; j < 8; j++)
-                o[j] = t[ld16(p + 2 * j)];
-            memcpy(d + i, o, 8);
-        }
-    } else {
-        for (; i + 8 * per <= end; i += 8 * per) { /* 8 output bytes */
-            const uint8_t *p = s + 2 * i;
-            uint8_t o[8];
-            for (unsigned j = 0; j < 8; j++, p += 2 * per) {
-                unsigned b = 0;
-                for (unsigned q = 0; q < per; q++)
-                    b |= (t[ld16(p + 2 * q)] & ((1u << db) - 1)) << (q * db);
-                o[j] = (uint8_t)b;
-            }
-            memcpy(d + i / per, o, 8);
-        }
+        lut16(d + i0, x, t, n);
+        return;
     }
-    for (; i < end; i += per) { /* one output byte at a time */
-        unsigned byte = 0;
-        for (unsigned j = 0; j < per && i + j < end; j++)
-            byte |= (t[rd16(s + 2 * (i + j))] & ((1u << db) - 1)) << (j * db);
-        d[i / per] = (uint8_t)byte;
+    _Alignas(64) uint8_t codes[DT_PBLOCK], packed[DT_PBLOCK];
+    const size_t n8 = (n + 7) & ~(size_t)7;
+    lut16(codes, x, t, n);
+    memset(codes + n, 0, n8 - n);
+    dt_ppack(packed, codes, n8 * db / 8, (int)db);
+    memcpy(d + i0 * db / 8, packed, (n * db + 7) / 8);
+}
+
+/* 16-bit sources (little-endian) through their table. In place, each group of 8 is read before
+ * its 8 bytes (at or below them) are written. */
+static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const uint8_t *s = (const uint8_t *)src + 2 * begin, *t = k->table;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)k->df->stride_bits / 8;
+    const unsigned db = (unsigned)k->df->stride_bits;
+    const size_t n = end - begin;
+    for (size_t i = 0; i < n; i += DT_PBLOCK) {
+        const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;
+        dt_prefetch_span(s + 2 * i, 2 * m);
+#if defined(DT_LE)
+        lut16_store(d, i, s + 2 * i, t, m, db);
+#else
+        uint16_t x[DT_PBLOCK];
+        for (size_t j = 0; j < m; j++)
+            x[j] = (uint16_t)rd16(s + 2 * (i + j));
+        lut16_store(d, i, (const uint8_t *)x, t, m, db);
+#endif
     }
 }
+
+/* float32, float64 and 32-bit integers -> floats of at most 8 bits and 6 significant bits, and
+ * float8e8m0: the value rounded to odd into bfloat16, then the bfloat16 table. Rounding to odd
+ * at 8 >= p + 2 bits, then once to p bits, is the single correct rounding; the odd bit keeps a
+ * NaN a NaN, and no finite value becomes Inf. Each source's block of bfloat16 codes: */
+static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x;
+        memcpy(&x, s + 4 * i, 4);
+        o[i] = (uint16_t)((x >> 16) | (((x & 0xFFFFu) + 0xFFFFu) >> 16)); /* | low half != 0 */
+    }
+}
+/* A float64 magnitude of float32's normal range (its words, the sign cleared): the exponent
+ * rebiased above the top 7 significand bits, the 45 others as the sticky bit. */
+INLINE uint32_t bf16_odd_of_double(uint32_t ahi, uint32_t lo)
+{
+    return ((ahi - (896u << 20)) >> 13) | (MASK(((ahi & 0x1FFFu) | lo) != 0) & 1);
+}
+/* float64: below float32's normal range a tiny nonzero stands in (no target here but e8m0
+ * resolves below 2^-126; e8m0 is left to the narrowing kernels), above it the largest finite */
+static void bf16_odd_f64(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi, lo;
+        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
+        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
+        const uint32_t ahi = hi & 0x7FFFFFFFu, e = ahi >> 20;
+        uint32_t b = dt_psel(MASK(e < 897), MASK((ahi | lo) != 0) & 1, bf16_odd_of_double(ahi, lo));
+        b = dt_psel(MASK(e > 1150), 0x7F7Fu, b);
+        b = dt_psel(MASK(e == 2047), dt_psel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC0u, 0x7F80u), b);
+        o[i] = (uint16_t)((hi >> 16 & 0x8000u) | b);
+    }
+}
+/* 32-bit integers: exact as float64 */
+static void bf16_odd_i32(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, s + 4 * i, 4);
+        const uint64_t d = dt_bits_of_f64((double)x);
+        const uint32_t b = bf16_odd_of_double((uint32_t)(d >> 32) & 0x7FFFFFFFu, (uint32_t)d);
+        o[i] = (uint16_t)(((uint32_t)(d >> 48) & 0x8000u) | (b & MASK(x != 0)));
+    }
+}
+static void bf16_odd_u32(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x;
+        memcpy(&x, s + 4 * i, 4);
+        /* exact: the signed conversion of x - 2^31, plus 2^31 */
+        const uint64_t d = dt_bits_of_f64((double)(int32_t)(x ^ 0x80000000u) + 0x1p31);
+        o[i] = (uint16_t)(bf16_odd_of_double((uint32_t)(d >> 32), (uint32_t)d) & MASK(x != 0));
+    }
+}
+#define ODD16_RUN(name, SBYTES, IDX)                                                            \
+    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
+    {                                                                                           \
+        const uint8_t *s = (const uint8_t *)src + SBYTES * begin, *t = k->table;                \
+        uint8_t *d = (uint8_t *)dst + begin * (size_t)k->df->stride_bits / 8;                   \
+        const unsigned db = (unsigned)k->df->stride_bits;                                       \
+        const size_t n = end - begin;                                                           \
+        for (size_t i = 0; i < n; i += DT_PBLOCK) {                                             \
+            const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;                             \
+            uint16_t x[DT_PBLOCK];                                                              \
+            dt_prefetch_span(s + SBYTES * i, SBYTES * m);                                       \
+            IDX(x, s + SBYTES * i, m);                                                          \
+            lut16_store(d, i, (const uint8_t *)x, t, m, db);                                    \
+        }                                                                                       \
+    }
+ODD16_RUN(f32_table16_run, 4, bf16_odd_f32)
+ODD16_RUN(f64_table16_run, 8, bf16_odd_f64)
+ODD16_RUN(i32_table16_run, 4, bf16_odd_i32)
+ODD16_RUN(u32_table16_run, 4, bf16_odd_u32)
 
 /* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
  * type): a copy. */
@@ -390,15 +501,6 @@ INLINE uint32_t bf16_f32(uint32_t b, uint32_t inf)
     uint32_t r = dt_psel(MASK((int32_t)a > 0x7F80), 0x7FC00000u, a << 16);
     return s | dt_psel(MASK(a == 0x7F80u), inf, r);
 }
-/* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
- * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not). */
-#if defined(DT_LE)
-#define HALF_LO 0
-#define HALF_HI 1
-#else
-#define HALF_LO 1
-#define HALF_HI 0
-#endif
 /* A kernel whose element (source x, of STYPE) gives a 64-bit result as halves hi and lo: BODY
  * sets them. */
 #define HALVES_KERNEL(name, STYPE, BODY)                                                        \
@@ -460,7 +562,7 @@ HALVES_KERNEL(w_bf16_f64_sat, uint16_t, f32_f64(&hi, &lo, bf16_f32(x, INF32), MA
 /* Wrap keeps the low bits (sign- or zero-extended when widening). Saturate clamps: sources of
  * 16 and 32 bits in their own 32-bit domain (clamps that vectorise everywhere), 64-bit sources
  * through their 32-bit halves (no 64-bit compare on SSE2). Storage types are unsigned. */
-#define II_WRAP(S, STYPE, D, DTYPE) SIMPLE_KERNEL(ii_wrap_##S##_##D, STYPE, DTYPE, (DTYPE)x)
+#define II_WRAP(S, STYPE, W, DTYPE) SIMPLE_KERNEL(ii_wrap_##S##_##W, STYPE, DTYPE, (DTYPE)x)
 
 /* the clamp of a signed 32-bit value v to [lo, hi], and of an unsigned one to hi (parameters,
  * so no comparison is against its own type's limits) */
@@ -552,9 +654,6 @@ INLINE uint32_t sat_u64(uint32_t hi, uint32_t lo, int dbits, int ds)
 #define DS_u16 0
 #define DS_i32 1
 #define DS_u32 0
-#define II_SAT_S64_i64(S, STYPE, D, DTYPE) /* the same type: a copy (copy_run) */            \
-    SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)x)
-#define II_SAT_U64_u64 II_SAT_S64_i64
 /* int64 -> uint64: negative -> 0; uint64 -> int64: above INT64_MAX -> INT64_MAX */
 HALVES_KERNEL(ii_sat_i64_u64, uint64_t,
               const uint32_t neg = MASK((int32_t)(uint32_t)(x >> 32) < 0);
@@ -580,34 +679,70 @@ HALVES_KERNEL(ii_sat_u64_i64, uint64_t,
 #define II_SAT_U64_i32 II_SAT_U64_i8
 #define II_SAT_U64_u32 II_SAT_U64_i8
 #define II_SAT_U64_i64(S, STYPE, D, DTYPE)
-#undef II_SAT_U64_u64
-#define II_SAT_U64_u64(S, STYPE, D, DTYPE) SIMPLE_KERNEL(ii_sat_##S##_##D, STYPE, DTYPE, (DTYPE)x)
 
-#define II_ROW(S, STYPE, SAT)                                                                   \
-    II_WRAP(S, STYPE, i8, uint8_t) II_WRAP(S, STYPE, u8, uint8_t)                               \
-    II_WRAP(S, STYPE, i16, uint16_t) II_WRAP(S, STYPE, u16, uint16_t)                           \
-    II_WRAP(S, STYPE, i32, uint32_t) II_WRAP(S, STYPE, u32, uint32_t)                           \
-    II_WRAP(S, STYPE, i64, uint64_t) II_WRAP(S, STYPE, u64, uint64_t)                           \
-    SAT(S, STYPE, i8, uint8_t) SAT(S, STYPE, u8, uint8_t) SAT(S, STYPE, i16, uint16_t)          \
-    SAT(S, STYPE, u16, uint16_t) SAT(S, STYPE, i32, uint32_t) SAT(S, STYPE, u32, uint32_t)      \
-    SAT(S, STYPE, i64, uint64_t) SAT(S, STYPE, u64, uint64_t)
-II_ROW(i8, int8_t, II_SAT_S)
-II_ROW(u8, uint8_t, II_SAT_U)
-II_ROW(i16, int16_t, II_SAT_S)
-II_ROW(u16, uint16_t, II_SAT_U)
-II_ROW(i32, int32_t, II_SAT_S)
-II_ROW(u32, uint32_t, II_SAT_U)
-II_ROW(i64, int64_t, II_SAT_S64)
-II_ROW(u64, uint64_t, II_SAT_U64)
+/* Wrap: into each other width (the low bits, or the source sign- or zero-extended; one width is
+ * a copy: copy_run). Saturate: into each other type (the same type is no conversion). */
+#define II_WRAPS(S, STYPE, A, TA, B, TB, C, TC)                                                 \
+    II_WRAP(S, STYPE, A, TA) II_WRAP(S, STYPE, B, TB) II_WRAP(S, STYPE, C, TC)
+#define II_SATS(S, STYPE, SAT, A, B, C, D, E, F, G)                                             \
+    SAT(S, STYPE, A, DTYPE_##A) SAT(S, STYPE, B, DTYPE_##B) SAT(S, STYPE, C, DTYPE_##C)          \
+    SAT(S, STYPE, D, DTYPE_##D) SAT(S, STYPE, E, DTYPE_##E) SAT(S, STYPE, F, DTYPE_##F)          \
+    SAT(S, STYPE, G, DTYPE_##G)
+#define DTYPE_i8 uint8_t
+#define DTYPE_u8 uint8_t
+#define DTYPE_i16 uint16_t
+#define DTYPE_u16 uint16_t
+#define DTYPE_i32 uint32_t
+#define DTYPE_u32 uint32_t
+#define DTYPE_i64 uint64_t
+#define DTYPE_u64 uint64_t
+II_WRAPS(i8, int8_t, 16, uint16_t, 32, uint32_t, 64, uint64_t)
+II_WRAPS(u8, uint8_t, 16, uint16_t, 32, uint32_t, 64, uint64_t)
+II_WRAPS(i16, int16_t, 8, uint8_t, 32, uint32_t, 64, uint64_t)
+II_WRAPS(u16, uint16_t, 8, uint8_t, 32, uint32_t, 64, uint64_t)
+II_WRAPS(i32, int32_t, 8, uint8_t, 16, uint16_t, 64, uint64_t)
+II_WRAPS(u32, uint32_t, 8, uint8_t, 16, uint16_t, 64, uint64_t)
+II_WRAPS(i64, int64_t, 8, uint8_t, 16, uint16_t, 32, uint32_t)
+II_WRAPS(u64, uint64_t, 8, uint8_t, 16, uint16_t, 32, uint32_t)
+II_SATS(i8, int8_t, II_SAT_S, u8, i16, u16, i32, u32, i64, u64)
+II_SATS(u8, uint8_t, II_SAT_U, i8, i16, u16, i32, u32, i64, u64)
+II_SATS(i16, int16_t, II_SAT_S, i8, u8, u16, i32, u32, i64, u64)
+II_SATS(u16, uint16_t, II_SAT_U, i8, u8, i16, i32, u32, i64, u64)
+II_SATS(i32, int32_t, II_SAT_S, i8, u8, i16, u16, u32, i64, u64)
+II_SATS(u32, uint32_t, II_SAT_U, i8, u8, i16, u16, i32, i64, u64)
+II_SATS(i64, int64_t, II_SAT_S64, i8, u8, i16, u16, i32, u32, u64)
+II_SATS(u64, uint64_t, II_SAT_U64, i8, u8, i16, u16, i32, u32, i64)
 
-#define II_FNS(S)                                                                               \
-    {{ii_wrap_##S##_i8, ii_wrap_##S##_u8, ii_wrap_##S##_i16, ii_wrap_##S##_u16,                 \
-      ii_wrap_##S##_i32, ii_wrap_##S##_u32, ii_wrap_##S##_i64, ii_wrap_##S##_u64},              \
-     {ii_sat_##S##_i8, ii_sat_##S##_u8, ii_sat_##S##_i16, ii_sat_##S##_u16, ii_sat_##S##_i32,    \
-      ii_sat_##S##_u32, ii_sat_##S##_i64, ii_sat_##S##_u64}}
-/* [source][saturate][destination], both indexed by int_slot() */
-static const dt_kernel_fn ii_fns[8][2][8] = {II_FNS(i8),  II_FNS(u8),  II_FNS(i16), II_FNS(u16),
-                                             II_FNS(i32), II_FNS(u32), II_FNS(i64), II_FNS(u64)};
+/* [source][log2 of destination bytes], by int_slot() */
+static const dt_kernel_fn ii_wrap[8][4] = {
+    {NULL, ii_wrap_i8_16, ii_wrap_i8_32, ii_wrap_i8_64},
+    {NULL, ii_wrap_u8_16, ii_wrap_u8_32, ii_wrap_u8_64},
+    {ii_wrap_i16_8, NULL, ii_wrap_i16_32, ii_wrap_i16_64},
+    {ii_wrap_u16_8, NULL, ii_wrap_u16_32, ii_wrap_u16_64},
+    {ii_wrap_i32_8, ii_wrap_i32_16, NULL, ii_wrap_i32_64},
+    {ii_wrap_u32_8, ii_wrap_u32_16, NULL, ii_wrap_u32_64},
+    {ii_wrap_i64_8, ii_wrap_i64_16, ii_wrap_i64_32, NULL},
+    {ii_wrap_u64_8, ii_wrap_u64_16, ii_wrap_u64_32, NULL},
+};
+/* [source][destination], by int_slot() */
+static const dt_kernel_fn ii_sat[8][8] = {
+    {NULL, ii_sat_i8_u8, ii_sat_i8_i16, ii_sat_i8_u16, ii_sat_i8_i32, ii_sat_i8_u32,
+     ii_sat_i8_i64, ii_sat_i8_u64},
+    {ii_sat_u8_i8, NULL, ii_sat_u8_i16, ii_sat_u8_u16, ii_sat_u8_i32, ii_sat_u8_u32,
+     ii_sat_u8_i64, ii_sat_u8_u64},
+    {ii_sat_i16_i8, ii_sat_i16_u8, NULL, ii_sat_i16_u16, ii_sat_i16_i32, ii_sat_i16_u32,
+     ii_sat_i16_i64, ii_sat_i16_u64},
+    {ii_sat_u16_i8, ii_sat_u16_u8, ii_sat_u16_i16, NULL, ii_sat_u16_i32, ii_sat_u16_u32,
+     ii_sat_u16_i64, ii_sat_u16_u64},
+    {ii_sat_i32_i8, ii_sat_i32_u8, ii_sat_i32_i16, ii_sat_i32_u16, NULL, ii_sat_i32_u32,
+     ii_sat_i32_i64, ii_sat_i32_u64},
+    {ii_sat_u32_i8, ii_sat_u32_u8, ii_sat_u32_i16, ii_sat_u32_u16, ii_sat_u32_i32, NULL,
+     ii_sat_u32_i64, ii_sat_u32_u64},
+    {ii_sat_i64_i8, ii_sat_i64_u8, ii_sat_i64_i16, ii_sat_i64_u16, ii_sat_i64_i32, ii_sat_i64_u32,
+     NULL, ii_sat_i64_u64},
+    {ii_sat_u64_i8, ii_sat_u64_u8, ii_sat_u64_i16, ii_sat_u64_u16, ii_sat_u64_i32, ii_sat_u64_u32,
+     ii_sat_u64_i64, NULL},
+};
 
 /* Integers -> packed integers of 1, 2 or 4 bits (int4, uint4, int2, uint2, uint1): the codes of
  * a block (wrapped: the low bits; saturated: clamped first), then packed. */
@@ -741,14 +876,17 @@ INLINE uint64_t f64_int(uint64_t x, const fi_par *p, int mode)
     return c;
 }
 
-/* The same from float32 bits directly (|x| = m * 2^ex with a 24-bit m: 32-bit work mostly). */
-INLINE uint64_t f32_int(uint32_t x, const fi_par *p, int mode)
+/* The same from the bits of a narrower float (float32, float16, bfloat16: MAN significand bits,
+ * bias BIAS, EMAX the all-ones exponent): |x| = m * 2^ex with m below 2^24, 32-bit work
+ * mostly. */
+INLINE uint64_t fl_int(uint32_t x, const fi_par *p, int mode, int BITS, int MAN, int BIAS,
+                       int EMAX)
 {
-    const uint64_t neg = x >> 31;
-    const uint32_t a = x & 0x7FFFFFFFu;
-    const int e = (int)(a >> 23);
-    const uint32_t m = (a & 0x7FFFFFu) | ((uint32_t)(e != 0) << 23);
-    const int ex = (e ? e : 1) - 150;
+    const uint64_t neg = (x >> (BITS - 1)) & 1;
+    const uint32_t a = x & ((1u << (BITS - 1)) - 1);
+    const int e = (int)(a >> MAN);
+    const uint32_t m = (a & ((1u << MAN) - 1)) | ((uint32_t)(e != 0) << MAN);
+    const int ex = (e ? e : 1) - BIAS - MAN;
     const uint64_t left = ex >= 64 ? 0 : (uint64_t)m << (ex & 63);
     const int sh0 = -ex > 30 ? 30 : -ex, sh = sh0 < 1 ? 1 : sh0; /* m >> 30 is 0: half 0 */
     uint32_t t = m >> sh;
@@ -763,7 +901,7 @@ INLINE uint64_t f32_int(uint32_t x, const fi_par *p, int mode)
     default: t += (half | sticky) & ((t & 1) ^ 1); break;
     }
     const uint64_t mag = ex >= 0 ? left : t;
-    const bool huge = ex >= 41; /* |x| >= 2^64 */
+    const bool huge = ex >= 64 - MAN; /* |x| >= 2^64 */
     uint64_t c;
     if (!p->sat)
         c = (neg ? 0 - mag : mag) & p->mask;
@@ -773,33 +911,40 @@ INLINE uint64_t f32_int(uint32_t x, const fi_par *p, int mode)
         c = 0;
     else
         c = (huge || mag > p->min_code) ? p->min_code : (0 - mag) & p->mask;
-    if (e == 0xFF) /* NaN: 0; Inf: 0, or the limit of its sign */
-        c = (a > 0x7F800000u || !p->sat) ? 0 : neg ? p->min_code : p->max;
+    if (e == EMAX) /* NaN: 0; Inf: 0, or the limit of its sign */
+        c = (a > ((uint32_t)EMAX << MAN) || !p->sat) ? 0 : neg ? p->min_code : p->max;
     return c;
 }
 
 /* The codes of a block (uint64), stored at the destination's width or packed. */
 static void fi_store(uint8_t *d, size_t i0, const uint64_t *c, size_t m, int db)
 {
-    if (db >= 8) {
-        const size_t w = (size_t)db / 8;
-        _Alignas(64) uint8_t out[DT_PBLOCK * 8];
-        switch (w) {
-        case 1: for (size_t i = 0; i < m; i++) out[i] = (uint8_t)c[i]; break;
-        case 2: for (size_t i = 0; i < m; i++) ((uint16_t *)(void *)out)[i] = (uint16_t)c[i]; break;
-        case 4: for (size_t i = 0; i < m; i++) ((uint32_t *)(void *)out)[i] = (uint32_t)c[i]; break;
-        default: memcpy(out, c, m * 8); break;
+    const size_t w = (size_t)db / 8;
+    if (db == 64) {
+        memcpy(d + i0 * 8, c, m * 8);
+    } else if (db == 32) {
+        uint32_t o[DT_PBLOCK];
+        for (size_t i = 0; i < m; i++)
+            o[i] = (uint32_t)c[i];
+        memcpy(d + i0 * w, o, m * w);
+    } else if (db == 16) {
+        uint16_t o[DT_PBLOCK];
+        for (size_t i = 0; i < m; i++)
+            o[i] = (uint16_t)c[i];
+        memcpy(d + i0 * w, o, m * w);
+    } else {
+        uint8_t o[DT_PBLOCK], packed[DT_PBLOCK];
+        for (size_t i = 0; i < m; i++)
+            o[i] = (uint8_t)c[i];
+        if (db == 8) {
+            memcpy(d + i0, o, m);
+            return;
         }
-        memcpy(d + i0 * w, out, m * w);
-        return;
+        const size_t m8 = (m + 7) & ~(size_t)7;
+        memset(o + m, 0, m8 - m);
+        dt_ppack(packed, o, m8 * (size_t)db / 8, db);
+        memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);
     }
-    _Alignas(64) uint8_t codes[DT_PBLOCK], packed[DT_PBLOCK];
-    const size_t m8 = (m + 7) & ~(size_t)7;
-    for (size_t i = 0; i < m; i++)
-        codes[i] = (uint8_t)c[i];
-    memset(codes + m, 0, m8 - m);
-    dt_ppack(packed, codes, m8 * (size_t)db / 8, db);
-    memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);
 }
 
 #define FI_KERNEL(name, STYPE, CONV, mode)                                                      \
@@ -834,9 +979,9 @@ static void fi_store(uint8_t *d, size_t i0, const uint64_t *c, size_t m, int db)
     FI_KERNEL(name##_trunc, STYPE, CONV, FM_TRUNC)                                              \
     FI_KERNEL(name##_odd, STYPE, CONV, FM_ODD)
 #define f64_int_x(x, p, mode) f64_int(x, p, mode)
-#define f32_int_x(x, p, mode) f32_int(x, p, mode)
-#define f16_int_x(x, p, mode) f32_int(f16_f32(x, INF32), p, mode)
-#define bf16_int_x(x, p, mode) f32_int((uint32_t)(x) << 16, p, mode)
+#define f32_int_x(x, p, mode) fl_int(x, p, mode, 32, 23, 127, 255)
+#define f16_int_x(x, p, mode) fl_int(x, p, mode, 16, 10, 15, 31)
+#define bf16_int_x(x, p, mode) fl_int(x, p, mode, 16, 7, 127, 255)
 FI_MODES(fi_f64, uint64_t, f64_int_x)
 FI_MODES(fi_f32, uint32_t, f32_int_x)
 FI_MODES(fi_f16, uint16_t, f16_int_x)
@@ -893,7 +1038,7 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
     return true;
 }
 
-/* ---- the portable finder --------------------------------------------------------------------- */
+/* ---- the portable kernel of a pair --------------------------------------------------------- */
 #define SET(f)                                                                                  \
     do {                                                                                        \
         k->fn = (f);                                                                            \
@@ -925,68 +1070,110 @@ static bool find_table8(dt_kernel *k, const dt_format *df, const dt_format *sf)
     SET(table_sub_any);
 }
 
-bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                      size_t count)
+/* ---- the registry entries, in the finder's order ------------------------------------------- */
+static bool is_int(const dt_format *f) { return f->tc == DT_TC_SINT || f->tc == DT_TC_UINT; }
+
+/* integers of one width whose bits do not change */
+static bool e_copy(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                   size_t count)
 {
-    const int sb = sf->stride_bits, db = df->stride_bits;
-    k->compute_bound = true; /* narrowing outputs are written directly (see stream.c) */
-    const int is = int_slot(sf), id = int_slot(df);
-    /* same-width integers under wrap keep their bits */
-    if ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) &&
-        (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && sb == db && sb >= 8 &&
-        (!r->saturate_int || sf->type == df->type))
+    (void)count;
+    k->compute_bound = true;
+    if (is_int(sf) && is_int(df) && sf->stride_bits == df->stride_bits && sf->stride_bits >= 8 &&
+        (!r->saturate_int || sf == df))
         SET(copy_run);
-    /* integers -> integers */
+    return false;
+}
+
+/* integers -> integers (packed ones too) */
+static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                  size_t count)
+{
+    (void)count;
+    const int is = int_slot(sf), id = int_slot(df);
+    k->compute_bound = true;
     if (is >= 0 && id >= 0)
-        SET(ii_fns[is][r->saturate_int][id]);
-    if (is >= 0 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && db < 8)
-        SET(isub_fns[is]);
-    /* 8-bit integers -> floats: exact */
-    if (is == 0 || is == 1) {
-        const dtcast_type d = df->type;
-        if (d == DTCAST_FLOAT32)
-            SET(is ? if_u8_f32 : if_i8_f32);
-        if (d == DTCAST_FLOAT64)
-            SET(is ? if_u8_f64 : if_i8_f64);
-        if (d == DTCAST_FLOAT16)
-            SET(is ? if_u8_f16 : if_i8_f16);
-        if (d == DTCAST_BFLOAT16)
-            SET(is ? if_u8_bf16 : if_i8_bf16);
+        k->fn = r->saturate_int ? ii_sat[is][id] : ii_wrap[is][id / 2];
+    else if (is >= 0 && is_int(df) && df->stride_bits < 8)
+        k->fn = isub_fns[is];
+    return k->fn != NULL;
+}
+
+/* 8-bit integers -> floats: exact */
+static bool e_int8_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                         const dt_rules *r, size_t count)
+{
+    (void)r, (void)count;
+    const int is = int_slot(sf);
+    k->compute_bound = true;
+    if (is != 0 && is != 1)
+        return false;
+    switch (df->type) {
+    case DTCAST_FLOAT32: SET(is ? if_u8_f32 : if_i8_f32);
+    case DTCAST_FLOAT64: SET(is ? if_u8_f64 : if_i8_f64);
+    case DTCAST_FLOAT16: SET(is ? if_u8_f16 : if_i8_f16);
+    case DTCAST_BFLOAT16: SET(is ? if_u8_bf16 : if_i8_bf16);
+    default: return false;
     }
-    /* narrow sources: a 256-entry table */
-    if (sb <= 8) {
+}
+
+/* Lookup tables: sources of at most 8 bits through a 256-entry table; 16-bit sources into
+ * targets of at most 8 bits through the 64 KiB table once built (it beats the computed kernels
+ * here, about 2x), except float16/bfloat16 -> bool (the narrowing kernels'); float32, float64
+ * and 32-bit integers into narrow floats through bfloat16 rounded to odd and its table (about
+ * 2x the narrowing kernels). One entry: the cache of tables, once full, gives no 64 KiB table,
+ * and the tests then see none. */
+static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count)
+{
+    k->compute_bound = true;
+    if (sf->stride_bits <= 8) {
         k->table = dt_table_get(df, sf, r);
         if (!k->table && count >= 256) /* the cache is full: this call's own table */
             k->table = dt_table_build_into(k->local, df, sf, r);
-        if (!k->table)
-            return false;
-        return find_table8(k, df, sf);
+        return k->table && find_table8(k, df, sf);
     }
-    /* 16-bit sources into narrow targets (bool aside): the 64 KiB table, once built, beats the
-     * computed kernels here (about 2x) */
-    if (sb == 16 && db <= 8 && df->tc != DT_TC_BOOL && !dt_tables16_disabled() &&
-        (count >= 16384 || dt_table_ready(df, sf, r))) {
-        k->table = dt_table_get(df, sf, r);
-        if (k->table)
-            SET(table16_run);
-    }
-    /* floats -> narrow floats, e8m0, integers of 1..32 bits, bool */
+    /* wider sources through bfloat16 rounded to odd (ODD16_RUN) */
+    const dtcast_type s = sf->type;
+    const bool few = (df->tc == DT_TC_FLOAT && df->man_bits <= 5) ||
+                     (df->tc == DT_TC_E8M0 && s != DTCAST_FLOAT64);
+    const dt_kernel_fn odd = !few ? NULL
+                             : s == DTCAST_FLOAT32 ? f32_table16_run
+                             : s == DTCAST_FLOAT64 ? f64_table16_run
+                             : s == DTCAST_INT32   ? i32_table16_run
+                             : s == DTCAST_UINT32  ? u32_table16_run : NULL;
+    const dt_format *ts = odd ? dt_format_of(DTCAST_BFLOAT16) : sf;
+    if ((sf->stride_bits != 16 && !odd) || df->stride_bits > 8 || dt_tables16_disabled() ||
+        (df->tc == DT_TC_BOOL && sf->tc == DT_TC_FLOAT) ||
+        (count < 16384 && !dt_table_ready(df, ts, r)))
+        return false;
+    k->table = dt_table_get(df, ts, r);
+    if (k->table)
+        SET(odd ? odd : table16_run);
+    return false;
+}
+
+/* floats -> narrow floats, e8m0, integers of 1..32 bits, bool (portable_narrow.c) */
+static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                     size_t count)
+{
+    (void)count;
     dt_pnarrow pn;
-    dt_kernel_fn f = dt_pnarrow_pick(df, sf, r, &pn);
-    if (f) {
-        _Static_assert(sizeof pn <= sizeof k->local, "the constants fit the kernel's bytes");
-        memcpy(k->local, &pn, sizeof pn);
-        SET(f);
-    }
-    /* other 16-bit sources into narrow targets */
-    if (sb == 16 && db <= 8 && !dt_tables16_disabled() &&
-        (count >= 16384 || dt_table_ready(df, sf, r))) {
-        k->table = dt_table_get(df, sf, r);
-        if (k->table)
-            SET(table16_run);
-    }
+    k->compute_bound = true;
+    k->fn = dt_pnarrow_pick(df, sf, r, &pn);
+    _Static_assert(sizeof pn <= sizeof k->local, "the constants fit the kernel's bytes");
+    memcpy(k->local, &pn, sizeof pn);
+    return k->fn != NULL;
+}
+
+/* float16/bfloat16/float32 -> wider floats (exact), float64 -> float32 */
+static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                    size_t count)
+{
+    (void)count;
     const dtcast_type s = sf->type, d = df->type;
     const bool sat = r->saturate_float;
+    k->compute_bound = true;
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16)
         SET(sat ? w_f16_f32_sat : w_f16_f32);
     if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16)
@@ -999,20 +1186,52 @@ bool dt_find_portable(dt_kernel *k, const dt_format *df, const dt_format *sf, co
         SET(sat ? w_bf16_f64_sat : w_bf16_f64);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64)
         SET(dt_pf64_f32);
-    if (is == 2 || is == 3) {
+    return false;
+}
+
+/* integers of 16 bits and more -> float32/float64: exact ones here, rounding ones in
+ * portable_narrow.c */
+static bool e_int_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                        const dt_rules *r, size_t count)
+{
+    (void)count;
+    const int is = int_slot(sf);
+    const dtcast_type d = df->type;
+    k->compute_bound = true;
+    if ((is == 2 || is == 3) && (d == DTCAST_FLOAT32 || d == DTCAST_FLOAT64)) {
         static const dt_kernel_fn exact[2][2] = {{if_i16_f32, if_i16_f64}, {if_u16_f32, if_u16_f64}};
-        if (d == DTCAST_FLOAT32 || d == DTCAST_FLOAT64)
-            SET(exact[is - 2][d == DTCAST_FLOAT64]);
+        SET(exact[is - 2][d == DTCAST_FLOAT64]);
     }
     if ((is == 4 || is == 5) && d == DTCAST_FLOAT64)
         SET(is == 4 ? if_i32_f64 : if_u32_f64);
-    if ((f = dt_pint_float_pick(df, sf, r)) != NULL)
-        SET(f);
-    const int mode = (int)r->round - DTCAST_ROUND_RNE;
+    k->fn = dt_pint_float_pick(df, sf, r);
+    return k->fn != NULL;
+}
+
+/* float64/float32/float16/bfloat16 -> integers of every width, per mode */
+static bool e_float_int(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                        const dt_rules *r, size_t count)
+{
+    (void)count;
+    const dtcast_type s = sf->type;
+    const int mode = (int)r->round - DTCAST_ROUND_RNE, db = df->stride_bits;
     const int fsk = s == DTCAST_FLOAT64 ? 0 : s == DTCAST_FLOAT32 ? 1 : s == DTCAST_FLOAT16 ? 2
                     : s == DTCAST_BFLOAT16 ? 3 : -1;
-    if (fsk >= 0 && mode >= 0 && mode < 6 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) &&
-        df->bits <= 64 && (db < 8 || db == df->bits))
+    k->compute_bound = true;
+    if (fsk >= 0 && mode >= 0 && mode < 6 && is_int(df) && df->bits <= 64 &&
+        (db < 8 || db == df->bits))
         SET(fi_fns[fsk][mode]);
     return false;
 }
+
+const dt_kernel_entry dt_entries_portable[] = {
+    {"portable integers: same-width copy", DT_ISA_PORTABLE, e_copy},
+    {"portable integers: int <-> int, into packed ints", DT_ISA_PORTABLE, e_int},
+    {"portable 8-bit integers -> floats", DT_ISA_PORTABLE, e_int8_float},
+    {"portable tables: <= 8-bit sources, 16-bit ones into <= 8 bits", DT_ISA_PORTABLE, e_table},
+    {"portable narrowing: floats -> narrow floats, ints of <= 32 bits", DT_ISA_PORTABLE, e_narrow},
+    {"portable float widenings, float64 -> float32", DT_ISA_PORTABLE, e_float},
+    {"portable int -> float", DT_ISA_PORTABLE, e_int_float},
+    {"portable float -> int", DT_ISA_PORTABLE, e_float_int},
+    {NULL, DT_ISA_PORTABLE, NULL},
+};

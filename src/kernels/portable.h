@@ -1,4 +1,4 @@
-/* The portable kernels' shared pieces (portable.c, portable_narrow.c, portable_wide.c): plain C
+/* The portable kernels' shared pieces (portable.c, portable_narrow.c): plain C
  * that gcc and clang vectorise (see the Makefile's PORTABLE_OPT). Every element loop is
  * branch-free over the format parameters: selects, shifts by loop invariants, and float
  * arithmetic only where it is exact (so the caller's rounding mode and flush-to-zero settings

@@ -24,6 +24,13 @@ enum { S_F32, S_F16, S_BF16, S_F64 };
 #endif
 #define MASK DT_PMASK
 #define sel dt_psel
+/* a < b, a == b and x != 0 as masks by arithmetic alone: no comparison for gcc's jump threading
+ * to correlate with others (it then turns chains of selects into branches, as the aarch64
+ * compiler did with the float64 exponent tests, and stops vectorising); a < b for
+ * |a - b| < 2^31, a == b for a ^ b < 2^31 (unsigned arithmetic: no overflow) */
+INLINE uint32_t lt_m(int32_t a, int32_t b) { return 0u - (((uint32_t)a - (uint32_t)b) >> 31); }
+INLINE uint32_t eq_m(int32_t a, int32_t b) { return 0u - (((uint32_t)(a ^ b) - 1u) >> 31); }
+INLINE uint32_t nz_m(uint32_t x) { return 0u - ((x | (0u - x)) >> 31); }
 
 /* ---- sources -> float32 bits --------------------------------------------------------------- */
 /* float16 -> float32 bits (NaN payloads kept: the targets need only NaN-ness). A subnormal is
@@ -46,19 +53,35 @@ INLINE uint32_t f64_odd_bits(uint32_t hi, uint32_t lo)
     const uint32_t ahi = hi & 0x7FFFFFFFu;
     const int32_t e = (int32_t)(ahi >> 20);
     const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
-    const uint32_t nrm = (top - (896u << 23)) | (MASK(ml != 0) & 1);
-    const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
+    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
+    const uint32_t yb = (top - (747u << 23)) & (~lt_m(e, 748) & lt_m(e, 897));
     const float y = dt_f32_of_bits(yb);
     const int32_t t = (int32_t)y;
-    const uint32_t lost =
-        (MASK(y != (float)t) | MASK(ml != 0) | (MASK(e < 748) & MASK((ahi | lo) != 0))) & 1;
-    uint32_t r = sel(MASK(e < 897), (uint32_t)t | lost, nrm);
-    r = sel(MASK(e > 1150), 0x7F7FFFFFu, r);
-    r = sel(MASK(e == 2047), sel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC00000u, 0x7F800000u), r);
+    const uint32_t lost = (MASK(y != (float)t) | nz_m(ml) | (lt_m(e, 748) & nz_m(ahi | lo))) & 1;
+    uint32_t r = sel(lt_m(e, 897), (uint32_t)t | lost, nrm);
+    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
+    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
     return (hi & 0x80000000u) | r;
 }
 
-INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
+/* float64 -> float32 bits rounded to odd, except below float32's normal range, where any tiny
+ * nonzero of the same sign stands in (1: 2^-149): every narrow float target below bfloat16's
+ * range has its half quantum far above 2^-126, so such a value rounds like the exact one. */
+INLINE uint32_t f64_odd_bits_n(uint32_t hi, uint32_t lo)
+{
+    const uint32_t ahi = hi & 0x7FFFFFFFu;
+    const int32_t e = (int32_t)(ahi >> 20);
+    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
+    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
+    uint32_t r = sel(lt_m(e, 897), nz_m(ahi | lo) & 1, nrm);
+    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
+    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
+    return (hi & 0x80000000u) | r;
+}
+
+/* Element i as float32 bits; tiny: float64 values below float32's normal range may stand as any
+ * tiny nonzero (f64_odd_bits_n) */
+INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk, int tiny)
 {
     if (sk == S_F32) {
         uint32_t u;
@@ -68,7 +91,8 @@ INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
     if (sk == S_F64) {
         uint64_t u;
         memcpy(&u, s + 8 * i, 8);
-        return f64_odd_bits((uint32_t)(u >> 32), (uint32_t)u);
+        return tiny ? f64_odd_bits_n((uint32_t)(u >> 32), (uint32_t)u)
+                    : f64_odd_bits((uint32_t)(u >> 32), (uint32_t)u);
     }
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
@@ -127,8 +151,9 @@ INLINE uint32_t narrow_float(uint32_t x, const dt_pnarrow *p, int mode, int cls)
         /* a + ksub wraps for large lanes (not selected); the min keeps the conversion defined.
          * A float32 subnormal lane becomes a tiny normal (below 1/2: it rounds like one), a
          * zero lane a tiny nonzero, hence the a != 0 in the sticky bit. */
-        const float y0 = dt_f32_of_bits(a + p->ksub);
-        const float y = y0 < 0x1p24f ? y0 : 0x1p24f;
+        /* (a wrapped lane, yb >= 2^31 but below 0x8C000000, is clamped too) */
+        const uint32_t yb = a + p->ksub;
+        const float y = dt_f32_of_bits(sel(lt_m((int32_t)yb, 0x4B800000), yb, 0x4B800000u)); /* <= 2^24 */
         const int32_t ti = (int32_t)y;
         const float f = y - (float)ti;
         uint32_t t = (uint32_t)ti;
@@ -196,15 +221,14 @@ INLINE uint32_t round_tf(uint32_t t, float f, uint32_t sg, uint32_t nz, int mode
 INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
 {
     const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
-    const float y0 = dt_f32_of_bits(a);
     float r;
     uint32_t subnz = MASK((int32_t)a < 0x800000) & MASK(a != 0);
     if (sat) {
-        const float lim = dt_f32_of_bits(p->limf0 ^ (negm & p->limfx));
-        r = y0 < lim ? y0 : lim; /* NaN: lim, replaced below */
-        subnz &= MASK(y0 < lim); /* not when clamped to 0 */
+        const uint32_t limb = p->limf0 ^ (negm & p->limfx), below = lt_m((int32_t)a, (int32_t)limb);
+        r = dt_f32_of_bits(sel(below, a, limb)); /* NaN: lim, replaced below */
+        subnz &= below;                          /* not when clamped to 0 */
     } else {
-        const float y = y0 < 0x1p39f ? y0 : 0x1p39f;
+        const float y = dt_f32_of_bits(sel(lt_m((int32_t)a, 0x53000000), a, 0x53000000u)); /* <= 2^39 */
         const float zf = (float)(int32_t)(y * 0x1p-16f);
         r = y - zf * 0x1p16f;
     }
@@ -222,7 +246,7 @@ INLINE uint32_t narrow_int32(uint32_t x, const dt_pnarrow *p, int mode)
 {
     const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
     const float y0 = dt_f32_of_bits(a);
-    const float y = y0 < 0x1p55f ? y0 : 0x1p55f;
+    const float y = dt_f32_of_bits(sel(lt_m((int32_t)a, 0x5B000000), a, 0x5B000000u)); /* <= 2^55 */
     const float zf = (float)(int32_t)(y * 0x1p-32f);
     float r = y - zf * 0x1p32f;
     const uint32_t hi = MASK(r >= 0x1p31f);
@@ -240,6 +264,7 @@ INLINE uint32_t narrow_int32(uint32_t x, const dt_pnarrow *p, int mode)
     return (m ^ negm) - negm;
 }
 
+/* (the float targets of narrow_elem first) */
 enum { K_F, K_FNUZ, K_FNONAN, K_FBF, K_FBF_NC, K_E8M0, K_I16W, K_I16S, K_I32, K_BOOL };
 
 INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
@@ -258,6 +283,14 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
     }
 }
 
+/* Element i of src, of source sk, as code (K_F, K_FNUZ, K_FNONAN: float targets whose half
+ * quantum lies far above float32's normal range) */
+INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, int sk, int kind,
+                            int mode)
+{
+    return narrow_any(load_bits(src, i, sk, kind <= K_FNONAN), p, kind, mode);
+}
+
 /* ---- block functions: one per (source, kind, mode, code width) -------------------------------- */
 /* The codes go through a uint32 array: a loop over 4-lane vectors (SSE2) keeps its constants
  * in registers, where one producing 16 bytes per step (4 vectors at once) spills them. */
@@ -269,7 +302,7 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
         if (sizeof(T) == 4) {                                                                   \
             uint32_t *o = (uint32_t *)out;                                                      \
             for (size_t i = 0; i < n; i++)                                                      \
-                o[i] = narrow_any(load_bits(src, i, sk), &p, kind, mode);                       \
+                o[i] = narrow_elem(src, i, &p, sk, kind, mode);                             \
             return;                                                                             \
         }                                                                                       \
         _Alignas(64) uint32_t c[DT_PBLOCK];                                                     \
@@ -278,7 +311,7 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
                 c[i] = bool_bits(src, i, sk);                                                   \
         else                                                                                    \
             for (size_t i = 0; i < n; i++)                                                      \
-                c[i] = narrow_any(load_bits(src, i, sk), &p, kind, mode);                       \
+                c[i] = narrow_elem(src, i, &p, sk, kind, mode);                             \
         T *o = (T *)out;                                                                        \
         for (size_t i = 0; i < n; i++)                                                          \
             o[i] = (T)c[i];                                                                     \
@@ -305,8 +338,7 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
     BLOCK_MODES(sk, K_I16W, uint8_t)                                                            \
     BLOCK_MODES(sk, K_I16W, uint16_t)                                                           \
     BLOCK_MODES(sk, K_I16S, uint8_t)                                                            \
-    BLOCK_MODES(sk, K_I16S, uint16_t)                                                           \
-    BLOCK_MODES(sk, K_I32, uint32_t)
+    BLOCK_MODES(sk, K_I16S, uint16_t)
 BLOCK_SOURCE(S_F32)
 BLOCK_SOURCE(S_F16)
 BLOCK_SOURCE(S_BF16)
@@ -314,6 +346,8 @@ BLOCK_SOURCE(S_F64)
 BLOCK_INTS(S_F32)
 BLOCK_INTS(S_F16)
 BLOCK_INTS(S_BF16)
+BLOCK_MODES(S_F32, K_I32, uint32_t) /* bfloat16 -> 32-bit integers: portable.c's is faster */
+BLOCK_MODES(S_F16, K_I32, uint32_t)
 
 /* [source][mode] per (kind, code width) */
 #define BLOCK_TABLE(kind, T)                                                                    \
@@ -334,7 +368,8 @@ BLOCK_TABLE_INT(K_I16W, uint8_t)
 BLOCK_TABLE_INT(K_I16W, uint16_t)
 BLOCK_TABLE_INT(K_I16S, uint8_t)
 BLOCK_TABLE_INT(K_I16S, uint16_t)
-BLOCK_TABLE_INT(K_I32, uint32_t)
+static const dt_pblock_fn tab_K_I32_uint32_t[2][6] = {BLOCK_ROW(S_F32, K_I32, uint32_t),
+                                                     BLOCK_ROW(S_F16, K_I32, uint32_t)};
 #define NC_ROW(sk) {blk_##sk##_K_FBF_NC_M_RNE_uint16_t, blk_##sk##_K_FBF_NC_M_RNA_uint16_t}
 static const dt_pblock_fn tab_K_FBF_NC_uint16_t[4][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
                                                          NC_ROW(S_BF16), NC_ROW(S_F64)};
@@ -351,6 +386,22 @@ void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
         for (size_t j = 0; j < bytes; j++)
             o[j] = (uint8_t)((c[2 * j] & 0xF) | (c[2 * j + 1] & 0xF) << 4);
         break;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    case 2: /* 4 codes (bytes) -> 1 byte: one multiply gathers code j at bits 2j */
+        for (size_t j = 0; j < bytes; j++) {
+            uint32_t u;
+            memcpy(&u, c + 4 * j, 4);
+            o[j] = (uint8_t)(((uint64_t)(u & 0x03030303u) * 0x41041u) >> 18);
+        }
+        break;
+    default: /* 8 codes (bytes) -> 1 byte: code j at bit j */
+        for (size_t j = 0; j < bytes; j++) {
+            uint64_t u;
+            memcpy(&u, c + 8 * j, 8);
+            o[j] = (uint8_t)(((u & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56);
+        }
+        break;
+#else
     case 2:
         for (size_t j = 0; j < bytes; j++)
             o[j] = (uint8_t)((c[4 * j] & 3) | (c[4 * j + 1] & 3) << 2 | (c[4 * j + 2] & 3) << 4 |
@@ -364,6 +415,7 @@ void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
             o[j] = (uint8_t)b;
         }
         break;
+#endif
     }
 }
 
@@ -375,15 +427,23 @@ static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t b
     const size_t sb = (size_t)p.sbytes, ob = (size_t)p.obits;
     const uint8_t *s = (const uint8_t *)src + begin * sb;
     uint8_t *d = (uint8_t *)dst + begin * ob / 8;
-    _Alignas(64) uint8_t codes[DT_PBLOCK * 4];
+    /* the block writes codes of its own type into the matching member (no aliasing between
+     * types); they leave as bytes */
+    union {
+        uint8_t b[DT_PBLOCK];
+        uint16_t h[DT_PBLOCK];
+        uint32_t w[DT_PBLOCK];
+    } out;
     _Alignas(64) uint8_t packed[DT_PBLOCK];
+    void *const codes_out = ob == 32 ? (void *)out.w : ob == 16 ? (void *)out.h : (void *)out.b;
+    uint8_t *const codes = out.b;
     const size_t n = end - begin;
     for (size_t i = 0; i < n; i += DT_PBLOCK) { /* i: a multiple of 8 (begin is one too) */
         const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;
         dt_prefetch_span(s + i * sb, m * sb);
-        p.block(codes, s + i * sb, m, &p);
+        p.block(codes_out, s + i * sb, m, &p);
         if (ob >= 8) {
-            memcpy(d + i * ob / 8, codes, m * ob / 8);
+            memcpy(d + i * ob / 8, codes_out, m * ob / 8);
         } else {
             const size_t m8 = (m + 7) & ~(size_t)7;
             memset(codes + m, 0, m8 - m);
@@ -437,7 +497,7 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
         p->limf0 = dt_bits_of_f32((float)n.imax);
         p->limfx = p->limf0 ^ dt_bits_of_f32((float)n.imin_mag);
         if (ob == 32)
-            p->block = tab_K_I32_uint32_t[sk][mode];
+            p->block = sk == S_BF16 ? NULL : tab_K_I32_uint32_t[sk][mode];
         else if (n.isat)
             p->block = ob == 16 ? tab_K_I16S_uint16_t[sk][mode] : tab_K_I16S_uint8_t[sk][mode];
         else
@@ -505,7 +565,7 @@ INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, 
     const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
     /* normal float32 results: 29 bits dropped */
     uint32_t kn = top - (896u << 23);
-    const uint32_t half = (lo >> 28) & 1, st = MASK((lo & 0x0FFFFFFFu) != 0) & 1;
+    const uint32_t half = (lo >> 28) & 1, st = nz_m(lo & 0x0FFFFFFFu) & 1;
     switch (mode) {
     case M_RNE: kn += half & (st | (kn & 1)); break;
     case M_RNA: kn += half; break;
@@ -515,13 +575,13 @@ INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, 
     default: kn |= half | st; break;
     }
     /* subnormal float32 results */
-    const uint32_t yb = (top - (747u << 23)) & MASK(e >= 748) & MASK(e < 897);
+    const uint32_t yb = (top - (747u << 23)) & (~lt_m(e, 748) & lt_m(e, 897));
     const float y = dt_f32_of_bits(yb);
     const int32_t ti = (int32_t)y;
     const float f = y - (float)ti;
     uint32_t t = (uint32_t)ti;
-    const uint32_t mlnz = MASK(ml != 0);
-    const uint32_t nz = MASK(f != 0.0f) | mlnz | (MASK(e < 748) & MASK((ahi | lo) != 0));
+    const uint32_t mlnz = nz_m(ml);
+    const uint32_t nz = MASK(f != 0.0f) | mlnz | (lt_m(e, 748) & nz_m(ahi | lo));
     switch (mode) {
     case M_RNE: t += (MASK(f > 0.5f) | (MASK(f == 0.5f) & (mlnz | t))) & 1; break;
     case M_RNA: t += MASK(f >= 0.5f) & 1; break;
@@ -530,9 +590,13 @@ INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, 
     case M_TRUNC: break;
     default: t |= nz & 1; break;
     }
-    uint32_t r = sel(MASK(e < 897), t, kn);
-    r = sel(MASK((int32_t)r >= 0x7F800000) | MASK(e > 1150), ovf0 ^ (negm & ovfx), r);
-    r = sel(MASK(e == 2047), sel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC00000u, inf), r);
+    /* overflow tested on the normal path's own result (a test of the selected result lets gcc
+     * thread jumps through the selects, and then not vectorise) */
+    const uint32_t ovf = ovf0 ^ (negm & ovfx);
+    kn = sel(MASK((int32_t)kn >= 0x7F800000), ovf, kn);
+    uint32_t r = sel(lt_m(e, 897), t, kn);
+    r = sel(lt_m(1150, e), ovf, r);
+    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, inf), r);
     return (sg << 31) | r;
 }
 

@@ -4,12 +4,6 @@
 
 #include <string.h>
 
-/* Until portable.c lists its families: the portable finder as one entry. */
-const dt_kernel_entry dt_entries_portable[] = {
-    {"portable (finder)", DT_ISA_PORTABLE, dt_find_portable},
-    {NULL, DT_ISA_PORTABLE, NULL},
-};
-
 static const dt_kernel_entry *const lists[] = {
 #if defined(DT_HAVE_X86)
     dt_entries_avx512,
