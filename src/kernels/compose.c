@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements per block: the widest lane (8 bytes) of a block takes 4 KiB, an eighth of L1d. */
-enum { COMPOSE_BLOCK = 512, MAX_STEPS = 4 };
+/* Elements per block: 128 (2 KiB of complex128 source, 1 KiB of a float64 lane) ran complex
+ * sources 1.3-1.6x faster here than 512, and wide real sources as fast. */
+enum { COMPOSE_BLOCK = 128, MAX_STEPS = 4 };
 
 typedef struct dt_chain {
     int steps;
@@ -101,10 +102,8 @@ static void chain_run(const dt_kernel *k, void *dst, const void *src, size_t beg
     _Alignas(64) uint8_t buf[2][COMPOSE_BLOCK * 8];
     for (size_t i = begin; i < end; i += COMPOSE_BLOCK) {
         const size_t n = end - i < COMPOSE_BLOCK ? end - i : COMPOSE_BLOCK;
-        /* the next block's source on its way while this one's steps compute (a step's own
-         * prefetch, a few KiB ahead, would land inside this block) */
-        for (size_t o = (i + n) * sb / 8; o < (i + 2 * n) * sb / 8; o += 64)
-            __builtin_prefetch((const void *)((uintptr_t)src + o), 0, 3);
+        /* the source a few blocks ahead on its way while this block's steps compute */
+        dt_prefetch_span((const uint8_t *)src + i * sb / 8, n * sb / 8);
         const size_t b = i * (size_t)c->scale, e = (i + n) * (size_t)c->scale;
         const void *in = src;
         for (int s = 0; s < c->steps; s++) {
