@@ -18,19 +18,12 @@
  * attributes only: nothing here runs unless the CPU has AVX2. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <string.h>
 
-/* clang 14 crashes in instruction selection on some AVX2 functions when it emits debug
- * information for them (-g; see kernels_x86.h): they get none under clang. */
-#if defined(__clang__)
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
-#define FN __attribute__((DT_NODEBUG target("avx2,f16c,fma,bmi2")))
-#define DT_INLINE __attribute__((always_inline)) inline
+#define FN DT_TARGET_AVX2
 
 /* The element types, in int_index order for the integers. */
 enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F16, T_BF16, T_F32, T_F64 };

@@ -5,17 +5,12 @@
  * (the Inf code - 1). Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <string.h>
 
-#if defined(__clang__)
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
-#define FN __attribute__((DT_NODEBUG target("avx2,f16c")))
-#define DT_INLINE __attribute__((always_inline)) inline
+#define FN DT_TARGET_AVX2
 
 /* Runs BODY(in, out) over blocks of 16 elements; the tail through zeroed local blocks (reads
  * before writes: in place works). SB, DB: source and destination bytes per element. */

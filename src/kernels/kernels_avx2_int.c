@@ -6,19 +6,12 @@
  * Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <string.h>
 
-/* clang 14 crashes in instruction selection on some AVX2 functions when it emits debug
- * information for them (-g; see kernels_x86.h): they get none under clang. */
-#if defined(__clang__)
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
-#define FN __attribute__((DT_NODEBUG target("avx2")))
-#define DT_INLINE __attribute__((always_inline)) inline
+#define FN DT_TARGET_AVX2
 
 /* Keeps a loaded vector in a register (gcc would otherwise fold the load into every use as a
  * memory operand; see v_opaque in kernels_x86.h). */

@@ -18,6 +18,7 @@
  * tables of 8 bits per low nibble, indexed by the high nibble's bit). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <pthread.h>
@@ -25,15 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* clang 14 crashes in instruction selection on some AVX2 functions when it emits debug
- * information for them (-g; see kernels_x86.h): they get none under clang. */
-#if defined(__clang__)
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
-#define FN __attribute__((DT_NODEBUG target("avx2,bmi2")))
-#define DT_INLINE __attribute__((always_inline)) inline
+#define FN DT_TARGET_AVX2
 
 static FN DT_INLINE __m256i ld(const uint8_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static FN DT_INLINE void st(uint8_t *p, __m256i v) { _mm256_storeu_si256((__m256i *)p, v); }

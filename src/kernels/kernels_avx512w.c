@@ -4,20 +4,15 @@
  * kernels_avx512.c). Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
-#if defined(__clang__) /* as in kernels_x86.h: clang 14 crashes emitting debug info for these */
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
-
 #define DT_LANE16 1
 #define VW 32
-#define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,bmi2")))
+#define FN DT_TARGET_AVX512
 #define NAME(x) x##_avx512w
 typedef __m512i V;
 typedef __mmask32 K;

@@ -2,22 +2,16 @@
  * instruction set by kernels_avx2.c (DT_X86_AVX512 undefined) and kernels_avx512.c. */
 #include "kernels.h"
 #include "scalar.h"
+#include "x86_attrs.h"
 
 #include <immintrin.h>
 #include <string.h>
 
-/* clang 14 crashes in instruction selection on some of these functions when it emits debug
- * information for them (-g): they get none under clang. */
-#if defined(__clang__)
-#define DT_NODEBUG nodebug,
-#else
-#define DT_NODEBUG
-#endif
 
 #if defined(DT_X86_AVX512)
 /* ---- AVX-512: 16 lanes, opmask registers ---------------------------------------------------- */
 #define VW 16
-#define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,f16c,fma,bmi2")))
+#define FN DT_TARGET_AVX512
 #define NAME(x) x##_avx512
 #define HAVE_F64ODD 1
 typedef __m512i V;
@@ -89,7 +83,7 @@ static FN inline void v_store4x2(uint8_t *p, V a, V b)
 #else
 /* ---- AVX2: 8 lanes, masks are all-ones lanes ------------------------------------------------ */
 #define VW 8
-#define FN __attribute__((DT_NODEBUG target("avx2,f16c,fma,bmi2")))
+#define FN DT_TARGET_AVX2
 #define NAME(x) x##_avx2
 typedef __m256i V;
 typedef __m256i K;
