@@ -34,13 +34,26 @@ static bool e_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const
     return k->fn != NULL;
 }
 
+/* the narrowing template on 16 lanes of 16 bits (kernels_avx2w.c) */
+static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count)
+{
+    (void)count;
+    const dt_format *lane;
+    k->fn = dt_narrow16_pick_avx2(df, sf, r, &lane);
+    k->compute_bound = true;
+    return k->fn && dt_narrow_setup(&k->n, df, lane, r);
+}
+
 /* the narrowing template on 8 lanes of 32 bits */
 static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                      size_t count)
 {
     (void)count;
-    if (dt_cvt_pick_avx2(df, sf, r))
-        return false; /* float16/bfloat16 -> 16/32-bit integers: the int <-> float entry */
+    const dt_format *lane;
+    if (dt_narrow16_pick_avx2(df, sf, r, &lane) || dt_cvt_pick_avx2(df, sf, r))
+        return false; /* the 16-bit lanes' pairs; float16/bfloat16 -> 16/32-bit integers (the
+                       * int <-> float entry) */
     k->fn = narrow_pick_avx2(df, sf, r);
     k->compute_bound = true;
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
@@ -52,6 +65,7 @@ const dt_kernel_entry dt_entries_avx2[] = {
     {"avx2 integers: int <-> int", DT_ISA_AVX2, e_int},
     {"avx2 int <-> float, float64 <-> float32", DT_ISA_AVX2, e_cvt},
     {"avx2 float32 -> bfloat16", DT_ISA_AVX2, e_bf16},
+    {"avx2 narrow template, 16-bit lanes", DT_ISA_AVX2, e_narrow16},
     {"avx2 narrow template, 32-bit lanes", DT_ISA_AVX2, e_narrow},
     {NULL, DT_ISA_PORTABLE, NULL},
 };

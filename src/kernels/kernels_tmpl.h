@@ -1,15 +1,16 @@
-/* One template, instantiated once per instruction set (portable.c, kernels_avx2.c,
+/* One template, instantiated once per instruction set (kernels_avx2.c, kernels_avx2w.c,
  * kernels_avx512.c, kernels_avx512w.c): float bits -> a narrow float, float8e8m0 or integer
  * code, in every rounding mode, with integer ops only. The lanes hold float32 bits (loaded from
  * float32, float16, bfloat16 or float64 rounded to odd) or, with DT_LANE16, 16-bit floats
- * (twice the lanes per register; float and integer targets of 4 and 8 bits): bfloat16 or
- * float16 as they are, float32 and float64 rounded to odd into bfloat16 (v_load32, v_load64odd:
- * for targets of at most 5 significand bits, which it keeps two bits beyond). The including
- * file defines, for its lanes:
+ * (twice the lanes per register; float and integer targets of 4 and 8 bits, and of 1 and 2
+ * bits or float8e8m0 where the layer asks): bfloat16 or float16 as they are, float32, float64,
+ * int16 and uint16 rounded to odd into bfloat16 (v_load32, v_load64odd, v_loadi16/u16: for
+ * targets of at most 5 significand bits, which it keeps two bits beyond). The including file
+ * defines, for its lanes:
  *   VW            lanes per vector           V, K          vector and lane-mask types
  *   FN            function attributes        NAME(x)       x with the ISA's suffix
  *   v_set1(c) v_and v_andn(a,b) (~a & b) v_or v_add v_sub v_srli(a,imm) v_slli(a,imm)
- *   v_srlv(a,n) v_sllv(a,n) (counts >= the lane width give 0)
+ *   v_srlv(a,n) (not with DT_ROUND_BY_PRODUCT) v_sllv(a,n) (counts >= the lane width give 0)
  *   v_min(a,b) v_max(a,b) (signed, operands below the sign bit)  v_minu(a,b) (unsigned)
  *   k_gt(a,b) k_eq(a,b) (signed)  k_neg(x) (sign bit set)  k_and k_or k_not  v_sel(k,a,b) = k?a:b
  *   v_load32/16h/16b(p) (p: VW elements of float32 / float16 / bfloat16 -> lane bits)
@@ -18,14 +19,34 @@
  *   v_signs(v) (the sign bit of every lane as the bits of a uint32_t, lane 0 in bit 0)
  *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
+ * and, with DT_LANE16, optionally:
+ *   DT_NO_LOAD32: no v_load32 nor v_load64odd (16-bit sources only)
+ *   HAVE_I16 + v_loadi16/u16(p): VW int16 / uint16 -> bfloat16 bits rounded to odd (float targets)
+ *   DT_LANE16_E8M0: float8e8m0 targets on bfloat16 lanes (its exponent is bfloat16's)
+ *   v_signs(v): packed 1- and 2-bit targets (VW <= 16: 2-bit codes fill at most 32 bits)
+ *   DT_HAVE_BITS2 + v_bits2(c): the 2-bit codes of the lanes packed (lane i in bits 2i, 2i + 1)
+ * and, on lanes without variable shifts:
+ *   DT_ROUND_BY_PRODUCT + v_pow2r(sh) (2^(L_BITS - sh) for 1 <= sh < L_BITS, 2^-sh for
+ *   -L_BITS < sh <= 0, 0 for -240 < sh <= -L_BITS: the low half of v times it is v << -sh)
+ *   v_mulhi(a,b) v_mullo(a,b) (high and low halves of the unsigned product)
+ *   v_avg(a,b) ((a + b + 1) >> 1 without overflow): shifts by a product.
  */
 
 enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
 enum { K_FLOAT, K_FLOAT_UP, K_E8M0, K_INT, K_BOOL };
-enum { S_F32, S_F16, S_BF16, S_F64 };
+enum { S_F32, S_F16, S_BF16, S_F64, S_I16, S_U16 };
+
+/* Packed 1- and 2-bit targets: 32-bit lanes always, 16-bit lanes where the layer has v_signs. */
+#if !defined(DT_LANE16) || defined(DT_HAVE_SIGNS)
+#define T_SUBBYTE 1
+#endif
+/* float8e8m0: 32-bit lanes always, 16-bit lanes (bfloat16 bits) where the layer asks. */
+#if !defined(DT_LANE16) || defined(DT_LANE16_E8M0)
+#define T_E8M0 1
+#endif
 
 /* The lanes' float format: significand bits L_MAN and bias L_BIAS for a source kind sk. */
-#if defined(DT_LANE16) /* float16 bits, or bfloat16 bits (float32 and float64 rounded to odd) */
+#if defined(DT_LANE16) /* float16 bits, or bfloat16 bits (wider and integer sources: to odd) */
 #define L_BITS 16
 #define L_MAN(sk) ((sk) == S_F16 ? 10 : 7)
 #define L_BIAS(sk) ((sk) == S_F16 ? 15 : 127)
@@ -53,6 +74,45 @@ enum { S_F32, S_F16, S_BF16, S_F64 };
 /* |v| (the significand with its implicit bit, or the bits above a clamped exponent) shifted
  * right by sh (1..L_MAN + 2) and rounded per mode; sgn: all ones in lanes whose value is
  * negative. v plus the dropped range stays below 2^L_BITS. */
+#if defined(DT_ROUND_BY_PRODUCT)
+/* v * 2^(L_BITS - sh): the kept bits in the high half (returned), the dropped bits left-aligned
+ * in the low half (*lo); for sh <= 0 the low half is v << -sh. */
+static FN DT_INLINE V NAME(shift_product)(V v, V sh, V *lo)
+{
+    const V p = v_pow2r(sh);
+    *lo = v_mullo(v, p);
+    return v_mulhi(v, p);
+}
+
+/* t rounded per mode by the dropped bits lo: a round-up is the carry out of lo plus an
+ * increment */
+static FN DT_INLINE V NAME(round_product)(V t, V lo, V sgn, int mode)
+{
+    const V one = v_set1(1);
+    switch (mode) {
+    case M_RNE: /* up when lo + lsb > half: the carry of lo + lsb + half - 1, bit L_BITS - 1 of
+                 * avg(lo, lsb + half - 2) (the sum plus one, halved) */
+        return v_add(t, v_srli(v_avg(lo, v_add(v_and(t, one), v_set1(L_ABS - 1))), L_BITS - 1));
+    case M_RNA: /* up when lo >= half: its top bit */
+        return v_add(t, v_srli(lo, L_BITS - 1));
+    case M_FLOOR: /* negative values round their magnitude up when inexact (min(lo, 1)) */
+        return v_add(t, v_and(v_minu(lo, one), sgn));
+    case M_CEIL: /* positive values do */
+        return v_add(t, v_andn(sgn, v_minu(lo, one)));
+    case M_TRUNC:
+        return t;
+    default: /* odd: an inexact result gets its lsb set */
+        return v_or(t, v_minu(lo, one));
+    }
+}
+
+static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
+{
+    V lo;
+    const V t = NAME(shift_product)(v, sh, &lo);
+    return NAME(round_product)(t, lo, sgn, mode);
+}
+#else
 static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
 {
     const V one = v_set1(1);
@@ -76,6 +136,7 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
         return v_or(t, v_minu(v_and(v, mask), one));
     }
 }
+#endif
 
 /* Narrow float target: a format of fewer significand bits than the lanes'. Its bias B is at
  * most the lanes' (up = 0), or above it (up = 1: float16 lanes -> float8e5m2fnuz). */
@@ -98,36 +159,42 @@ static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode, int 
     const V sh = v_min(v_sub(v_set1(n->s1), ec), v_set1(L_MAN(sk) + 2)); /* + 2: below half
                                                                          * the quantum */
     V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, L_BITS - 1)), mode);
-    /* Overflow: the rounded magnitude passed the largest finite code (per sign: directed modes
-     * give max on one side). Then infinite and NaN inputs. */
-    mag = v_sel(k_gt(mag, v_set1(n->maxc)), v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])),
-                mag);
+    /* The sign, unless the result is a zero the target cannot sign (fnuz); the rounded
+     * magnitude of an infinite input is not zero either, so the overflow and infinite results
+     * below (never zero) take it too. */
+    const V sg = v_sel(neg, v_set1(n->sign), v_set1(0));
+    const V sm = v_sel(k_gt(mag, v_set1(0)), sg, v_and(sg, v_set1(n->keep_neg_zero)));
+    /* Overflow: the rounded magnitude passed the largest finite code (per sign where the mode
+     * is floor or ceil: they give max on one side). Then infinite and NaN inputs. */
+    const V ovf = mode == M_FLOOR || mode == M_CEIL
+                      ? v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])) : v_set1(n->ovf[0]);
+    mag = v_sel(k_gt(mag, v_set1(n->maxc)), ovf, mag);
+    if (sk == S_I16 || sk == S_U16) /* integer sources have neither */
+        return v_or(mag, sm);
     mag = v_sel(k_eq(a, v_set1(L_INF(sk))), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
                 mag);
-    /* The sign, unless the result is a zero the target cannot sign (fnuz). */
-    const V sg = v_sel(neg, v_set1(n->sign), v_set1(0));
-    V code = v_or(mag, v_sel(k_gt(mag, v_set1(0)), sg, v_and(sg, v_set1(n->keep_neg_zero))));
     return v_sel(k_gt(a, v_set1(L_INF(sk))), v_sel(neg, v_set1(n->nan[1]), v_set1(n->nan[0])),
-                 code);
+                 v_or(mag, sm));
 }
 
-#if !defined(DT_LANE16)
+#if defined(T_E8M0)
 /* float8e8m0: the power of two nearest |x| per mode (the sign is ignored, so floor is trunc and
- * ceil rounds up; the 1-bit significand is odd, so rne ties go up and odd truncates). */
-static FN DT_INLINE V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode)
+ * ceil rounds up; the 1-bit significand is odd, so rne ties go up and odd truncates). The lanes
+ * have float32's exponent (float32 or bfloat16 bits). */
+static FN DT_INLINE V NAME(narrow_e8m0)(V x, const dt_narrow *n, int mode, int sk)
 {
-    const uint32_t bias = mode == M_CEIL ? (1u << 23) - 1 : (mode == M_RNE || mode == M_RNA)
-                                                                ? 1u << 22 : 0;
-    const V a = v_and(x, v_set1(0x7FFFFFFF));
-    /* normal float32: the biased exponent plus a carry from the rounded mantissa */
-    const V cn = v_srli(v_add(a, v_set1(bias)), 23);
-    /* subnormal float32 (|x| < 2^-126): 2a is |x| in units where 2^-127 is exponent 1; codes
+    const uint32_t bias = mode == M_CEIL ? (1u << L_MAN(sk)) - 1
+                          : (mode == M_RNE || mode == M_RNA) ? 1u << (L_MAN(sk) - 1) : 0;
+    const V a = v_and(x, v_set1(L_ABS));
+    /* normal lanes: the biased exponent plus a carry from the rounded significand */
+    const V cn = v_srli(v_add(a, v_set1(bias)), L_MAN(sk));
+    /* subnormal lanes (|x| < 2^-126): 2a is |x| in units where 2^-127 is exponent 1; codes
      * below 2^-127 (and zero) are 0x00, the format's smallest value */
-    const V ys = v_srli(v_add(v_slli(a, 1), v_set1(bias)), 23);
+    const V ys = v_srli(v_add(v_slli(a, 1), v_set1(bias)), L_MAN(sk));
     const V cs = v_sub(ys, v_minu(ys, v_set1(1))); /* max(ys, 1) - 1 */
-    V c = v_sel(k_gt(v_set1(0x800000), a), cs, cn);
+    V c = v_sel(k_gt(v_set1(1u << L_MAN(sk)), a), cs, cn);
     c = v_minu(c, v_set1(n->maxc)); /* 0xFE (saturate, trunc) or 0xFF */
-    return v_sel(k_gt(a, v_set1(0x7F7FFFFF)), v_set1(0xFF), c);
+    return v_sel(k_gt(a, v_set1(L_INF(sk) - 1)), v_set1(0xFF), c);
 }
 
 #endif
@@ -144,9 +211,15 @@ static FN DT_INLINE V NAME(narrow_int)(V x, const dt_narrow *n, int mode, int sk
     /* |x| = v * 2^(ec - q): right shifts below 2^L_MAN (rounded), left shifts above (modulo
      * 2^L_BITS: counts >= L_BITS give 0, as the value is then a multiple of 2^L_BITS) */
     const V sh = v_min(v_sub(v_set1(q), ec), v_set1(L_MAN(sk) + 2));
-    V mag = NAME(round_shift)(v, sh, v_sub(v_set1(0), v_srli(x, L_BITS - 1)), mode);
+    const V sgn = v_sub(v_set1(0), v_srli(x, L_BITS - 1));
     const K left = k_gt(ec, v_set1(q - 1)); /* no fraction: shift left by ec - q >= 0 */
-    mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(q))), mag);
+#if defined(DT_ROUND_BY_PRODUCT) /* there (sh = q - ec <= 0) the product's low half */
+    V lo;
+    const V t = NAME(shift_product)(v, sh, &lo);
+    V mag = v_sel(left, lo, NAME(round_product)(t, lo, sgn, mode));
+#else
+    V mag = v_sel(left, v_sllv(v, v_sub(ec, v_set1(q))), NAME(round_shift)(v, sh, sgn, mode));
+#endif
     /* saturate: |x| >= 2^L_BITS (Inf too) is beyond every target; clamp per sign */
     const V lim = v_sel(neg, v_set1(n->imin_mag), v_set1(n->imax));
     const V sat_mag = v_sel(k_gt(a, v_set1(L_BIG(sk))), lim, v_minu(mag, lim));
@@ -175,9 +248,11 @@ static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int ki
         return NAME(narrow_float)(x, n, mode, sk, 0);
     if (kind == K_FLOAT_UP)
         return NAME(narrow_float)(x, n, mode, sk, 1);
-#if !defined(DT_LANE16)
+#if defined(T_E8M0)
     if (kind == K_E8M0)
-        return NAME(narrow_e8m0)(x, n, mode);
+        return NAME(narrow_e8m0)(x, n, mode, sk);
+#endif
+#if !defined(DT_LANE16)
     if (kind == K_BOOL)
         return NAME(narrow_bool)(x);
 #endif
@@ -187,20 +262,28 @@ static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int ki
 static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
 {
     switch (src) {
-    case S_F16:
-        return v_load16h(p);
-    case S_BF16:
-        return v_load16b(p);
+#if !defined(DT_NO_LOAD32)
+    case S_F32:
+        return v_load32(p);
+#endif
 #if defined(HAVE_F64ODD)
     case S_F64:
         return v_load64odd(p);
 #endif
+#if defined(HAVE_I16)
+    case S_I16:
+        return v_loadi16(p);
+    case S_U16:
+        return v_loadu16(p);
+#endif
+    case S_BF16:
+        return v_load16b(p);
     default:
-        return v_load32(p);
+        return v_load16h(p);
     }
 }
 
-#if !defined(DT_LANE16)
+#if defined(T_SUBBYTE)
 /* 16 mask bits spread to the even bits of 32: each step moves the upper half of every group
  * up by half the group's width (pdep where the ISA has BMI2) */
 static DT_INLINE uint32_t NAME(spread2)(uint32_t x)
@@ -214,13 +297,17 @@ static DT_INLINE uint32_t NAME(spread2)(uint32_t x)
 /* packed sub-byte codes: bit j of every lane's code, moved to bit 31, gathered as one mask */
 static FN DT_INLINE void NAME(store_bits)(uint8_t *p, V c, int obits)
 {
-    uint32_t w = v_signs(v_slli(c, 31));
+    uint32_t w = v_signs(v_slli(c, L_BITS - 1));
     if (obits == 2) { /* element i in bits 2i (bit 0 of its code) and 2i + 1 (bit 1) */
-        const uint32_t hi = v_signs(v_slli(c, 30));
+#if defined(DT_HAVE_BITS2)
+        w = v_bits2(c);
+#else
+        const uint32_t hi = v_signs(v_slli(c, L_BITS - 2));
 #if defined(DT_HAVE_PDEP)
         w = _pdep_u32(w, 0x55555555u) | _pdep_u32(hi, 0xAAAAAAAAu);
 #else
         w = NAME(spread2)(w) | NAME(spread2)(hi) << 1;
+#endif
 #endif
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -236,7 +323,7 @@ static FN DT_INLINE void NAME(store_bits)(uint8_t *p, V c, int obits)
 static FN DT_INLINE void NAME(store_any)(uint8_t *p, V c, int obits)
 {
     switch (obits) {
-#if !defined(DT_LANE16)
+#if defined(T_SUBBYTE)
     case 1:
     case 2:
         NAME(store_bits)(p, c, obits);
@@ -309,6 +396,12 @@ static int NAME(source_kind)(const dt_format *sf)
         return S_BF16;
     case DTCAST_FLOAT64:
         return S_F64;
+#if defined(HAVE_I16)
+    case DTCAST_INT16:
+        return S_I16;
+    case DTCAST_UINT16:
+        return S_U16;
+#endif
     default:
         return -1;
     }
@@ -319,13 +412,15 @@ static FN DT_INLINE void NAME(narrow_width)(const dt_kernel *k, void *dst, const
                                          size_t b, size_t e, int mode, int kind, int sk)
 {
     switch (k->df->stride_bits) {
-#if !defined(DT_LANE16)
+#if defined(T_SUBBYTE)
     case 1:
         NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 1);
         break;
     case 2:
         NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 2);
         break;
+#endif
+#if !defined(DT_LANE16)
     case 16:
         NAME(narrow_loop)(k, dst, src, b, e, mode, kind, sk, 16);
         break;
@@ -367,42 +462,77 @@ DT_NARROW_MODES(K_FLOAT_UP, S_F16)
 DT_NARROW_MODES(K_INT, S_F16)
 DT_NARROW_MODES(K_FLOAT, S_BF16)
 DT_NARROW_MODES(K_INT, S_BF16)
+#if !defined(DT_NO_LOAD32)
 DT_NARROW_MODES(K_FLOAT, S_F32)
 DT_NARROW_MODES(K_INT, S_F32)
 DT_NARROW_MODES(K_FLOAT, S_F64)
+#define T_ROW_F32 {DT_NARROW_ROW(K_FLOAT, S_F32), {NULL}, DT_NARROW_ROW(K_INT, S_F32), {NULL}}
+#define T_ROW_F64 {DT_NARROW_ROW(K_FLOAT, S_F64), {NULL}, {NULL}, {NULL}}
+#else
+#define T_ROW_F32 {{NULL}}
+#define T_ROW_F64 {{NULL}}
+#endif
+#if defined(T_E8M0)
+DT_NARROW_MODES(K_E8M0, S_BF16)
+#define T_E8M0_ROW(sk) DT_NARROW_ROW(K_E8M0, sk)
+#else
+#define T_E8M0_ROW(sk) {NULL}
+#endif
+#if defined(HAVE_I16)
+DT_NARROW_MODES(K_FLOAT, S_I16)
+DT_NARROW_MODES(K_FLOAT, S_U16)
+#if defined(T_E8M0)
+DT_NARROW_MODES(K_E8M0, S_I16)
+DT_NARROW_MODES(K_E8M0, S_U16)
+#endif
+#define T_ROW_I16(sk) {DT_NARROW_ROW(K_FLOAT, sk), {NULL}, {NULL}, T_E8M0_ROW(sk)}
+#else
+#define T_ROW_I16(sk) {{NULL}}
+#endif
 
-/* [source][kind: float, float with a larger bias, integer][mode] */
-static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
-    {DT_NARROW_ROW(K_FLOAT, S_F32), {NULL}, DT_NARROW_ROW(K_INT, S_F32)},
-    {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_FLOAT_UP, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
-    {DT_NARROW_ROW(K_FLOAT, S_BF16), {NULL}, DT_NARROW_ROW(K_INT, S_BF16)},
-    {DT_NARROW_ROW(K_FLOAT, S_F64), {NULL}, {NULL}},
+/* [source][kind: float, float with a larger bias, integer, e8m0][mode] */
+static const dt_kernel_fn NAME(narrow_fns)[6][4][6] = {
+    T_ROW_F32,
+    {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_FLOAT_UP, S_F16), DT_NARROW_ROW(K_INT, S_F16),
+     {NULL}},
+    {DT_NARROW_ROW(K_FLOAT, S_BF16), {NULL}, DT_NARROW_ROW(K_INT, S_BF16), T_E8M0_ROW(S_BF16)},
+    T_ROW_F64,
+    T_ROW_I16(S_I16),
+    T_ROW_I16(S_U16),
 };
 
 /* The kernel for sf -> df under r on 16-bit lanes, or NULL; *lane: the lanes' float format,
- * for dt_narrow_setup. Targets: floats of fewer significand bits and integers, of 4 or 8 bits;
- * from float32 and float64 (rounded to odd into bfloat16): floats of at most 5 significand
- * bits, and from float32 saturating 4-bit integers (|x| < 2^6 keeps two bits below 1, larger
- * values saturate). */
+ * for dt_narrow_setup. Targets: floats of fewer significand bits and integers, of 4 or 8 bits
+ * (integers of 1 and 2 bits too where the layer packs them); float8e8m0 on bfloat16 lanes where
+ * the layer asks. From float32, float64, int16 and uint16 (rounded to odd into bfloat16): floats
+ * of at most 5 significand bits, and from float32 saturating 4-bit integers (|x| < 2^6 keeps two
+ * bits below 1, larger values saturate). */
 static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r,
                                       const dt_format **lane)
 {
     const int sk = NAME(source_kind)(sf);
     if (sk < 0)
         return NULL;
-    if (df->stride_bits != 4 && df->stride_bits != 8)
+    const int sb = df->stride_bits;
+#if defined(T_SUBBYTE)
+    if (sb != 1 && sb != 2 && sb != 4 && sb != 8)
+#else
+    if (sb != 4 && sb != 8)
+#endif
         return NULL;
     if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
         return NULL;
-    const bool wide = sk == S_F32 || sk == S_F64;
+    const bool wide = sk != S_F16 && sk != S_BF16;
     *lane = wide ? dt_format_of(DTCAST_BFLOAT16) : sf;
     int kind;
     if (df->tc == DT_TC_FLOAT && df->man_bits < (*lane)->man_bits &&
         (!wide || df->man_bits <= (*lane)->man_bits - 2))
         kind = df->bias <= (*lane)->bias ? 0 : 1;
-    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && sk != S_F64 &&
-             (sk != S_F32 || (r->saturate_int && df->bits <= 4)))
+    else if ((df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) &&
+             (!wide || (sk == S_F32 && r->saturate_int && df->bits <= 4)))
         kind = 2;
+    else if (df->tc == DT_TC_E8M0)
+        kind = 3; /* the table has it for bfloat16 lanes only */
     else
         return NULL;
     return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
