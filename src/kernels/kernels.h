@@ -23,6 +23,18 @@ const char *dt_isa_name(dt_isa isa);
 void dt_tables16_disable(bool off);
 bool dt_tables16_disabled(void);
 
+/* ---- rounding modes --------------------------------------------------------------------------- */
+/* The kernels' one numbering of the rounding modes: dtcast_round less DTCAST_ROUND_RNE (the rules
+ * never hold DTCAST_ROUND_DEFAULT), so that a mode indexes a row of per-mode kernels. */
+enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD, M_MODES };
+_Static_assert(DTCAST_ROUND_ODD - DTCAST_ROUND_RNE == M_ODD, "the modes keep their order");
+/* The kernel mode of a rule set's rounding, or -1 for a mode the kernels do not know. */
+static inline int dt_mode_of(dtcast_round round)
+{
+    const unsigned m = (unsigned)round - (unsigned)DTCAST_ROUND_RNE;
+    return m < M_MODES ? (int)m : -1;
+}
+
 /* ---- kernels --------------------------------------------------------------------------------- */
 typedef struct dt_kernel dt_kernel;
 typedef void (*dt_kernel_fn)(const dt_kernel *k, void *dst, const void *src, size_t begin,

@@ -30,7 +30,7 @@ static bool e_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const
 {
     (void)count;
     if (sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16)
-        k->fn = f32_bf16_pick_avx2(r->round);
+        k->fn = f32_bf16_pick_avx2(dt_mode_of(r->round));
     return k->fn != NULL;
 }
 

@@ -51,11 +51,11 @@ enum { CSR_RNE = 0x1F80, CSR_DOWN = 0x3F80, CSR_UP = 0x5F80, CSR_RZ = 0x7F80 };
 static unsigned csr_of(int mode)
 {
     switch (mode) {
-    case DTCAST_ROUND_FLOOR: return CSR_DOWN;
-    case DTCAST_ROUND_CEIL: return CSR_UP;
-    case DTCAST_ROUND_RNA:
-    case DTCAST_ROUND_TRUNC:
-    case DTCAST_ROUND_ODD: return CSR_RZ;
+    case M_FLOOR: return CSR_DOWN;
+    case M_CEIL: return CSR_UP;
+    case M_RNA:
+    case M_TRUNC:
+    case M_ODD: return CSR_RZ;
     default: return CSR_RNE;
     }
 }
@@ -135,7 +135,7 @@ static FN DT_INLINE __m256d i64_sum(__m256i x, int ss, int mode)
     const double c = ss ? 0x1p84 + 0x1p63 + 0x1p52 : 0x1p84 + 0x1p52;     /* exact constants */
     const __m256d d = _mm256_add_pd(_mm256_sub_pd(_mm256_castsi256_pd(hi), PD(c)),
                                     _mm256_castsi256_pd(lo));
-    if (mode == DTCAST_ROUND_FLOOR) /* +-0 -> +0 */
+    if (mode == M_FLOOR) /* +-0 -> +0 */
         return _mm256_andnot_pd(_mm256_cmp_pd(d, _mm256_setzero_pd(), _CMP_EQ_OQ), d);
     return d;
 }
@@ -145,11 +145,11 @@ static FN DT_INLINE __m256d i64_sum(__m256i x, int ss, int mode)
 static FN DT_INLINE __m256d i64_f64(__m256i x, int ss, int mode)
 {
     __m256i d = _mm256_castpd_si256(i64_sum(x, ss, mode));
-    if (mode != DTCAST_ROUND_ODD && mode != DTCAST_ROUND_RNA)
+    if (mode != M_ODD && mode != M_RNA)
         return _mm256_castsi256_pd(d);
     const __m256i e = _mm256_and_si256(_mm256_srli_epi64(d, 52), I64(0x7FF));
     __m256i up;
-    if (mode == DTCAST_ROUND_ODD) {
+    if (mode == M_ODD) {
         /* the s dropped bits: all ones >> (64 - s); s <= 0 gives a count >= 64, hence none
          * (x is a multiple of 2^s exactly when |x| is, so two's complement bits do) */
         const __m256i lost = _mm256_and_si256(x, _mm256_srlv_epi64(I64(-1), _mm256_sub_epi64(I64(1139), e)));
@@ -207,13 +207,13 @@ static FN DT_INLINE __m256d rna_bias(__m256d d, int inf)
 /* 8 doubles (a: elements 0-3, b: 4-7) -> float32 bits in mode (MXCSR: csr_of(mode)) */
 static FN DT_INLINE __m256i pd_ps8(__m256d a, __m256d b, int mode, int inf)
 {
-    if (mode == DTCAST_ROUND_RNA) {
+    if (mode == M_RNA) {
         a = rna_bias(a, inf);
         b = rna_bias(b, inf);
     }
     const __m128 ta = _mm256_cvtpd_ps(a), tb = _mm256_cvtpd_ps(b);
     __m256i t = _mm256_castps_si256(_mm256_insertf128_ps(_mm256_castps128_ps256(ta), tb, 1));
-    if (mode == DTCAST_ROUND_ODD) { /* truncated; inexact lanes (back != d) get the lsb set */
+    if (mode == M_ODD) { /* truncated; inexact lanes (back != d) get the lsb set */
         const __m256d la = _mm256_cmp_pd(_mm256_cvtps_pd(ta), a, _CMP_NEQ_UQ);
         const __m256d lb = _mm256_cmp_pd(_mm256_cvtps_pd(tb), b, _CMP_NEQ_UQ);
         /* the low dwords of the 64-bit masks: shufps takes a0 a1 b0 b1 | a2 a3 b2 b3, the
@@ -252,7 +252,7 @@ static FN DT_INLINE __m256i fix_pd(__m256d d, int sat)
 static FN DT_INLINE __m256i i32_f32(__m256i x, int mode)
 {
     __m256i t = _mm256_castps_si256(_mm256_cvtepi32_ps(x));
-    if (mode == DTCAST_ROUND_ODD) /* truncated, so |t| <= |x| converts back exactly */
+    if (mode == M_ODD) /* truncated, so |t| <= |x| converts back exactly */
         t = _mm256_or_si256(t, _mm256_andnot_si256(
                                    _mm256_cmpeq_epi32(_mm256_cvttps_epi32(_mm256_castsi256_ps(t)), x), I32(1)));
     return t;
@@ -261,7 +261,7 @@ static FN DT_INLINE __m256i i32_f32(__m256i x, int mode)
 /* 8 int32 (uint32: uns) lanes -> float32 in mode */
 static FN DT_INLINE __m256i i32_f32_mode(__m256i x, int uns, int mode)
 {
-    if (mode == DTCAST_ROUND_RNA) /* through exact doubles */
+    if (mode == M_RNA) /* through exact doubles */
         return pd_ps8(i32_f64(_mm256_castsi256_si128(x), uns),
                       i32_f64(_mm256_extracti128_si256(x, 1), uns), mode, 0);
     if (!uns)
@@ -350,11 +350,11 @@ static FN DT_INLINE void blk_f_f64(uint8_t *d, const uint8_t *s, int st, int sat
 static FN DT_INLINE __m256d round_int(__m256d x, int mode)
 {
     switch (mode) {
-    case DTCAST_ROUND_RNE: return _mm256_round_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_FLOOR: return _mm256_round_pd(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_CEIL: return _mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_TRUNC: return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
+    case M_RNE: return _mm256_round_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case M_FLOOR: return _mm256_round_pd(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    case M_CEIL: return _mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case M_TRUNC: return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    case M_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
         const __m256d t = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         const __m256d up = _mm256_cmp_pd(_mm256_andnot_pd(PDB(SIGN64), _mm256_sub_pd(x, t)), PD(0.5),
                                          _CMP_GE_OQ); /* Inf - Inf, NaN: false */
@@ -475,11 +475,11 @@ static FN DT_INLINE __m256 round_int_ps(__m256 x, int mode)
 {
     const __m256 sign = _mm256_castsi256_ps(I32(0x80000000));
     switch (mode) {
-    case DTCAST_ROUND_RNE: return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_FLOOR: return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_CEIL: return _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_TRUNC: return _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    case DTCAST_ROUND_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
+    case M_RNE: return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case M_FLOOR: return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    case M_CEIL: return _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case M_TRUNC: return _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    case M_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
         const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(x, t)), _mm256_set1_ps(0.5f),
                                         _CMP_GE_OQ);
@@ -616,12 +616,12 @@ static FN DT_INLINE void run(void *dst, const void *src, size_t begin, size_t en
     static FN void cvt_##st##_##dt##_##mode(const dt_kernel *k, void *dst, const void *src,    \
                                             size_t b, size_t e)                                 \
     {                                                                                           \
-        const unsigned csr = csr_enter(csr_of(DTCAST_ROUND_##mode));                            \
+        const unsigned csr = csr_enter(csr_of(M_##mode));                            \
         const bool sat = !T_INT(st) && (T_INT(dt) ? k->r.saturate_int : k->r.saturate_float);   \
         if (sat)                                                                                \
-            run(dst, src, b, e, st, dt, DTCAST_ROUND_##mode, 1);                                \
+            run(dst, src, b, e, st, dt, M_##mode, 1);                                \
         else                                                                                    \
-            run(dst, src, b, e, st, dt, DTCAST_ROUND_##mode, 0);                                \
+            run(dst, src, b, e, st, dt, M_##mode, 0);                                \
         csr_leave(csr);                                                                         \
     }
 #define CVT_MODES(st, dt)                                                                       \
@@ -704,9 +704,9 @@ static int type_slot(const dt_format *f)
 
 dt_kernel_fn dt_cvt_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    const unsigned m = (unsigned)r->round - DTCAST_ROUND_RNE;
+    const int m = dt_mode_of(r->round);
     const int st = type_slot(sf), dt = type_slot(df);
-    if (m > 5u || st < 0 || dt < 0) /* an unknown mode is left to the reference path */
+    if (m < 0 || st < 0 || dt < 0) /* an unknown mode is left to the reference path */
         return NULL;
     if (T_INT(st) && (dt == T_F32 || dt == T_F64))
         return if_fns[st][dt == T_F64][m];

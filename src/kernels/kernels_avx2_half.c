@@ -117,11 +117,11 @@ bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     (void)count;
     const dtcast_type s = sf->type, d = df->type;
     if (s == DTCAST_FLOAT32 && d == DTCAST_FLOAT16) {
-        switch (r->round) {
-        case DTCAST_ROUND_RNE: k->fn = f32_f16_rne; break;
-        case DTCAST_ROUND_FLOOR: k->fn = f32_f16_floor; break;
-        case DTCAST_ROUND_CEIL: k->fn = f32_f16_ceil; break;
-        case DTCAST_ROUND_TRUNC: k->fn = f32_f16_trunc; break;
+        switch (dt_mode_of(r->round)) {
+        case M_RNE: k->fn = f32_f16_rne; break;
+        case M_FLOOR: k->fn = f32_f16_floor; break;
+        case M_CEIL: k->fn = f32_f16_ceil; break;
+        case M_TRUNC: k->fn = f32_f16_trunc; break;
         default: return false; /* rna, odd: the narrowing template */
         }
     } else if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16) {

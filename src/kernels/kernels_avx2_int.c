@@ -181,7 +181,7 @@ static FN DT_INLINE void ii_loop(void *dst, const void *src, size_t begin, size_
 dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
     const int is = int_index(sf), id = int_index(df);
-    if ((unsigned)r->round - DTCAST_ROUND_RNE > 5u || is < 0 || id < 0)
+    if (dt_mode_of(r->round) < 0 || is < 0 || id < 0)
         return NULL;
     return ii_fns[is][id];
 }

@@ -109,13 +109,13 @@ static FN inline __m256i f64cvt(__m512d x, int mode)
 {
 #define CVT(m) _mm256_castps_si256(_mm512_cvt_roundpd_ps(x, m | _MM_FROUND_NO_EXC))
     switch (mode) {
-    case DTCAST_ROUND_FLOOR:
+    case M_FLOOR:
         return CVT(_MM_FROUND_TO_NEG_INF);
-    case DTCAST_ROUND_CEIL:
+    case M_CEIL:
         return CVT(_MM_FROUND_TO_POS_INF);
-    case DTCAST_ROUND_TRUNC:
+    case M_TRUNC:
         return CVT(_MM_FROUND_TO_ZERO);
-    case DTCAST_ROUND_ODD:
+    case M_ODD:
         return f64odd8(x);
     default:
         return CVT(_MM_FROUND_TO_NEAREST_INT);
@@ -142,11 +142,11 @@ static FN inline __m256i f64cvt(__m512d x, int mode)
                                            _mm256_set1_epi32(0x7FC00000), 0xEA);                \
         _mm256_storeu_si256((__m256i *)(out), y);                                               \
     } while (0)
-F64_F32(f64_f32_rne, DTCAST_ROUND_RNE)
-F64_F32(f64_f32_floor, DTCAST_ROUND_FLOOR)
-F64_F32(f64_f32_ceil, DTCAST_ROUND_CEIL)
-F64_F32(f64_f32_trunc, DTCAST_ROUND_TRUNC)
-F64_F32(f64_f32_odd, DTCAST_ROUND_ODD)
+F64_F32(f64_f32_rne, M_RNE)
+F64_F32(f64_f32_floor, M_FLOOR)
+F64_F32(f64_f32_ceil, M_CEIL)
+F64_F32(f64_f32_trunc, M_TRUNC)
+F64_F32(f64_f32_odd, M_ODD)
 
 /* ---- 8-bit source -> 16- or 32-bit destination through the 256-entry table ------------------
  * The table is split into byte planes (byte j of every entry); each plane is 4 x 64 bytes.
@@ -739,8 +739,8 @@ static const dt_kernel_fn fi32_fns[4][6] = {FI32_ROW(4), FI32_ROW(8), FI32_ROW(1
 /* float32 -> a 4/8/16-bit integer, or a wrapping 32-bit one, or NULL */
 static dt_kernel_fn fi32_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    const unsigned m = (unsigned)r->round - DTCAST_ROUND_RNE;
-    if (sf->type != DTCAST_FLOAT32 || m > 5 || (df->tc != DT_TC_SINT && df->tc != DT_TC_UINT) ||
+    const int m = dt_mode_of(r->round);
+    if (sf->type != DTCAST_FLOAT32 || m < 0 || (df->tc != DT_TC_SINT && df->tc != DT_TC_UINT) ||
         df->bits != df->stride_bits || (r->saturate_int && df->bits > 16))
         return NULL;
     switch (df->bits) {
@@ -756,8 +756,8 @@ static dt_kernel_fn fi32_pick(const dt_format *df, const dt_format *sf, const dt
 static dt_kernel_fn int_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
     const int is = int_index(sf), id = int_index(df);
-    const unsigned m = (unsigned)r->round - DTCAST_ROUND_RNE;
-    if (m > 5)
+    const int m = dt_mode_of(r->round);
+    if (m < 0)
         return NULL;
     if (is >= 0 && id >= 0) /* the mode does not matter */
         return ii_fns[is][id];
@@ -892,13 +892,13 @@ static bool e_f32_half(dt_kernel *k, const dt_format *df, const dt_format *sf, c
                        size_t count)
 {
     (void)count;
-    const dtcast_round m = r->round;
+    const int m = dt_mode_of(r->round);
     if (sf->type != DTCAST_FLOAT32)
         return false;
-    if (df->type == DTCAST_FLOAT16 && m != DTCAST_ROUND_RNA && m != DTCAST_ROUND_ODD)
-        k->fn = m == DTCAST_ROUND_RNE     ? f32_f16_rne
-                : m == DTCAST_ROUND_FLOOR ? f32_f16_floor
-                : m == DTCAST_ROUND_CEIL  ? f32_f16_ceil
+    if (df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD)
+        k->fn = m == M_RNE     ? f32_f16_rne
+                : m == M_FLOOR ? f32_f16_floor
+                : m == M_CEIL  ? f32_f16_ceil
                                           : f32_f16_trunc;
     else if (df->type == DTCAST_BFLOAT16)
         k->fn = f32_bf16_pick_avx512(m);
@@ -924,8 +924,8 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
 {
     (void)count;
     /* float32 -> floats in rne and the directed modes: vcvtps2ph and the 16-bit lanes, before */
-    if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && r->round != DTCAST_ROUND_RNA &&
-        r->round != DTCAST_ROUND_ODD)
+    if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && dt_mode_of(r->round) != M_RNA &&
+        dt_mode_of(r->round) != M_ODD)
         return false;
     k->fn = narrow_pick_avx512(df, sf, r);
     k->compute_bound = true;
@@ -938,18 +938,18 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
 {
     (void)count;
     const dtcast_type s = sf->type, d = df->type;
-    const dtcast_round m = r->round;
+    const int m = dt_mode_of(r->round);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16)
         k->fn = f16_f32;
     else if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16)
         k->fn = bf16_f32;
     else if (d == DTCAST_FLOAT64 && s == DTCAST_FLOAT32)
         k->fn = f32_f64;
-    else if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64 && m != DTCAST_ROUND_RNA)
-        k->fn = m == DTCAST_ROUND_RNE     ? f64_f32_rne
-                : m == DTCAST_ROUND_FLOOR ? f64_f32_floor
-                : m == DTCAST_ROUND_CEIL  ? f64_f32_ceil
-                : m == DTCAST_ROUND_TRUNC ? f64_f32_trunc
+    else if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64 && m != M_RNA)
+        k->fn = m == M_RNE     ? f64_f32_rne
+                : m == M_FLOOR ? f64_f32_floor
+                : m == M_CEIL  ? f64_f32_ceil
+                : m == M_TRUNC ? f64_f32_trunc
                                           : f64_f32_odd;
     return k->fn != NULL;
 }

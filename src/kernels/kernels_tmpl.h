@@ -32,7 +32,6 @@
  *   v_avg(a,b) ((a + b + 1) >> 1 without overflow): shifts by a product.
  */
 
-enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
 enum { K_FLOAT, K_FLOAT_UP, K_E8M0, K_INT, K_BOOL };
 enum { S_F32, S_F16, S_BF16, S_F64, S_I16, S_U16 };
 
@@ -520,7 +519,7 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
     if (sb != 4 && sb != 8)
 #endif
         return NULL;
-    if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+    if (dt_mode_of(r->round) < 0)
         return NULL;
     const bool wide = sk != S_F16 && sk != S_BF16;
     *lane = wide ? dt_format_of(DTCAST_BFLOAT16) : sf;
@@ -535,7 +534,7 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
         kind = 3; /* the table has it for bfloat16 lanes only */
     else
         return NULL;
-    return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
+    return NAME(narrow_fns)[sk][kind][dt_mode_of(r->round)];
 }
 #else
 #define DT_NARROW_KINDS(sk)                                                                     \
@@ -597,8 +596,8 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
         return NULL;
     if (sk == S_F64 && kind == 2)
         return NULL;
-    if ((unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+    if (dt_mode_of(r->round) < 0)
         return NULL;
-    return NAME(narrow_fns)[sk][kind][r->round - DTCAST_ROUND_RNE];
+    return NAME(narrow_fns)[sk][kind][dt_mode_of(r->round)];
 }
 #endif

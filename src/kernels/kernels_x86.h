@@ -234,13 +234,11 @@ DT_BF16_FN(M_CEIL)
 DT_BF16_FN(M_TRUNC)
 DT_BF16_FN(M_ODD)
 
-/* float32 -> bfloat16 in mode r->round, or NULL */
-static dt_kernel_fn NAME(f32_bf16_pick)(const dtcast_round m)
+/* float32 -> bfloat16 in mode m (M_*), or NULL */
+static dt_kernel_fn NAME(f32_bf16_pick)(int m)
 {
     static const dt_kernel_fn fns[6] = {NAME(f32_bf16_M_RNE), NAME(f32_bf16_M_RNA),
                                         NAME(f32_bf16_M_FLOOR), NAME(f32_bf16_M_CEIL),
                                         NAME(f32_bf16_M_TRUNC), NAME(f32_bf16_M_ODD)};
-    if ((unsigned)m < DTCAST_ROUND_RNE || (unsigned)m > DTCAST_ROUND_ODD)
-        return NULL;
-    return fns[m - DTCAST_ROUND_RNE];
+    return m >= 0 && m < M_MODES ? fns[m] : NULL;
 }

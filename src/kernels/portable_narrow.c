@@ -12,7 +12,6 @@
  * rounding mode never change a bit. */
 #include "portable.h"
 
-enum { M_RNE, M_RNA, M_FLOOR, M_CEIL, M_TRUNC, M_ODD };
 enum { S_F32, S_F16, S_BF16, S_F64 };
 
 #define INLINE DT_PINLINE
@@ -470,9 +469,9 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
 {
     memset(p, 0, sizeof *p);
     const int sk = source_kind(sf);
-    if (sk < 0 || (unsigned)r->round < DTCAST_ROUND_RNE || (unsigned)r->round > DTCAST_ROUND_ODD)
+    const int mode = dt_mode_of(r->round), ob = df->stride_bits;
+    if (sk < 0 || mode < 0)
         return NULL;
-    const int mode = (int)r->round - DTCAST_ROUND_RNE, ob = df->stride_bits;
     if (ob != 1 && ob != 2 && ob != 4 && ob != 8 && ob != 16 && ob != 32)
         return NULL;
     dt_narrow n;
@@ -623,16 +622,13 @@ void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, s
     static const blk_fn fns[6] = {f64_f32_blk_M_RNE,   f64_f32_blk_M_RNA,   f64_f32_blk_M_FLOOR,
                                   f64_f32_blk_M_CEIL,  f64_f32_blk_M_TRUNC, f64_f32_blk_M_ODD};
     const dt_rules *r = &k->r;
-    const int mode = (int)r->round - DTCAST_ROUND_RNE;
-    const blk_fn fn = fns[mode >= 0 && mode < 6 ? mode : 0];
+    const int mode = dt_mode_of(r->round);
+    const blk_fn fn = fns[mode >= 0 ? mode : 0];
     /* overflow: the largest finite number when saturating or when the mode rounds the
      * magnitude down (per sign), else Inf */
     uint32_t ovf[2];
     for (int neg = 0; neg < 2; neg++) {
-        const bool down = r->round == DTCAST_ROUND_TRUNC || r->round == DTCAST_ROUND_ODD ||
-                          (r->round == DTCAST_ROUND_FLOOR && !neg) ||
-                          (r->round == DTCAST_ROUND_CEIL && neg);
-        ovf[neg] = (r->saturate_float || down) ? 0x7F7FFFFFu : 0x7F800000u;
+        ovf[neg] = (r->saturate_float || dt_mag_down(r->round, neg)) ? 0x7F7FFFFFu : 0x7F800000u;
     }
     const uint32_t inf = r->saturate_float ? 0x7F7FFFFFu : 0x7F800000u;
     const uint8_t *s = (const uint8_t *)src + begin * 8;
@@ -780,8 +776,8 @@ static const dt_kernel_fn if_fns[4][2][6] = {
 
 dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    const int mode = (int)r->round - DTCAST_ROUND_RNE;
-    if (mode < 0 || mode > 5 || (sf->tc != DT_TC_SINT && sf->tc != DT_TC_UINT) ||
+    const int mode = dt_mode_of(r->round);
+    if (mode < 0 || (sf->tc != DT_TC_SINT && sf->tc != DT_TC_UINT) ||
         sf->bits != sf->stride_bits || (sf->bits != 32 && sf->bits != 64))
         return NULL;
     const int si = (sf->bits == 64 ? 2 : 0) + (sf->tc == DT_TC_UINT);
