@@ -18,8 +18,6 @@ static bool e_cvt(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
                   size_t count)
 {
     (void)count;
-    if (sf->bits <= 8)
-        return false; /* 8-bit integer sources: the table entry, before this one */
     k->fn = dt_cvt_pick_avx2(df, sf, r);
     return k->fn != NULL;
 }

@@ -1206,6 +1206,11 @@ bool dt_table_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, 
         return false;
     if (S == 8 && dt_int_pick_avx2(df, sf, r)) /* int8/uint8 -> integers: kernels_avx2_int.c */
         return false;
+    /* int8/uint8 -> float32/float64: kernels_avx2_cvt.c (1.4-1.6x the tables into 4 and 8
+     * bytes here) */
+    if ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) && S == 8 &&
+        (df->type == DTCAST_FLOAT32 || df->type == DTCAST_FLOAT64))
+        return false;
     const uint32_t key = prep_key(df, sf, r);
     const prep *p;
     prep_probe(key, &p);
