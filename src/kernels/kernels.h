@@ -151,9 +151,9 @@ static inline void dt_prefetch_span(const void *p, size_t bytes)
 
 /* ---- lookup tables (tables.c) ---------------------------------------------------------------- */
 /* Table of output codes for every code of an 8-bit-or-narrower source (256 entries of the
- * destination's storage width: 1, 2, 4 or 8 bytes), or of a 16-bit source into an 8-bit-or-
- * narrower destination (65536 bytes). Built with dt_decode/dt_encode, cached; NULL when the
- * cache is full. */
+ * destination's storage width: 1, 2, 4 or 8 bytes), or of a 16-bit source into a destination of
+ * at most 16 bits (65536 entries of 1 or 2 bytes). Built with dt_decode/dt_encode, cached; NULL
+ * when the cache is full. */
 const void *dt_table_get(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* Builds a 256-entry table into buf (256 * 8 bytes) and returns buf. */
 const void *dt_table_build_into(uint8_t *buf, const dt_format *df, const dt_format *sf,

@@ -116,20 +116,18 @@ static void lut_w8(uint8_t *d, const uint8_t *s, const uint8_t *t, size_t n)
 typedef void (*lut_fn)(uint8_t *, const uint8_t *, const uint8_t *, size_t);
 static lut_fn lut_of(size_t w) { return w == 1 ? lut_w1 : w == 2 ? lut_w2 : w == 4 ? lut_w4 : lut_w8; }
 
-/* The destination may be any address, so it goes through a block. */
+/* The lookups write the destination directly (8-byte stores at any address). */
 #define LUT_RUN(W)                                                                              \
     static void table8_w##W(const dt_kernel *k, void *dst, const void *src, size_t begin,       \
                             size_t end)                                                         \
     {                                                                                           \
         const uint8_t *s = (const uint8_t *)src + begin;                                        \
         uint8_t *d = (uint8_t *)dst + begin * W;                                                \
-        _Alignas(64) uint8_t out[DT_PBLOCK * W];                                                \
         const size_t n = end - begin;                                                           \
         for (size_t i = 0; i < n; i += DT_PBLOCK) {                                             \
             const size_t m = n - i < DT_PBLOCK ? n - i : DT_PBLOCK;                             \
             dt_prefetch_span(s + i, m);                                                         \
-            lut_w##W(out, s + i, (const uint8_t *)k->table, m);                                 \
-            memcpy(d + i * W, out, m * W);                                                      \
+            lut_w##W(d + i * W, s + i, (const uint8_t *)k->table, m);                           \
         }                                                                                       \
     }
 LUT_RUN(2)
@@ -143,8 +141,15 @@ static void table8_w1(const dt_kernel *k, void *dst, const void *src, size_t beg
 }
 
 /* 8-bit source -> packed destination of db = 1, 2 or 4 bits: output bytes from 8/db codes each
- * (built as independent bytes: no serial chain), 8 per store. begin is a multiple of 8; the
+ * (built as independent bytes: no serial chain), 8 per store, assembled in a register (bytes
+ * stored one by one and reloaded as a word ran 10-17% slower here). begin is a multiple of 8; the
  * last byte's padding codes are 0. */
+/* the shift of byte j of a native 8-byte word */
+#if defined(DT_LE)
+#define WORD_SHIFT(j) (8 * (j))
+#else
+#define WORD_SHIFT(j) (56 - 8 * (j))
+#endif
 DT_NOVEC static inline uint64_t pack_byte4(const uint8_t *t, const uint8_t *p)
 {
     return (uint64_t)(t[p[0]] | t[p[1]] << 4);
@@ -168,10 +173,10 @@ DT_NOVEC static inline uint64_t pack_byte1(const uint8_t *t, const uint8_t *p)
         size_t i = begin;                                                                       \
         for (; i + 8 * PER <= end; i += 8 * PER) {                                              \
             const uint8_t *p = s + i;                                                           \
-            uint8_t o[8];                                                                       \
+            uint64_t o = 0;                                                                     \
             for (unsigned j = 0; j < 8; j++)                                                    \
-                o[j] = (uint8_t)pack_byte##DB(t, p + j * PER);                                  \
-            memcpy(d + i / PER, o, 8);                                                          \
+                o |= pack_byte##DB(t, p + j * PER) << WORD_SHIFT(j);                            \
+            memcpy(d + i / PER, &o, 8);                                                         \
         }                                                                                       \
         for (; i < end; i += PER) {                                                             \
             unsigned byte = 0;                                                                  \
@@ -196,7 +201,8 @@ static unsigned sub_code(const uint8_t *s, size_t i, unsigned sb)
 
 /* Elements [i, end) one at a time through the base table; i starts a destination byte (a
  * packed destination's bytes are built whole, the padding codes 0). */
-DT_NOVEC static void tail_run(const dt_kernel *k, uint8_t *d, const uint8_t *s, size_t i, size_t end)
+DT_NOVEC void dt_ptable_tail(const dt_kernel *k, uint8_t *d, const uint8_t *s, size_t i,
+                             size_t end)
 {
     const unsigned sb = (unsigned)k->sf->stride_bits, db = (unsigned)k->df->stride_bits;
     const uint8_t *t = k->table;
@@ -223,18 +229,13 @@ static void table_sub_expanded(const dt_kernel *k, void *dst, const void *src, s
     uint8_t *d = dst;
     const size_t whole = (end - begin) / per; /* begin is a multiple of 8, so of per */
     const size_t b0 = begin / per;
-    if (eb == 1)
-        lut_w1(d + b0, s + b0, k->local, whole); /* (dst bytes per source byte: eb) */
-    else {
-        _Alignas(64) uint8_t out[DT_PBLOCK * 8];
-        const lut_fn f = lut_of(eb);
-        for (size_t j = 0; j < whole; j += DT_PBLOCK) {
-            const size_t m = whole - j < DT_PBLOCK ? whole - j : DT_PBLOCK;
-            f(out, s + b0 + j, k->local, m);
-            memcpy(d + (b0 + j) * eb, out, m * eb);
-        }
+    const lut_fn f = lut_of(eb); /* (dst bytes per source byte: eb) */
+    for (size_t j = 0; j < whole; j += DT_PBLOCK) {
+        const size_t m = whole - j < DT_PBLOCK ? whole - j : DT_PBLOCK;
+        dt_prefetch_span(s + b0 + j, m);
+        f(d + (b0 + j) * eb, s + b0 + j, k->local, m);
     }
-    tail_run(k, d, s, begin + whole * per, end);
+    dt_ptable_tail(k, d, s, begin + whole * per, end);
 }
 
 /* Packed source and packed destination with fewer than 8 output bits per source byte
@@ -255,7 +256,7 @@ static void table_sub_expanded(const dt_kernel *k, void *dst, const void *src, s
                 byte |= (x[p[2 % GROUP]] << (2 * EBITS % 8)) | (x[p[3 % GROUP]] << (3 * EBITS % 8)); \
             d[i * DB / 8] = (uint8_t)byte;                                                      \
         }                                                                                       \
-        tail_run(k, d, s, i, end);                                                              \
+        dt_ptable_tail(k, d, s, i, end);                                                        \
     }
 SUB_PACK(4, 2)
 SUB_PACK(4, 1)
@@ -276,7 +277,7 @@ SUB_PACK(2, 1)
             for (unsigned j = 0; j < PER; j++)                                                  \
                 memcpy(d + W * (i + j), t + W * ((byte >> (j * SB)) & MSK), W);                 \
         }                                                                                       \
-        tail_run(k, d, s, i, end);                                                              \
+        dt_ptable_tail(k, d, s, i, end);                                                        \
     }
 SUB_PLAIN(1, 1) SUB_PLAIN(1, 2) SUB_PLAIN(1, 4) SUB_PLAIN(1, 8)
 SUB_PLAIN(2, 1) SUB_PLAIN(2, 2) SUB_PLAIN(2, 4) SUB_PLAIN(2, 8)
@@ -293,7 +294,7 @@ static int log2_small(unsigned x) { return x >= 8 ? 3 : x >= 4 ? 2 : x >= 2 ? 1 
 static void table_sub_any(const dt_kernel *k, void *dst, const void *src, size_t begin,
                           size_t end)
 {
-    tail_run(k, dst, src, begin, end);
+    dt_ptable_tail(k, dst, src, begin, end);
 }
 
 /* Fills the expanded table of a packed source into x: entry v holds the outputs of the 8/sb
@@ -377,8 +378,37 @@ static void table16_run(const dt_kernel *k, void *dst, const void *src, size_t b
     }
 }
 
-/* float32, float64 and 32-bit integers -> floats of at most 8 bits and 6 significant bits, and
- * float8e8m0: the value rounded to odd into bfloat16, then the bfloat16 table. Rounding to odd
+/* 16-bit sources into 16-bit destinations through a table of 65536 2-byte entries (128 KiB:
+ * beyond L1, so random codes wait for L2, still 2-4x the computed kernels here): 4 lookups per
+ * 8-byte store. In place, each group of 4 is read before it is written. */
+DT_NOVEC static void table16_w2_run(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                    size_t end)
+{
+    const uint8_t *s = (const uint8_t *)src + 2 * begin, *t = k->table;
+    uint8_t *d = (uint8_t *)dst + 2 * begin;
+    const size_t n = end - begin;
+    for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {
+        const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;
+        dt_prefetch_span(s + 2 * i0, 2 * m);
+        size_t i = i0;
+#if defined(DT_LE)
+        for (; i + 4 <= i0 + m; i += 4) {
+            const uint64_t o = ent2(t, ld16n(s + 2 * i)) | ent2(t, ld16n(s + 2 * i + 2)) << 16 |
+                               ent2(t, ld16n(s + 2 * i + 4)) << 32 |
+                               ent2(t, ld16n(s + 2 * i + 6)) << 48;
+            memcpy(d + 2 * i, &o, 8);
+        }
+        for (; i < i0 + m; i++)
+            memcpy(d + 2 * i, t + 2 * (size_t)ld16n(s + 2 * i), 2);
+#else
+        for (; i < i0 + m; i++)
+            memcpy(d + 2 * i, t + 2 * (size_t)rd16(s + 2 * i), 2);
+#endif
+    }
+}
+
+/* float32, float64 and 32- and 64-bit integers -> floats of at most 8 bits and 6 significant bits,
+ * and float8e8m0: the value rounded to odd into bfloat16, then the bfloat16 table. Rounding to odd
  * at 8 >= p + 2 bits, then once to p bits, is the single correct rounding; the odd bit keeps a
  * NaN a NaN, and no finite value becomes Inf. Each source's block of bfloat16 codes: */
 static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
@@ -431,6 +461,38 @@ static void bf16_odd_u32(uint16_t *o, const uint8_t *s, size_t n)
         o[i] = (uint16_t)(bf16_odd_of_double((uint32_t)(d >> 32), (uint32_t)d) & MASK(x != 0));
     }
 }
+/* 64-bit integers: the magnitude's halves (mh, ml) as a double, exact: from 2^53 up, the 11 low
+ * bits fold into a sticky bit 11 (a double holds 53 bits), which keeps the rounding to odd */
+INLINE uint32_t bf16_odd_mag64(uint32_t mh, uint32_t ml)
+{
+    const uint32_t folded = (ml & ~0x7FFu) | (MASK((ml & 0x7FFu) != 0) & 0x800u);
+    const uint32_t l = dt_psel(MASK((mh >> 21) != 0), folded, ml);
+    const double v = ((double)(int32_t)(mh ^ 0x80000000u) + 0x1p31) * 0x1p32 +
+                     ((double)(int32_t)(l ^ 0x80000000u) + 0x1p31);
+    const uint64_t d = dt_bits_of_f64(v);
+    return bf16_odd_of_double((uint32_t)(d >> 32), (uint32_t)d) & MASK((mh | ml) != 0);
+}
+static void bf16_odd_i64(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi, lo;
+        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
+        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
+        const uint32_t neg = 0u - (hi >> 31);
+        /* the magnitude: two's complement negation through the halves */
+        const uint32_t ml = (lo ^ neg) - neg, mh = (hi ^ neg) + (neg & MASK(lo == 0) & 1);
+        o[i] = (uint16_t)(((hi >> 16) & 0x8000u) | bf16_odd_mag64(mh, ml));
+    }
+}
+static void bf16_odd_u64(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi, lo;
+        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
+        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
+        o[i] = (uint16_t)bf16_odd_mag64(hi, lo);
+    }
+}
 #define ODD16_RUN(name, SBYTES, IDX)                                                            \
     static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
     {                                                                                           \
@@ -450,6 +512,8 @@ ODD16_RUN(f32_table16_run, 4, bf16_odd_f32)
 ODD16_RUN(f64_table16_run, 8, bf16_odd_f64)
 ODD16_RUN(i32_table16_run, 4, bf16_odd_i32)
 ODD16_RUN(u32_table16_run, 4, bf16_odd_u32)
+ODD16_RUN(i64_table16_run, 8, bf16_odd_i64)
+ODD16_RUN(u64_table16_run, 8, bf16_odd_u64)
 
 /* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
  * type): a copy. */
@@ -834,8 +898,8 @@ SIMPLE_KERNEL(if_i32_f64, int32_t, double, (double)x)
 SIMPLE_KERNEL(if_u32_f64, uint32_t, double, (double)x)
 
 /* ---- floats -> integers (float32 -> 64-bit integers, float64 -> any integer) ----------------- */
-/* dt_f64_to_int without branches (selects the compiler makes conditional moves), per mode. */
-enum { FM_RNE, FM_RNA, FM_FLOOR, FM_CEIL, FM_TRUNC, FM_ODD };
+/* float64 -> an integer as dt_encode does, without branches (selects the compiler makes
+ * conditional moves), per mode (M_*). */
 typedef struct fi_par {
     uint64_t mask, max, min_code;
     bool sat, sg;
@@ -853,11 +917,11 @@ INLINE uint64_t f64_int(uint64_t x, const fi_par *p, int mode)
     const uint64_t half = (m >> (sh - 1)) & 1;
     const uint64_t sticky = (m & ((UINT64_C(1) << (sh - 1)) - 1)) != 0;
     switch (mode) {
-    case FM_RNE: t += half & (sticky | (t & 1)); break;
-    case FM_RNA: t += half; break;
-    case FM_FLOOR: t += (half | sticky) & neg; break;
-    case FM_CEIL: t += (half | sticky) & (neg ^ 1); break;
-    case FM_TRUNC: break;
+    case M_RNE: t += half & (sticky | (t & 1)); break;
+    case M_RNA: t += half; break;
+    case M_FLOOR: t += (half | sticky) & neg; break;
+    case M_CEIL: t += (half | sticky) & (neg ^ 1); break;
+    case M_TRUNC: break;
     default: t += (half | sticky) & ((t & 1) ^ 1); break;
     }
     const uint64_t mag = ex >= 0 ? left : t;
@@ -893,11 +957,11 @@ INLINE uint64_t fl_int(uint32_t x, const fi_par *p, int mode, int BITS, int MAN,
     const uint32_t half = (m >> (sh - 1)) & 1;
     const uint32_t sticky = (m & ((1u << (sh - 1)) - 1)) != 0;
     switch (mode) {
-    case FM_RNE: t += half & (sticky | (t & 1)); break;
-    case FM_RNA: t += half; break;
-    case FM_FLOOR: t += (half | sticky) & (uint32_t)neg; break;
-    case FM_CEIL: t += (half | sticky) & (uint32_t)(neg ^ 1); break;
-    case FM_TRUNC: break;
+    case M_RNE: t += half & (sticky | (t & 1)); break;
+    case M_RNA: t += half; break;
+    case M_FLOOR: t += (half | sticky) & (uint32_t)neg; break;
+    case M_CEIL: t += (half | sticky) & (uint32_t)(neg ^ 1); break;
+    case M_TRUNC: break;
     default: t += (half | sticky) & ((t & 1) ^ 1); break;
     }
     const uint64_t mag = ex >= 0 ? left : t;
@@ -972,12 +1036,12 @@ static void fi_store(uint8_t *d, size_t i0, const uint64_t *c, size_t m, int db)
         }                                                                                       \
     }
 #define FI_MODES(name, STYPE, CONV)                                                             \
-    FI_KERNEL(name##_rne, STYPE, CONV, FM_RNE)                                                  \
-    FI_KERNEL(name##_rna, STYPE, CONV, FM_RNA)                                                  \
-    FI_KERNEL(name##_floor, STYPE, CONV, FM_FLOOR)                                              \
-    FI_KERNEL(name##_ceil, STYPE, CONV, FM_CEIL)                                                \
-    FI_KERNEL(name##_trunc, STYPE, CONV, FM_TRUNC)                                              \
-    FI_KERNEL(name##_odd, STYPE, CONV, FM_ODD)
+    FI_KERNEL(name##_rne, STYPE, CONV, M_RNE)                                                  \
+    FI_KERNEL(name##_rna, STYPE, CONV, M_RNA)                                                  \
+    FI_KERNEL(name##_floor, STYPE, CONV, M_FLOOR)                                              \
+    FI_KERNEL(name##_ceil, STYPE, CONV, M_CEIL)                                                \
+    FI_KERNEL(name##_trunc, STYPE, CONV, M_TRUNC)                                              \
+    FI_KERNEL(name##_odd, STYPE, CONV, M_ODD)
 #define f64_int_x(x, p, mode) f64_int(x, p, mode)
 #define f32_int_x(x, p, mode) fl_int(x, p, mode, 32, 23, 127, 255)
 #define f16_int_x(x, p, mode) fl_int(x, p, mode, 16, 10, 15, 31)
@@ -1046,8 +1110,11 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
     } while (0)
 
 /* The kernel of a source of at most 8 bits, given its 256-entry table k->table. */
-static bool find_table8(dt_kernel *k, const dt_format *df, const dt_format *sf)
+static bool find_table8(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                        const dt_rules *r, size_t count)
 {
+    if (dt_ppair_find(k, df, sf, r, count))
+        return true;
     const unsigned sb = (unsigned)sf->stride_bits, db = (unsigned)df->stride_bits;
     if (sb == 8) {
         if (db < 8)
@@ -1117,12 +1184,13 @@ static bool e_int8_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
     }
 }
 
-/* Lookup tables: sources of at most 8 bits through a 256-entry table; 16-bit sources into
- * targets of at most 8 bits through the 64 KiB table once built (it beats the computed kernels
- * here, about 2x), except float16/bfloat16 -> bool (the narrowing kernels'); float32, float64
- * and 32-bit integers into narrow floats through bfloat16 rounded to odd and its table (about
- * 2x the narrowing kernels). One entry: the cache of tables, once full, gives no 64 KiB table,
- * and the tests then see none. */
+/* Lookup tables: sources of at most 8 bits through a 256-entry table (or a pair table:
+ * portable_pair.c); 16-bit sources into targets of at most 8 bits through the 64 KiB table once
+ * built, into 16 bits through 128 KiB (they beat the computed kernels here, about 2x), except
+ * float16/bfloat16 -> bool (the narrowing kernels'); float32, float64 and 32- and 64-bit
+ * integers into narrow floats through bfloat16 rounded to odd and its table (about 2x the
+ * narrowing kernels, 1.3x the chain through float32). One entry: the cache of tables, once full,
+ * gives no 64 KiB table, and the tests then see none. */
 static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
@@ -1131,7 +1199,7 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         k->table = dt_table_get(df, sf, r);
         if (!k->table && count >= 256) /* the cache is full: this call's own table */
             k->table = dt_table_build_into(k->local, df, sf, r);
-        return k->table && find_table8(k, df, sf);
+        return k->table && find_table8(k, df, sf, r, count);
     }
     /* wider sources through bfloat16 rounded to odd (ODD16_RUN) */
     const dtcast_type s = sf->type;
@@ -1141,15 +1209,19 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
                              : s == DTCAST_FLOAT32 ? f32_table16_run
                              : s == DTCAST_FLOAT64 ? f64_table16_run
                              : s == DTCAST_INT32   ? i32_table16_run
-                             : s == DTCAST_UINT32  ? u32_table16_run : NULL;
+                             : s == DTCAST_UINT32  ? u32_table16_run
+                             : s == DTCAST_INT64   ? i64_table16_run
+                             : s == DTCAST_UINT64  ? u64_table16_run : NULL;
     const dt_format *ts = odd ? dt_format_of(DTCAST_BFLOAT16) : sf;
-    if ((sf->stride_bits != 16 && !odd) || df->stride_bits > 8 || dt_tables16_disabled() ||
-        (df->tc == DT_TC_BOOL && sf->tc == DT_TC_FLOAT) ||
-        (count < 16384 && !dt_table_ready(df, ts, r)))
+    /* 16 -> 16 bits: 128 KiB built from about a million elements (the build costs ~1 ms) */
+    const bool w2 = sf->stride_bits == 16 && df->stride_bits == 16;
+    if ((sf->stride_bits != 16 && !odd) || (df->stride_bits > 8 && !w2) ||
+        dt_tables16_disabled() || (df->tc == DT_TC_BOOL && sf->tc == DT_TC_FLOAT) ||
+        (count < (w2 ? (size_t)1 << 20 : 16384) && !dt_table_ready(df, ts, r)))
         return false;
     k->table = dt_table_get(df, ts, r);
     if (k->table)
-        SET(odd ? odd : table16_run);
+        SET(w2 ? table16_w2_run : odd ? odd : table16_run);
     return false;
 }
 
@@ -1214,11 +1286,11 @@ static bool e_float_int(dt_kernel *k, const dt_format *df, const dt_format *sf,
 {
     (void)count;
     const dtcast_type s = sf->type;
-    const int mode = (int)r->round - DTCAST_ROUND_RNE, db = df->stride_bits;
+    const int mode = dt_mode_of(r->round), db = df->stride_bits;
     const int fsk = s == DTCAST_FLOAT64 ? 0 : s == DTCAST_FLOAT32 ? 1 : s == DTCAST_FLOAT16 ? 2
                     : s == DTCAST_BFLOAT16 ? 3 : -1;
     k->compute_bound = true;
-    if (fsk >= 0 && mode >= 0 && mode < 6 && is_int(df) && df->bits <= 64 &&
+    if (fsk >= 0 && mode >= 0 && is_int(df) && df->bits <= 64 &&
         (db < 8 || db == df->bits))
         SET(fi_fns[fsk][mode]);
     return false;

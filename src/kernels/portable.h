@@ -61,4 +61,20 @@ void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, s
  * (portable_narrow.c). */
 dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r);
 
+/* Pair tables (tables.c): 65536 entries indexed by two source bytes (the first in the low byte),
+ * each the output of their elements at the destination's bits, packed, in 1 byte (<= 8 bits) or
+ * 2; cached like the 256-entry tables (NULL when the cache is full). Their entries' bits for
+ * sf -> df (2, 4, 8 or 16), or 0 when there is no pair table (more bits, or a side above 8). */
+unsigned dt_table_pair_bits(const dt_format *df, const dt_format *sf);
+const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r);
+bool dt_table_pair_ready(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* The pair-table kernel of a source of at most 8 bits whose 256-entry table is k->table (not in
+ * k->local), for count elements (portable_pair.c): fills k (the pair table's address in
+ * k->local) and returns true, or returns false. */
+bool dt_ppair_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                   size_t count);
+/* Elements [i, end) one at a time through the 256-entry table k->table; i starts a destination
+ * byte (portable.c). */
+void dt_ptable_tail(const dt_kernel *k, uint8_t *d, const uint8_t *s, size_t i, size_t end);
+
 #endif

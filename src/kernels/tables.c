@@ -1,9 +1,11 @@
 /* Lookup tables built from the reference path (exact by construction) and cached: 256 entries
- * for every 8-bit-or-narrower source, 65536 bytes for a 16-bit source into an 8-bit-or-narrower
- * destination. The cache is an open-addressed hash of fixed size: readers probe without a lock
- * (each slot's table pointer is published with release after its key is written); a miss takes
- * the mutex, probes again and builds. Tables live until the process ends. */
+ * for every 8-bit-or-narrower source, 65536 entries for a 16-bit source into a destination of at
+ * most 16 bits (1 or 2 bytes each), and pair tables (65536 entries of 1 or 2 bytes, built from
+ * the 256-entry table). The cache is an open-addressed hash of fixed size: readers probe without
+ * a lock (each slot's table pointer is published with release after its key is written); a miss
+ * takes the mutex, probes again and builds. Tables live until the process ends. */
 #include "kernels.h"
+#include "portable.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,7 +13,9 @@
 
 #define SLOTS 2048      /* power of two */
 #define MAX_TABLES 1536 /* at most this many slots used: probes always end at an empty slot */
-#define MAX_BIG 64      /* at most 64 tables of 64 KiB (4 MiB) */
+#define MAX_BIG 128     /* at most 128 units of 64 KiB (8 MiB) in 65536-entry tables */
+#define MAX_PAIR 256    /* at most 256 pair tables' worth of 64 KiB (16 MiB) */
+#define PAIR_KEY (1u << 23) /* key_of's flag of a pair table */
 
 typedef struct slot {
     uint32_t key; /* written before table is published, never changed after */
@@ -20,7 +24,7 @@ typedef struct slot {
 
 static slot slots[SLOTS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned used, big_used; /* under lock */
+static unsigned used, big_used, pair_used; /* under lock (pair_used: in units of 64 KiB) */
 
 void dt_rules_normalize(const dt_format *df, const dt_rules *r, dt_rules *out)
 {
@@ -111,7 +115,7 @@ bool dt_table_ready(const dt_format *df, const dt_format *sf, const dt_rules *r)
 
 const void *dt_table_get(const dt_format *df, const dt_format *sf, const dt_rules *r)
 {
-    if (sf->stride_bits > 16 || (sf->stride_bits == 16 && df->stride_bits > 8))
+    if (sf->stride_bits > 16 || (sf->stride_bits == 16 && df->stride_bits > 16))
         return NULL;
     const uint32_t key = key_of(df, sf, r);
     const void *t;
@@ -120,13 +124,74 @@ const void *dt_table_get(const dt_format *df, const dt_format *sf, const dt_rule
         return t;
     pthread_mutex_lock(&lock);
     slot *s = probe(key, &t); /* another thread may have built it meanwhile */
-    if (!t && used < MAX_TABLES && (!is_big(sf) || big_used < MAX_BIG)) {
+    const unsigned units = is_big(sf) ? (unsigned)entry_bytes(df) : 0; /* of 64 KiB */
+    if (!t && used < MAX_TABLES && big_used + units <= MAX_BIG) {
         void *made = build(df, sf, r);
         if (made) {
             used++;
-            big_used += is_big(sf);
+            big_used += units;
             s->key = key;
             atomic_store_explicit(&s->table, made, memory_order_release);
+            t = made;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return t;
+}
+
+/* ---- pair tables: two source bytes per entry (portable_pair.c) ---- */
+unsigned dt_table_pair_bits(const dt_format *df, const dt_format *sf)
+{
+    const unsigned sb = (unsigned)sf->stride_bits, db = (unsigned)df->stride_bits;
+    const unsigned bits = 16 / sb * db; /* two source bytes' elements, at db bits each */
+    return sb <= 8 && db <= 8 && bits <= 16 ? bits : 0;
+}
+
+/* Entry x of the pair table: the output codes of the elements of source bytes x & 255 (first in
+ * memory) and x >> 8, at db-bit steps (the packed stream's order), in 1 or 2 bytes. */
+static void fill_pair(uint8_t *p, const uint8_t *t, const dt_format *df, const dt_format *sf)
+{
+    const unsigned sb = (unsigned)sf->stride_bits, db = (unsigned)df->stride_bits;
+    const unsigned per = 8 / sb, eb = dt_table_pair_bits(df, sf) > 8 ? 2 : 1;
+    const unsigned smask = sb == 8 ? 0xFFu : (1u << sb) - 1;
+    for (unsigned x = 0; x < 65536; x++) {
+        uint32_t e = 0;
+        for (unsigned j = 0; j < 2 * per; j++)
+            e |= (uint32_t)t[(x >> (j * sb)) & smask] << (j * db);
+        p[(size_t)x * eb] = (uint8_t)e;
+        if (eb == 2)
+            p[(size_t)x * eb + 1] = (uint8_t)(e >> 8);
+    }
+}
+
+bool dt_table_pair_ready(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const void *t;
+    probe(key_of(df, sf, r) | PAIR_KEY, &t);
+    return t != NULL;
+}
+
+const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    const unsigned eb = dt_table_pair_bits(df, sf) > 8 ? 2 : 1;
+    const uint32_t key = key_of(df, sf, r) | PAIR_KEY;
+    const void *t;
+    probe(key, &t);
+    if (t || !dt_table_pair_bits(df, sf))
+        return t;
+    const uint8_t *base = dt_table_get(df, sf, r); /* before the lock: it takes it */
+    if (!base)
+        return NULL;
+    pthread_mutex_lock(&lock);
+    slot *s = probe(key, &t);
+    if (!t && used < MAX_TABLES && pair_used + eb <= MAX_PAIR) {
+        uint8_t *made = aligned_alloc(64, (size_t)65536 * eb);
+        if (made) {
+            fill_pair(made, base, df, sf);
+            used++;
+            pair_used += eb;
+            s->key = key;
+            atomic_store_explicit(&s->table, (const void *)made, memory_order_release);
             t = made;
         }
     }
