@@ -17,9 +17,6 @@
  * select on a 32-bit condition) */
 #define MASK64(c) ((uint64_t)(int64_t)(int32_t)DT_PMASK(c))
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define DT_LE 1
-#endif
 /* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
  * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not). */
 #if defined(DT_LE)
@@ -30,13 +27,6 @@
 #define HALF_HI 0
 #endif
 
-/* Table lookups are scalar: gcc's vectorised version of them (element loads, lane inserts) is
- * slower here than the plain loads and 8-byte stores. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define DT_NOVEC __attribute__((optimize("no-tree-vectorize")))
-#else
-#define DT_NOVEC
-#endif
 
 #if !defined(DT_LE)
 /* a little-endian 16-bit code at p */

@@ -12,6 +12,18 @@
 
 #include <string.h>
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DT_LE 1 /* little-endian: codes can be assembled into wide words and stored at once */
+#endif
+
+/* Table lookups are scalar: gcc's vectorised version of them (element loads, lane inserts) is
+ * slower here than the plain loads and 8-byte stores. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DT_NOVEC __attribute__((optimize("no-tree-vectorize")))
+#else
+#define DT_NOVEC
+#endif
+
 /* Elements per block: each kernel converts a block into a local array, then copies it out, so the
  * loops see no aliasing and an in-place call reads each block whole before writing it. */
 #define DT_PBLOCK 256

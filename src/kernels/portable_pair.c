@@ -14,16 +14,6 @@
 
 #include <string.h>
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define DT_LE 1
-#endif
-#if defined(__GNUC__) && !defined(__clang__)
-/* scalar loads: gcc's vectorised lookups (element loads, lane inserts) are slower */
-#define DT_NOVEC __attribute__((optimize("no-tree-vectorize")))
-#else
-#define DT_NOVEC
-#endif
-
 /* the entry of the two source bytes at p (a native 16-bit load: tables.c indexes in that order) */
 static inline const uint8_t *ent(const uint8_t *t, const uint8_t *p, unsigned eb)
 {
