@@ -849,6 +849,49 @@ ISUB_KERNEL(u64, uint64_t, code_u64(x, satm, bits, ds))
 static const dt_kernel_fn isub_fns[8] = {isub_i8,  isub_u8,  isub_i16, isub_u16,
                                          isub_i32, isub_u32, isub_i64, isub_u64};
 
+/* Wrapping into packed integers keeps the low bits, and dt_ppack takes them from each code byte
+ * as it is: whole blocks of 8-bit sources are packed straight from the source; wider sources
+ * through their low bytes (a truncation the compiler vectorises). */
+#define ISUBW_KERNEL(W, STYPE)                                                                  \
+    static void isubw_##W(const dt_kernel *k, void *dst, const void *src, size_t begin,         \
+                          size_t end)                                                           \
+    {                                                                                           \
+        const int db = k->df->stride_bits;                                                      \
+        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
+        uint8_t *d = (uint8_t *)dst + begin * (size_t)db / 8;                                   \
+        _Alignas(64) uint8_t codes[DT_PBLOCK], packed[DT_PBLOCK];                               \
+        const size_t n = end - begin;                                                           \
+        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
+            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
+            const uint8_t *p = s + i0 * sizeof(STYPE);                                          \
+            if (sizeof(STYPE) == 1 && m % 8 == 0) {                                             \
+                dt_ppack(d + i0 * (size_t)db / 8, p, m * (size_t)db / 8, db);                   \
+                continue;                                                                       \
+            }                                                                                   \
+            for (size_t i = 0; i < m; i++) {                                                    \
+                STYPE x;                                                                        \
+                memcpy(&x, p + i * sizeof(STYPE), sizeof x);                                   \
+                codes[i] = (uint8_t)x;                                                          \
+            }                                                                                   \
+            const size_t m8 = (m + 7) & ~(size_t)7;                                             \
+            memset(codes + m, 0, m8 - m);                                                       \
+            dt_ppack(packed, codes, m8 * (size_t)db / 8, db);                                   \
+            memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);                  \
+        }                                                                                       \
+    }
+ISUBW_KERNEL(8, uint8_t)
+ISUBW_KERNEL(16, uint16_t)
+ISUBW_KERNEL(32, uint32_t)
+ISUBW_KERNEL(64, uint64_t)
+static const dt_kernel_fn isubw_fns[4] = {isubw_8, isubw_16, isubw_32, isubw_64};
+
+/* Integers -> bool: nonzero (the signedness does not matter) */
+SIMPLE_KERNEL(ib_8, uint8_t, uint8_t, (uint8_t)(MASK(x != 0) & 1))
+SIMPLE_KERNEL(ib_16, uint16_t, uint8_t, (uint8_t)(MASK(x != 0) & 1))
+SIMPLE_KERNEL(ib_32, uint32_t, uint8_t, (uint8_t)(MASK(x != 0) & 1))
+SIMPLE_KERNEL(ib_64, uint64_t, uint8_t, (uint8_t)(MASK(((uint32_t)(x >> 32) | (uint32_t)x) != 0) & 1))
+static const dt_kernel_fn ib_fns[4] = {ib_8, ib_16, ib_32, ib_64};
+
 /* 0..7 for int8, uint8, int16, uint16, int32, uint32, int64, uint64; -1 otherwise */
 static int int_slot(const dt_format *f)
 {
@@ -1142,7 +1185,7 @@ static bool e_copy(dt_kernel *k, const dt_format *df, const dt_format *sf, const
     return false;
 }
 
-/* integers -> integers (packed ones too) */
+/* integers -> integers (packed ones too), integers -> bool */
 static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                   size_t count)
 {
@@ -1152,7 +1195,9 @@ static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
     if (is >= 0 && id >= 0)
         k->fn = r->saturate_int ? ii_sat[is][id] : ii_wrap[is][id / 2];
     else if (is >= 0 && is_int(df) && df->stride_bits < 8)
-        k->fn = isub_fns[is];
+        k->fn = r->saturate_int ? isub_fns[is] : isubw_fns[is / 2];
+    else if (is >= 0 && df->tc == DT_TC_BOOL)
+        k->fn = ib_fns[is / 2];
     return k->fn != NULL;
 }
 
@@ -1288,7 +1333,7 @@ static bool e_float_int(dt_kernel *k, const dt_format *df, const dt_format *sf,
 
 const dt_kernel_entry dt_entries_portable[] = {
     {"portable integers: same-width copy", DT_ISA_PORTABLE, e_copy},
-    {"portable integers: int <-> int, into packed ints", DT_ISA_PORTABLE, e_int},
+    {"portable integers: int <-> int, into packed ints and bool", DT_ISA_PORTABLE, e_int},
     {"portable 8-bit integers -> floats", DT_ISA_PORTABLE, e_int8_float},
     {"portable tables: <= 8-bit sources, 16-bit ones into <= 8 bits", DT_ISA_PORTABLE, e_table},
     {"portable narrowing: floats -> narrow floats, ints of <= 32 bits", DT_ISA_PORTABLE, e_narrow},
