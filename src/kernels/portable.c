@@ -892,6 +892,18 @@ SIMPLE_KERNEL(ib_32, uint32_t, uint8_t, (uint8_t)(MASK(x != 0) & 1))
 SIMPLE_KERNEL(ib_64, uint64_t, uint8_t, (uint8_t)(MASK(((uint32_t)(x >> 32) | (uint32_t)x) != 0) & 1))
 static const dt_kernel_fn ib_fns[4] = {ib_8, ib_16, ib_32, ib_64};
 
+/* Packed integers of one width, wrapping (int4 <-> uint4, int2 <-> uint2): the same bits, the
+ * last byte's padding codes cleared. */
+static void pcopy_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    const size_t sb = (size_t)k->sf->stride_bits, bits = (end - begin) * sb;
+    uint8_t *d = (uint8_t *)dst + begin * sb / 8;
+    const uint8_t *s = (const uint8_t *)src + begin * sb / 8;
+    memmove(d, s, bits / 8);
+    if (bits % 8) /* the codes of a partial last byte, padding 0 */
+        d[bits / 8] = (uint8_t)(s[bits / 8] & ((1u << (bits % 8)) - 1));
+}
+
 /* 0..7 for int8, uint8, int16, uint16, int32, uint32, int64, uint64; -1 otherwise */
 static int int_slot(const dt_format *f)
 {
@@ -1179,9 +1191,9 @@ static bool e_copy(dt_kernel *k, const dt_format *df, const dt_format *sf, const
 {
     (void)count;
     k->compute_bound = true;
-    if (is_int(sf) && is_int(df) && sf->stride_bits == df->stride_bits && sf->stride_bits >= 8 &&
+    if (is_int(sf) && is_int(df) && sf->stride_bits == df->stride_bits &&
         (!r->saturate_int || sf == df))
-        SET(copy_run);
+        SET(sf->stride_bits >= 8 ? copy_run : pcopy_run);
     return false;
 }
 
