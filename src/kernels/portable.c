@@ -603,7 +603,9 @@ INLINE void f32_f64(uint32_t *hi, uint32_t *lo, uint32_t x, uint32_t inf_hi, uin
 SIMPLE_KERNEL(w_f16_f32, uint16_t, uint32_t, f16_f32(x, INF32))
 SIMPLE_KERNEL(w_bf16_f32, uint16_t, uint32_t, bf16_f32(x, INF32))
 HALVES_KERNEL(w_f32_f64, uint32_t, f32_f64(&hi, &lo, x, INF64))
-HALVES_KERNEL(w_f16_f64, uint16_t, f32_f64(&hi, &lo, f16_f32(x, INF32), INF64))
+/* float16 -> float64: its float32 is never subnormal, so the hardware conversion is exact in every
+ * floating-point mode */
+SIMPLE_KERNEL(w_f16_f64, uint16_t, double, (double)dt_f32_of_bits(f16_f32(x, INF32)))
 HALVES_KERNEL(w_bf16_f64, uint16_t, f32_f64(&hi, &lo, bf16_f32(x, INF32), INF64))
 /* saturate: an infinite input becomes the largest finite number of its sign */
 SIMPLE_KERNEL(w_f16_f32_sat, uint16_t, uint32_t, f16_f32(x, MAX32))
