@@ -174,7 +174,8 @@ static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, con
         return true;
     }
     const int mark = c->steps;
-    if (!(c->skip_direct && dt_chain_preferred(df, sf)) && add_step(c, df, sf, r, count))
+    if (!(c->skip_direct && dt_chain_preferred(df, sf, dt_isa_active())) &&
+        add_step(c, df, sf, r, count))
         return true;
     /* integers of fewer than 8 bits through an 8-bit lane of their signedness: wrapping (the
      * value modulo 2^8, then modulo 2^bits) and saturating (to the 8-bit range, then to the
@@ -222,17 +223,21 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
 
 /* (dt_chain_preferred) Float64 and 32/64-bit integers into floats of <= 16 bits: two vector
  * kernels (the source rounded to odd into float32, then the float32 kernel) are faster than
- * one kernel that converts the wide lanes element by element. */
-
-bool dt_chain_preferred(const dt_format *df, const dt_format *sf)
+ * one kernel that converts the wide lanes element by element, but for AVX2's narrowing
+ * template, which loads 32-bit integers rounded to odd itself: one kernel into floats of at
+ * most 8 bits (measured 1.0-1.4x faster; into float16 and bfloat16 the chain is faster). */
+bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
 {
     if (sf->tc == DT_TC_COMPLEX)
         sf = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)
         df = dt_format_of(df->part);
-    const bool wide_source = sf->type == DTCAST_FLOAT64 ||
-                             ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) && sf->bits >= 32);
-    return wide_source && odd_float32_rounds_once(df);
+    const bool int_source = sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT;
+    if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 && df->tc == DT_TC_FLOAT &&
+        df->bits <= 8)
+        return false;
+    return (sf->type == DTCAST_FLOAT64 || (int_source && sf->bits >= 32)) &&
+           odd_float32_rounds_once(df);
 }
 
 bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,

@@ -116,8 +116,8 @@ bool dt_kernel_find_direct(dt_kernel *k, const dt_format *df, const dt_format *s
  * (compose.c); false when no chain covers the pair. */
 bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
                           const dt_rules *r, size_t count, dt_isa step_isa);
-/* Whether a chain of vector kernels beats one kernel for the pair (compose.c). */
-bool dt_chain_preferred(const dt_format *df, const dt_format *sf);
+/* Whether a chain of vector kernels beats one kernel for the pair on isa (compose.c). */
+bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa);
 
 /* Converts elements [begin, end); begin is a multiple of 8 (so packed outputs never share a
  * byte between two calls). Padding bits after the last element are the caller's business.

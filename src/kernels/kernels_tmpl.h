@@ -1,7 +1,7 @@
 /* One template, instantiated once per instruction set (kernels_avx2.c, kernels_avx2w.c,
  * kernels_avx512.c, kernels_avx512w.c): float bits -> a narrow float, float8e8m0 or integer
  * code, in every rounding mode, with integer ops only. The lanes hold float32 bits (loaded from
- * float32, float16, bfloat16 or float64 rounded to odd) or, with DT_LANE16, 16-bit floats
+ * float32, float16, bfloat16, or float64, int32 and uint32 rounded to odd) or, with DT_LANE16, 16-bit floats
  * (twice the lanes per register; float and integer targets of 4 and 8 bits, and of 1 and 2
  * bits or float8e8m0 where the layer asks): bfloat16 or float16 as they are, float32, float64,
  * int16 and uint16 rounded to odd into bfloat16 (v_load32, v_load64odd, v_loadi16/u16: for
@@ -19,6 +19,8 @@
  *   v_signs(v) (the sign bit of every lane as the bits of a uint32_t, lane 0 in bit 0)
  *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
+ *   HAVE_I32ODD + v_loadi32odd/u32odd(p): VW int32 / uint32 -> float32 bits rounded to odd
+ *   (float and float8e8m0 targets).
  * and, with DT_LANE16, optionally:
  *   DT_NO_LOAD32: no v_load32 nor v_load64odd (16-bit sources only)
  *   HAVE_I16 + v_loadi16/u16(p): VW int16 / uint16 -> bfloat16 bits rounded to odd (float targets)
@@ -33,7 +35,7 @@
  */
 
 enum { K_FLOAT, K_FLOAT_UP, K_E8M0, K_INT, K_BOOL };
-enum { S_F32, S_F16, S_BF16, S_F64, S_I16, S_U16 };
+enum { S_F32, S_F16, S_BF16, S_F64, S_I16, S_U16, S_I32, S_U32 };
 
 /* Packed 1- and 2-bit targets: 32-bit lanes always, 16-bit lanes where the layer has v_signs. */
 #if !defined(DT_LANE16) || defined(DT_HAVE_SIGNS)
@@ -168,7 +170,7 @@ static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode, int 
     const V ovf = mode == M_FLOOR || mode == M_CEIL
                       ? v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])) : v_set1(n->ovf[0]);
     mag = v_sel(k_gt(mag, v_set1(n->maxc)), ovf, mag);
-    if (sk == S_I16 || sk == S_U16) /* integer sources have neither */
+    if (sk >= S_I16) /* integer sources have neither */
         return v_or(mag, sm);
     mag = v_sel(k_eq(a, v_set1(L_INF(sk))), v_sel(neg, v_set1(n->inf[1]), v_set1(n->inf[0])),
                 mag);
@@ -275,6 +277,12 @@ static FN DT_INLINE V NAME(load_any)(const uint8_t *p, int src)
     case S_U16:
         return v_loadu16(p);
 #endif
+#if defined(HAVE_I32ODD)
+    case S_I32:
+        return v_loadi32odd(p);
+    case S_U32:
+        return v_loadu32odd(p);
+#endif
     case S_BF16:
         return v_load16b(p);
     default:
@@ -351,7 +359,7 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
                                         size_t begin, size_t end, int mode, int kind, int sk,
                                         int obits)
 {
-    const size_t sbytes = sk == S_F32 ? 4 : sk == S_F64 ? 8 : 2;
+    const size_t sbytes = sk == S_F64 ? 8 : sk == S_F32 || sk >= S_I32 ? 4 : 2;
     const uint8_t *s = (const uint8_t *)src + begin * sbytes;
     uint8_t *d = (uint8_t *)dst + begin * (size_t)obits / 8;
     const dt_narrow nl = k->n, *n = &nl; /* a local copy: the stores cannot alias it */
@@ -400,6 +408,12 @@ static int NAME(source_kind)(const dt_format *sf)
         return S_I16;
     case DTCAST_UINT16:
         return S_U16;
+#endif
+#if defined(HAVE_I32ODD) && !defined(DT_LANE16)
+    case DTCAST_INT32:
+        return S_I32;
+    case DTCAST_UINT32:
+        return S_U32;
 #endif
     default:
         return -1;
@@ -551,9 +565,16 @@ DT_NARROW_MODES(K_FLOAT, S_F64)
 DT_NARROW_MODES(K_E8M0, S_F64)
 DT_NARROW_FN(M_RNE, K_BOOL, S_F64) /* rounded to odd, a nonzero stays nonzero, NaN stays NaN */
 #endif
+#if defined(HAVE_I32ODD) /* rounded to odd: >= 17 bits, two beyond every float target here */
+DT_NARROW_MODES(K_FLOAT, S_I32)
+DT_NARROW_MODES(K_FLOAT, S_U32)
+#define T_ROW_I32(sk) {DT_NARROW_ROW(K_FLOAT, sk), {NULL}, {NULL}}
+#else
+#define T_ROW_I32(sk) {{NULL}}
+#endif
 
 /* [source][kind: float, e8m0, integer][mode] */
-static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
+static const dt_kernel_fn NAME(narrow_fns)[8][3][6] = {
     {DT_NARROW_ROW(K_FLOAT, S_F32), DT_NARROW_ROW(K_E8M0, S_F32), DT_NARROW_ROW(K_INT, S_F32)},
     {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_E8M0, S_F16), DT_NARROW_ROW(K_INT, S_F16)},
     {DT_NARROW_ROW(K_FLOAT, S_BF16), DT_NARROW_ROW(K_E8M0, S_BF16), DT_NARROW_ROW(K_INT, S_BF16)},
@@ -562,6 +583,10 @@ static const dt_kernel_fn NAME(narrow_fns)[4][3][6] = {
 #else
     {{NULL}},
 #endif
+    {{NULL}},
+    {{NULL}},
+    T_ROW_I32(S_I32),
+    T_ROW_I32(S_U32),
 };
 
 static const dt_kernel_fn NAME(bool_fns)[4] = {
@@ -585,7 +610,7 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
     if (sb != 1 && sb != 2 && sb != 4 && sb != 8 && sb != 16 && sb != 32)
         return NULL;
     if (df->tc == DT_TC_BOOL)
-        return NAME(bool_fns)[sk];
+        return sk < S_I16 ? NAME(bool_fns)[sk] : NULL;
     if (df->tc == DT_TC_FLOAT && df->bits <= 16 && df->bias <= 127)
         kind = 0;
     else if (df->tc == DT_TC_E8M0)
@@ -594,7 +619,11 @@ static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, 
         kind = 2;
     else
         return NULL;
-    if (sk == S_F64 && kind == 2)
+    if ((sk == S_F64 || sk >= S_I16) && kind == 2)
+        return NULL;
+    /* 32-bit integers: float targets of at most 8 bits (into float16 and bfloat16 a chain
+     * through float32 is faster) */
+    if (sk >= S_I32 && (kind != 0 || df->bits > 8))
         return NULL;
     if (dt_mode_of(r->round) < 0)
         return NULL;
