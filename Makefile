@@ -75,6 +75,8 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h prog
 PORTABLE_OPT ?= -O3 -fno-trapping-math
 $(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
 $(BUILD)/obj/src/kernels/compose.o: ALL_CFLAGS += $(PORTABLE_OPT)
+# portable_f64.c converts in a rounding mode it sets: the compiler may not assume the default
+$(BUILD)/obj/src/kernels/portable_f64.o: ALL_CFLAGS += -frounding-math
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)

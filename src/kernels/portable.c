@@ -1306,7 +1306,7 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     if (d == DTCAST_FLOAT64 && s == DTCAST_BFLOAT16)
         SET(sat ? w_bf16_f64_sat : w_bf16_f64);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64)
-        SET(dt_pf64_f32);
+        SET(dt_pf64_f32_fenv);
     return false;
 }
 

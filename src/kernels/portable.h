@@ -69,6 +69,9 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
 void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits);
 /* float64 -> float32 under r (portable_narrow.c). */
 void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end);
+/* The same by the hardware's conversion in a rounding mode it sets, where the environment does
+ * not flush subnormals (else, and for ties away from zero, dt_pf64_f32) (portable_f64.c). */
+void dt_pf64_f32_fenv(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end);
 /* Integers of 32 or 64 bits (sf) -> float32 or float64 (df) under r, or NULL
  * (portable_narrow.c). */
 dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r);
