@@ -25,7 +25,6 @@ typedef struct dt_chain {
     int steps;
     int scale; /* 2: the steps run over the parts of complex elements */
     dt_isa lo;  /* every step is a kernel of this instruction set or a better one */
-    bool skip_direct; /* vector steps only: two of them where dt_chain_preferred */
     dt_kernel step[MAX_STEPS];
 } dt_chain;
 
@@ -174,8 +173,7 @@ static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, con
         return true;
     }
     const int mark = c->steps;
-    if (!(c->skip_direct && dt_chain_preferred(df, sf, dt_isa_active())) &&
-        add_step(c, df, sf, r, count))
+    if (!dt_chain_preferred(df, sf, dt_isa_active()) && add_step(c, df, sf, r, count))
         return true;
     /* integers of fewer than 8 bits through an 8-bit lane of their signedness: wrapping (the
      * value modulo 2^8, then modulo 2^bits) and saturating (to the 8-bit range, then to the
@@ -225,7 +223,9 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
  * kernels (the source rounded to odd into float32, then the float32 kernel) are faster than
  * one kernel that converts the wide lanes element by element, but for AVX2's narrowing
  * template, which loads 32-bit integers rounded to odd itself: one kernel into floats of at
- * most 8 bits (measured 1.0-1.4x faster; into float16 and bfloat16 the chain is faster). */
+ * most 8 bits (measured 1.0-1.4x faster; into float16 and bfloat16 the chain is faster). The
+ * portable kernels: float64 through float32 rounded to odd by the hardware conversion
+ * (portable_f64.c), then the float32 kernel. */
 bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
 {
     if (sf->tc == DT_TC_COMPLEX)
@@ -233,6 +233,8 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
     if (df->tc == DT_TC_COMPLEX)
         df = dt_format_of(df->part);
     const bool int_source = sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT;
+    if (isa == DT_ISA_PORTABLE)
+        return sf->type == DTCAST_FLOAT64 && odd_float32_rounds_once(df);
     if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 && df->tc == DT_TC_FLOAT &&
         df->bits <= 8)
         return false;
@@ -248,7 +250,6 @@ bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf
         return false;
     c->steps = 0;
     c->lo = step_isa;
-    c->skip_direct = step_isa > DT_ISA_PORTABLE;
     if (!(plan(c, df, sf, r, count) && c->steps > 0)) {
         free(c);
         return false;

@@ -36,8 +36,9 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     k->sf = sf;
     k->r = *r;
     /* a chain of vector kernels first where it is the faster (dt_chain_preferred) */
-    bool found = isa > DT_ISA_PORTABLE && dt_chain_preferred(df, sf, isa) &&
-                 dt_kernel_find_chain(k, df, sf, r, count, DT_ISA_AVX2);
+    bool found = dt_chain_preferred(df, sf, isa) &&
+                 dt_kernel_find_chain(k, df, sf, r, count,
+                                      isa > DT_ISA_PORTABLE ? DT_ISA_AVX2 : DT_ISA_PORTABLE);
     if (!found)
         found = real && isa > DT_ISA_PORTABLE &&
                 dt_registry_find(k, DT_ISA_SSE2, isa, df, sf, r, count);
