@@ -2,7 +2,9 @@
  * picks rne or a directed mode; the others take the narrowing template), float16 -> float32 with
  * vcvtph2ps and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference makes:
  * NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest finite
- * (the Inf code - 1). Compiled for the target through function attributes only. */
+ * (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
+ * kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
+ * the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
 #include "x86_attrs.h"
@@ -54,7 +56,10 @@
                         size_t end)                                                             \
     {                                                                                           \
         const __m128i sat = _mm_set1_epi16(k->r.saturate_float ? -1 : 0);                       \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(csr & ~0x8040u); /* no DAZ/FTZ: a subnormal input is no zero here */        \
         BLOCKS16(4, 2, F32_F16_BODY_##IMM)                                                      \
+        _mm_setcsr(csr);                                                                        \
     }
 #define F32_F16_BODY(IMM, in, out)                                                              \
     do {                                                                                        \

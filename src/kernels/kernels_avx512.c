@@ -34,7 +34,10 @@
     {                                                                                           \
         const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;                                 \
         enum { imm_ = IMM };                                                                    \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(csr & ~0x8040u); /* no DAZ/FTZ (as kernels_avx2_half.c) */                   \
         BLOCKS(16, 4, 2, F32_F16_BODY)                                                          \
+        _mm_setcsr(csr);                                                                        \
     }
 #define F32_F16_BODY(in, out)                                                                   \
     do {                                                                                        \

@@ -540,11 +540,12 @@ static void copy_run(const dt_kernel *k, void *dst, const void *src, size_t begi
     }
 
 /* ---- widening floats (exact; NaN canonical, as scalar.h) ------------------------------------- */
-/* float16 -> float32: a subnormal is 2^-14 * (1 + em/1024) - 2^-14, exact (a normal result). */
+/* float16 -> float32: a subnormal is em * 2^-24: the float of em, scaled
+ * (exact; a difference would give -0 for +0 when the caller rounds downward). */
 INLINE uint32_t f16_f32(uint32_t h, uint32_t inf)
 {
     const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
-    const uint32_t sub = dt_bits_of_f32(dt_f32_of_bits(o + (113u << 23)) - 0x1p-14f);
+    const uint32_t sub = dt_bits_of_f32((float)(int32_t)em * 0x1p-24f);
     uint32_t r = dt_psel(MASK((int32_t)em < 0x0400), sub, o + (112u << 23));
     r = dt_psel(MASK((int32_t)em >= 0x7C00), dt_psel(MASK(em == 0x7C00u), inf, 0x7FC00000u), r);
     return s | r;

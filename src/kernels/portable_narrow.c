@@ -33,11 +33,11 @@ INLINE uint32_t nz_m(uint32_t x) { return 0u - ((x | (0u - x)) >> 31); }
 
 /* ---- sources -> float32 bits --------------------------------------------------------------- */
 /* float16 -> float32 bits (NaN payloads kept: the targets need only NaN-ness). A subnormal is
- * 2^-14 * (1 + em/1024) - 2^-14, exact. */
+ * em * 2^-24: the float of em, scaled (exact, and +0 in every rounding mode). */
 INLINE uint32_t f16_bits(uint32_t h)
 {
     const uint32_t em = h & 0x7FFFu, s = (h & 0x8000u) << 16, o = em << 13;
-    const uint32_t sub = dt_bits_of_f32(dt_f32_of_bits(o + (113u << 23)) - 0x1p-14f);
+    const uint32_t sub = dt_bits_of_f32((float)(int32_t)em * 0x1p-24f);
     uint32_t r = o + ((int32_t)em >= 0x7C00 ? 224u << 23 : 112u << 23);
     r = (int32_t)em < 0x0400 ? sub : r;
     return s | r;
