@@ -2,7 +2,8 @@
  * call: conversions from float64 (whose portable kernel converts in a rounding mode it sets,
  * and checks for flushing) run under every rounding mode a caller can set and, where the CPU has
  * them, flush-to-zero and denormals-are-zero, on every ISA, against the reference path (integer
- * arithmetic only); float32, float16 and bfloat16 sources (subnormals included) the same. */
+ * arithmetic only); float32, float16 and bfloat16 sources (subnormals included) and integer
+ * sources (zero among them) the same. */
 #include "check.h"
 #include "internal.h"
 #include "kernel_util.h"
@@ -53,20 +54,25 @@ static void fill64(uint64_t *x)
     }
 }
 
-/* codes of a narrower float f: every code once (16 bits), or random codes with small exponent
- * fields half the time (float32: its subnormals and the smallest normals) */
-static void fill_narrow(const dt_format *f, uint8_t *p)
+/* codes of another source f: every code once (16 bits), or random codes, with small exponent
+ * fields half the time for float32 (its subnormals and the smallest normals), and a quarter
+ * of small magnitudes (zero among them) for integers */
+static void fill_other(const dt_format *f, uint8_t *p)
 {
+    const bool integer = f->tc == DT_TC_SINT || f->tc == DT_TC_UINT;
     for (size_t i = 0; i < N; i++) {
         uint64_t c = f->bits == 16 ? i : rnd();
-        if (f->bits == 32 && (c & 1))
+        if (f->bits == 32 && !integer && (c & 1))
             c &= 0x80FFFFFFu;
-        dt_store(f, p, i, c & ((UINT64_C(1) << f->bits) - 1));
+        if (integer && f->bits != 16 && c % 4 == 0)
+            c = (c >> 8) % 5 == 0 ? 0 : (c >> 8) & 0xFF;
+        dt_store(f, p, i, c & (f->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->bits) - 1));
     }
 }
 
 static const dtcast_type sources[] = {DTCAST_FLOAT64, DTCAST_FLOAT32, DTCAST_FLOAT16,
-                                      DTCAST_BFLOAT16};
+                                      DTCAST_BFLOAT16, DTCAST_INT64,  DTCAST_UINT64,
+                                      DTCAST_INT32,   DTCAST_UINT32,  DTCAST_UINT16};
 static const dtcast_type targets[] = {DTCAST_FLOAT64, DTCAST_FLOAT32, DTCAST_FLOAT16,
                                       DTCAST_BFLOAT16, DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT8E8M0,
                                       DTCAST_BOOL, DTCAST_INT8, DTCAST_INT32};
@@ -88,10 +94,10 @@ int main(void)
     long bad = 0, restored_bad = 0, checked = 0;
     for (size_t si = 0; si < sizeof sources / sizeof *sources; si++) {
     const dt_format *sf = dt_format_of(sources[si]);
-    if (sf->bits == 64)
+    if (sf->type == DTCAST_FLOAT64)
         fill64(x);
     else
-        fill_narrow(sf, (uint8_t *)x);
+        fill_other(sf, (uint8_t *)x);
     for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
         const dt_format *df = dt_format_of(targets[t]);
         if (df == sf)
@@ -166,7 +172,8 @@ int main(void)
     }
     char name[320];
     snprintf(name, sizeof name,
-             "float64/float32/float16/bfloat16 -> 8 types x 6 modes x 2 policies x every ISA "
+             "float64/32/16, bfloat16, int64/uint64/int32/uint32/uint16 -> 9 types x 6 modes x "
+             "2 policies x every ISA "
              "under 4 caller rounding modes%s: %ld conversions of %d values, as the reference",
              flushes > 1 ? " x flush-to-zero/denormals-are-zero" : "", checked, N);
     CHECK(bad == 0, name, "%ld of %ld differ", bad, checked);

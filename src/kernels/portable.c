@@ -1,10 +1,12 @@
 /* The portable kernels: plain C, always built, and what every non-x86 machine runs. Lookup tables
  * for sources of at most 8 bits (unrolled scalar loops; sub-byte sources through tables of whole
  * source bytes) and 64 KiB tables of 16-bit codes, and element loops written for the
- * auto-vectoriser (see portable.h): widening floats, integer <-> integer, integer <-> float. The
- * narrowing kernels (floats -> narrow floats and integers, float64 -> float32) and the rounding
- * integer -> float kernels live in portable_narrow.c. At the end: the registry entries of the
- * portable families, in the finder's order. */
+ * auto-vectoriser (see portable.h): widening floats, integer <-> integer, integer -> float. The
+ * narrowing kernels (floats -> narrow floats and integers, float64 -> float32 in integer
+ * arithmetic) live in portable_narrow.c, float64 -> float32 by the hardware in portable_f64.c,
+ * the rounding integer -> float kernels in portable_int_float.c, the float -> integer kernels
+ * (float64 -> every integer, the others -> 32/64 bits) in portable_fint.c. At the end: the
+ * registry entries of the portable families, in the finder's order. */
 #include "kernels.h"
 #include "portable.h"
 #include "scalar.h"
@@ -397,8 +399,8 @@ DT_NOVEC static void table16_w2_run(const dt_kernel *k, void *dst, const void *s
     }
 }
 
-/* float32, float64 and 32- and 64-bit integers -> floats of at most 8 bits and 6 significant bits,
- * and float8e8m0: the value rounded to odd into bfloat16, then the bfloat16 table. Rounding to odd
+/* float32 -> floats of at most 8 bits and 6 significant bits, and float8e8m0: the value rounded
+ * to odd into bfloat16, then the bfloat16 table. Rounding to odd
  * at 8 >= p + 2 bits, then once to p bits, is the single correct rounding; the odd bit keeps a
  * NaN a NaN, and no finite value becomes Inf. Each source's block of bfloat16 codes: */
 static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
@@ -407,80 +409,6 @@ static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
         uint32_t x;
         memcpy(&x, s + 4 * i, 4);
         o[i] = (uint16_t)((x >> 16) | (((x & 0xFFFFu) + 0xFFFFu) >> 16)); /* | low half != 0 */
-    }
-}
-/* A float64 magnitude of float32's normal range (its words, the sign cleared): the exponent
- * rebiased above the top 7 significand bits, the 45 others as the sticky bit. */
-INLINE uint32_t bf16_odd_of_double(uint32_t ahi, uint32_t lo)
-{
-    return ((ahi - (896u << 20)) >> 13) | (MASK(((ahi & 0x1FFFu) | lo) != 0) & 1);
-}
-/* float64: below float32's normal range a tiny nonzero stands in (no target here but e8m0
- * resolves below 2^-126; e8m0 is left to the narrowing kernels), above it the largest finite */
-static void bf16_odd_f64(uint16_t *o, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t hi, lo;
-        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
-        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
-        const uint32_t ahi = hi & 0x7FFFFFFFu, e = ahi >> 20;
-        uint32_t b = dt_psel(MASK(e < 897), MASK((ahi | lo) != 0) & 1, bf16_odd_of_double(ahi, lo));
-        b = dt_psel(MASK(e > 1150), 0x7F7Fu, b);
-        b = dt_psel(MASK(e == 2047), dt_psel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC0u, 0x7F80u), b);
-        o[i] = (uint16_t)((hi >> 16 & 0x8000u) | b);
-    }
-}
-/* 32-bit integers: exact as float64 */
-static void bf16_odd_i32(uint16_t *o, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int32_t x;
-        memcpy(&x, s + 4 * i, 4);
-        const uint64_t d = dt_bits_of_f64((double)x);
-        const uint32_t b = bf16_odd_of_double((uint32_t)(d >> 32) & 0x7FFFFFFFu, (uint32_t)d);
-        o[i] = (uint16_t)(((uint32_t)(d >> 48) & 0x8000u) | (b & MASK(x != 0)));
-    }
-}
-static void bf16_odd_u32(uint16_t *o, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x;
-        memcpy(&x, s + 4 * i, 4);
-        /* exact: the signed conversion of x - 2^31, plus 2^31 */
-        const uint64_t d = dt_bits_of_f64((double)(int32_t)(x ^ 0x80000000u) + 0x1p31);
-        o[i] = (uint16_t)(bf16_odd_of_double((uint32_t)(d >> 32), (uint32_t)d) & MASK(x != 0));
-    }
-}
-/* 64-bit integers: the magnitude's halves (mh, ml) as a double, exact: from 2^53 up, the 11 low
- * bits fold into a sticky bit 11 (a double holds 53 bits), which keeps the rounding to odd */
-INLINE uint32_t bf16_odd_mag64(uint32_t mh, uint32_t ml)
-{
-    const uint32_t folded = (ml & ~0x7FFu) | (MASK((ml & 0x7FFu) != 0) & 0x800u);
-    const uint32_t l = dt_psel(MASK((mh >> 21) != 0), folded, ml);
-    const double v = ((double)(int32_t)(mh ^ 0x80000000u) + 0x1p31) * 0x1p32 +
-                     ((double)(int32_t)(l ^ 0x80000000u) + 0x1p31);
-    const uint64_t d = dt_bits_of_f64(v);
-    return bf16_odd_of_double((uint32_t)(d >> 32), (uint32_t)d) & MASK((mh | ml) != 0);
-}
-static void bf16_odd_i64(uint16_t *o, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t hi, lo;
-        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
-        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
-        const uint32_t neg = 0u - (hi >> 31);
-        /* the magnitude: two's complement negation through the halves */
-        const uint32_t ml = (lo ^ neg) - neg, mh = (hi ^ neg) + (neg & MASK(lo == 0) & 1);
-        o[i] = (uint16_t)(((hi >> 16) & 0x8000u) | bf16_odd_mag64(mh, ml));
-    }
-}
-static void bf16_odd_u64(uint16_t *o, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t hi, lo;
-        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
-        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
-        o[i] = (uint16_t)bf16_odd_mag64(hi, lo);
     }
 }
 #define ODD16_RUN(name, SBYTES, IDX)                                                            \
@@ -499,11 +427,6 @@ static void bf16_odd_u64(uint16_t *o, const uint8_t *s, size_t n)
         }                                                                                       \
     }
 ODD16_RUN(f32_table16_run, 4, bf16_odd_f32)
-ODD16_RUN(f64_table16_run, 8, bf16_odd_f64)
-ODD16_RUN(i32_table16_run, 4, bf16_odd_i32)
-ODD16_RUN(u32_table16_run, 4, bf16_odd_u32)
-ODD16_RUN(i64_table16_run, 8, bf16_odd_i64)
-ODD16_RUN(u64_table16_run, 8, bf16_odd_u64)
 
 /* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
  * type): a copy. */
@@ -922,7 +845,7 @@ static int int_slot(const dt_format *f)
     }
 }
 
-/* ---- integers -> floats (exact ones; the rounding ones are in portable_narrow.c) ------------ */
+/* ---- integers -> floats (exact ones; the rounding ones are in portable_int_float.c) --------- */
 /* 8-bit integers are exact in every float of at least 8 significant bits: float16 and bfloat16
  * from the float32 bits (rebiased; truncated) */
 INLINE uint32_t small_f16(float f)
@@ -943,165 +866,8 @@ SIMPLE_KERNEL(if_u16_f32, uint16_t, float, (float)x)
 SIMPLE_KERNEL(if_i16_f64, int16_t, double, (double)x)
 SIMPLE_KERNEL(if_u16_f64, uint16_t, double, (double)x)
 SIMPLE_KERNEL(if_i32_f64, int32_t, double, (double)x)
-SIMPLE_KERNEL(if_u32_f64, uint32_t, double, (double)x)
-
-/* ---- floats -> integers (float32 -> 64-bit integers, float64 -> any integer) ----------------- */
-/* float64 -> an integer as dt_encode does, without branches (selects the compiler makes
- * conditional moves), per mode (M_*). */
-typedef struct fi_par {
-    uint64_t mask, max, min_code;
-    bool sat, sg;
-} fi_par;
-
-INLINE uint64_t f64_int(uint64_t x, const fi_par *p, int mode)
-{
-    const uint64_t neg = x >> 63, a = x & UINT64_C(0x7FFFFFFFFFFFFFFF);
-    const int e = (int)(a >> 52);
-    const uint64_t m = (a & ((UINT64_C(1) << 52) - 1)) | ((uint64_t)(e != 0) << 52);
-    const int ex = (e ? e : 1) - 1075; /* |x| = m * 2^ex */
-    const uint64_t left = ex >= 64 ? 0 : m << (ex & 63);
-    const int sh0 = -ex > 60 ? 60 : -ex, sh = sh0 < 1 ? 1 : sh0;
-    uint64_t t = m >> sh;
-    const uint64_t half = (m >> (sh - 1)) & 1;
-    const uint64_t sticky = (m & ((UINT64_C(1) << (sh - 1)) - 1)) != 0;
-    switch (mode) {
-    case M_RNE: t += half & (sticky | (t & 1)); break;
-    case M_RNA: t += half; break;
-    case M_FLOOR: t += (half | sticky) & neg; break;
-    case M_CEIL: t += (half | sticky) & (neg ^ 1); break;
-    case M_TRUNC: break;
-    default: t += (half | sticky) & ((t & 1) ^ 1); break;
-    }
-    const uint64_t mag = ex >= 0 ? left : t;
-    const bool huge = ex >= 12;
-    uint64_t c;
-    if (!p->sat)
-        c = (neg ? 0 - mag : mag) & p->mask;
-    else if (!neg)
-        c = (huge || mag > p->max) ? p->max : mag;
-    else if (!p->sg)
-        c = 0;
-    else
-        c = (huge || mag > p->min_code) ? p->min_code : (0 - mag) & p->mask;
-    if (e == 0x7FF) /* NaN: 0; Inf: 0, or the limit of its sign */
-        c = (a > UINT64_C(0x7FF0000000000000) || !p->sat) ? 0 : neg ? p->min_code : p->max;
-    return c;
-}
-
-/* The same from the bits of a narrower float (float32, float16, bfloat16: MAN significand bits,
- * bias BIAS, EMAX the all-ones exponent): |x| = m * 2^ex with m below 2^24, 32-bit work
- * mostly. */
-INLINE uint64_t fl_int(uint32_t x, const fi_par *p, int mode, int BITS, int MAN, int BIAS,
-                       int EMAX)
-{
-    const uint64_t neg = (x >> (BITS - 1)) & 1;
-    const uint32_t a = x & ((1u << (BITS - 1)) - 1);
-    const int e = (int)(a >> MAN);
-    const uint32_t m = (a & ((1u << MAN) - 1)) | ((uint32_t)(e != 0) << MAN);
-    const int ex = (e ? e : 1) - BIAS - MAN;
-    const uint64_t left = ex >= 64 ? 0 : (uint64_t)m << (ex & 63);
-    const int sh0 = -ex > 30 ? 30 : -ex, sh = sh0 < 1 ? 1 : sh0; /* m >> 30 is 0: half 0 */
-    uint32_t t = m >> sh;
-    const uint32_t half = (m >> (sh - 1)) & 1;
-    const uint32_t sticky = (m & ((1u << (sh - 1)) - 1)) != 0;
-    switch (mode) {
-    case M_RNE: t += half & (sticky | (t & 1)); break;
-    case M_RNA: t += half; break;
-    case M_FLOOR: t += (half | sticky) & (uint32_t)neg; break;
-    case M_CEIL: t += (half | sticky) & (uint32_t)(neg ^ 1); break;
-    case M_TRUNC: break;
-    default: t += (half | sticky) & ((t & 1) ^ 1); break;
-    }
-    const uint64_t mag = ex >= 0 ? left : t;
-    const bool huge = ex >= 64 - MAN; /* |x| >= 2^64 */
-    uint64_t c;
-    if (!p->sat)
-        c = (neg ? 0 - mag : mag) & p->mask;
-    else if (!neg)
-        c = (huge || mag > p->max) ? p->max : mag;
-    else if (!p->sg)
-        c = 0;
-    else
-        c = (huge || mag > p->min_code) ? p->min_code : (0 - mag) & p->mask;
-    if (e == EMAX) /* NaN: 0; Inf: 0, or the limit of its sign */
-        c = (a > ((uint32_t)EMAX << MAN) || !p->sat) ? 0 : neg ? p->min_code : p->max;
-    return c;
-}
-
-/* The codes of a block (uint64), stored at the destination's width or packed. */
-static void fi_store(uint8_t *d, size_t i0, const uint64_t *c, size_t m, int db)
-{
-    const size_t w = (size_t)db / 8;
-    if (db == 64) {
-        memcpy(d + i0 * 8, c, m * 8);
-    } else if (db == 32) {
-        uint32_t o[DT_PBLOCK];
-        for (size_t i = 0; i < m; i++)
-            o[i] = (uint32_t)c[i];
-        memcpy(d + i0 * w, o, m * w);
-    } else if (db == 16) {
-        uint16_t o[DT_PBLOCK];
-        for (size_t i = 0; i < m; i++)
-            o[i] = (uint16_t)c[i];
-        memcpy(d + i0 * w, o, m * w);
-    } else {
-        uint8_t o[DT_PBLOCK], packed[DT_PBLOCK];
-        for (size_t i = 0; i < m; i++)
-            o[i] = (uint8_t)c[i];
-        if (db == 8) {
-            memcpy(d + i0, o, m);
-            return;
-        }
-        const size_t m8 = (m + 7) & ~(size_t)7;
-        memset(o + m, 0, m8 - m);
-        dt_ppack(packed, o, m8 * (size_t)db / 8, db);
-        memcpy(d + i0 * (size_t)db / 8, packed, (m * (size_t)db + 7) / 8);
-    }
-}
-
-#define FI_KERNEL(name, STYPE, CONV, mode)                                                      \
-    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
-    {                                                                                           \
-        const int bits = k->df->bits, db = k->df->stride_bits;                                  \
-        fi_par p;                                                                               \
-        p.mask = bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;                         \
-        p.sg = k->df->tc == DT_TC_SINT;                                                         \
-        p.max = p.sg ? p.mask >> 1 : p.mask;                                                    \
-        p.min_code = p.sg ? (p.mask >> 1) + 1 : 0;                                              \
-        p.sat = k->r.saturate_int;                                                              \
-        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
-        uint8_t *d = (uint8_t *)dst + begin * (size_t)db / 8;                                   \
-        _Alignas(64) uint64_t c[DT_PBLOCK];                                                     \
-        const size_t n = end - begin;                                                           \
-        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
-            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
-            for (size_t i = 0; i < m; i++) {                                                    \
-                STYPE x;                                                                        \
-                memcpy(&x, s + (i0 + i) * sizeof(STYPE), sizeof x);                             \
-                c[i] = CONV(x, &p, mode);                                                       \
-            }                                                                                   \
-            fi_store(d, i0, c, m, db);                                                          \
-        }                                                                                       \
-    }
-#define FI_MODES(name, STYPE, CONV)                                                             \
-    FI_KERNEL(name##_rne, STYPE, CONV, M_RNE)                                                  \
-    FI_KERNEL(name##_rna, STYPE, CONV, M_RNA)                                                  \
-    FI_KERNEL(name##_floor, STYPE, CONV, M_FLOOR)                                              \
-    FI_KERNEL(name##_ceil, STYPE, CONV, M_CEIL)                                                \
-    FI_KERNEL(name##_trunc, STYPE, CONV, M_TRUNC)                                              \
-    FI_KERNEL(name##_odd, STYPE, CONV, M_ODD)
-#define f64_int_x(x, p, mode) f64_int(x, p, mode)
-#define f32_int_x(x, p, mode) fl_int(x, p, mode, 32, 23, 127, 255)
-#define f16_int_x(x, p, mode) fl_int(x, p, mode, 16, 10, 15, 31)
-#define bf16_int_x(x, p, mode) fl_int(x, p, mode, 16, 7, 127, 255)
-FI_MODES(fi_f64, uint64_t, f64_int_x)
-FI_MODES(fi_f32, uint32_t, f32_int_x)
-FI_MODES(fi_f16, uint16_t, f16_int_x)
-FI_MODES(fi_bf16, uint16_t, bf16_int_x)
-#define FI_ROW(name) {name##_rne, name##_rna, name##_floor, name##_ceil, name##_trunc, name##_odd}
-/* [float64, float32, float16, bfloat16][mode] */
-static const dt_kernel_fn fi_fns[4][6] = {FI_ROW(fi_f64), FI_ROW(fi_f32), FI_ROW(fi_f16),
-                                          FI_ROW(fi_bf16)};
+/* (clang converts uint32 as (2^52 + x) - 2^52: -0 for 0 when the caller rounds downward) */
+SIMPLE_KERNEL(if_u32_f64, uint32_t, uint64_t, dt_bits_of_f64((double)x) & DT_PMASK64(x != 0))
 
 /* ---- parameters of the narrowing template ---------------------------------------------------- */
 bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r)
@@ -1237,9 +1003,9 @@ static bool e_int8_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
 /* Lookup tables: sources of at most 8 bits through a 256-entry table (or a pair table:
  * portable_pair.c); 16-bit sources into targets of at most 8 bits through the 64 KiB table once
  * built, into 16 bits through 128 KiB (they beat the computed kernels here, about 2x), except
- * float16/bfloat16 -> bool (the narrowing kernels'); float32, float64 and 32- and 64-bit
- * integers into narrow floats through bfloat16 rounded to odd and its table (about 2x the
- * narrowing kernels, 1.3x the chain through float32). One entry: the cache of tables, once full,
+ * float16/bfloat16 -> bool (the narrowing kernels'); float32 into narrow floats through
+ * bfloat16 rounded to odd and its table (about 2x the narrowing kernels). One entry: the cache of
+ * tables, once full,
  * gives no 64 KiB table, and the tests then see none. */
 static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
@@ -1251,17 +1017,9 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
             k->table = dt_table_build_into(k->local, df, sf, r);
         return k->table && find_table8(k, df, sf, r, count);
     }
-    /* wider sources through bfloat16 rounded to odd (ODD16_RUN) */
-    const dtcast_type s = sf->type;
-    const bool few = (df->tc == DT_TC_FLOAT && df->man_bits <= 5) ||
-                     (df->tc == DT_TC_E8M0 && s != DTCAST_FLOAT64);
-    const dt_kernel_fn odd = !few ? NULL
-                             : s == DTCAST_FLOAT32 ? f32_table16_run
-                             : s == DTCAST_FLOAT64 ? f64_table16_run
-                             : s == DTCAST_INT32   ? i32_table16_run
-                             : s == DTCAST_UINT32  ? u32_table16_run
-                             : s == DTCAST_INT64   ? i64_table16_run
-                             : s == DTCAST_UINT64  ? u64_table16_run : NULL;
+    /* float32 through bfloat16 rounded to odd (ODD16_RUN) */
+    const bool few = (df->tc == DT_TC_FLOAT && df->man_bits <= 5) || df->tc == DT_TC_E8M0;
+    const dt_kernel_fn odd = few && sf->type == DTCAST_FLOAT32 ? f32_table16_run : NULL;
     const dt_format *ts = odd ? dt_format_of(DTCAST_BFLOAT16) : sf;
     /* 16 -> 16 bits: 128 KiB built from about a million elements (the build costs ~1 ms) */
     const bool w2 = sf->stride_bits == 16 && df->stride_bits == 16;
@@ -1275,7 +1033,7 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     return false;
 }
 
-/* floats -> narrow floats, e8m0, integers of 1..32 bits, bool (portable_narrow.c) */
+/* floats -> narrow floats, e8m0, integers of 1..16 bits, bool (portable_narrow.c) */
 static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                      size_t count)
 {
@@ -1311,8 +1069,8 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     return false;
 }
 
-/* integers of 16 bits and more -> float32/float64: exact ones here, rounding ones in
- * portable_narrow.c */
+/* integers of 16 bits and more -> float32/float64: exact ones here; 32- and 64-bit ones into
+ * every float of at most 64 bits, float8e8m0 (portable_int_float.c) */
 static bool e_int_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
                         const dt_rules *r, size_t count)
 {
@@ -1326,24 +1084,17 @@ static bool e_int_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
     }
     if ((is == 4 || is == 5) && d == DTCAST_FLOAT64)
         SET(is == 4 ? if_i32_f64 : if_u32_f64);
-    k->fn = dt_pint_float_pick(df, sf, r);
-    return k->fn != NULL;
+    return dt_pint_float_find(k, df, sf, r);
 }
 
-/* float64/float32/float16/bfloat16 -> integers of every width, per mode */
+/* float64 -> integers, float32/bfloat16/float16 -> 32- and 64-bit integers
+ * (portable_fint.c) */
 static bool e_float_int(dt_kernel *k, const dt_format *df, const dt_format *sf,
                         const dt_rules *r, size_t count)
 {
     (void)count;
-    const dtcast_type s = sf->type;
-    const int mode = dt_mode_of(r->round), db = df->stride_bits;
-    const int fsk = s == DTCAST_FLOAT64 ? 0 : s == DTCAST_FLOAT32 ? 1 : s == DTCAST_FLOAT16 ? 2
-                    : s == DTCAST_BFLOAT16 ? 3 : -1;
     k->compute_bound = true;
-    if (fsk >= 0 && mode >= 0 && is_int(df) && df->bits <= 64 &&
-        (db < 8 || db == df->bits))
-        SET(fi_fns[fsk][mode]);
-    return false;
+    return dt_pfloat_int_find(k, df, sf, r);
 }
 
 const dt_kernel_entry dt_entries_portable[] = {
@@ -1351,7 +1102,7 @@ const dt_kernel_entry dt_entries_portable[] = {
     {"portable integers: int <-> int, into packed ints and bool", DT_ISA_PORTABLE, e_int},
     {"portable 8-bit integers -> floats", DT_ISA_PORTABLE, e_int8_float},
     {"portable tables: <= 8-bit sources, 16-bit ones into <= 8 bits", DT_ISA_PORTABLE, e_table},
-    {"portable narrowing: floats -> narrow floats, ints of <= 32 bits", DT_ISA_PORTABLE, e_narrow},
+    {"portable narrowing: floats -> narrow floats, ints of <= 16 bits", DT_ISA_PORTABLE, e_narrow},
     {"portable float widenings, float64 -> float32", DT_ISA_PORTABLE, e_float},
     {"portable int -> float", DT_ISA_PORTABLE, e_int_float},
     {"portable float -> int", DT_ISA_PORTABLE, e_float_int},

@@ -1,9 +1,12 @@
-/* The portable kernels' shared pieces (portable.c, portable_narrow.c): plain C
+/* The portable kernels' shared pieces (portable*.c): plain C
  * that gcc and clang vectorise (see the Makefile's PORTABLE_OPT). Every element loop is
  * branch-free over the format parameters: selects, shifts by loop invariants, and float
  * arithmetic only where it is exact (so the caller's rounding mode and flush-to-zero settings
  * never matter: no operand and no result of a float operation here is subnormal, except where a
- * flushed result is harmless and said so). */
+ * flushed result is harmless and said so). The exceptions read the environment at each call and
+ * never depend on it: portable_f64.c converts in a rounding mode it sets, where nothing is
+ * flushed; portable_int_float.c uses the hardware's conversion where it rounds to nearest
+ * (tests/test_fenv.c runs the kernels under every mode and flushing setting a caller can set). */
 #ifndef DTCAST_KERNELS_PORTABLE_H
 #define DTCAST_KERNELS_PORTABLE_H
 
@@ -55,7 +58,7 @@ struct dt_pnarrow {
     uint32_t ovf0, ovfx, inf0, infx, nan0, nanx; /* by sign: c0, c0 ^ c1 */
     uint32_t sign;                               /* the target's sign bit */
     /* integer targets */
-    uint32_t imask, imax, limx, isat;
+    uint32_t imask, imax, isat;
     uint32_t limf0, limfx; /* the limits as float bits, by sign (saturating targets of <= 16 bits) */
 };
 
@@ -72,9 +75,15 @@ void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, s
 /* The same by the hardware's conversion in a rounding mode it sets, where the environment does
  * not flush subnormals (else, and for ties away from zero, dt_pf64_f32) (portable_f64.c). */
 void dt_pf64_f32_fenv(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end);
-/* Integers of 32 or 64 bits (sf) -> float32 or float64 (df) under r, or NULL
- * (portable_narrow.c). */
-dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* Integers of 32 or 64 bits (sf) -> float32, float64, floats of at most 16 bits and float8e8m0
+ * (df) under r (portable_int_float.c): fills k (its function, constants in k->local) and returns
+ * true, or returns false. */
+bool dt_pint_float_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r);
+
+/* The float -> integer kernel for sf -> df under r (portable_fint.c): float64 into every
+ * integer, float32/bfloat16/float16 into integers of 32 and 64 bits; fills k (its constants in
+ * k->local) and returns true, or returns false. */
+bool dt_pfloat_int_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r);
 
 /* Pair tables (tables.c): 65536 entries indexed by two source bytes (the first in the low byte),
  * each the output of their elements at the destination's bits, packed, in 1 byte (<= 8 bits) or

@@ -1,6 +1,7 @@
-/* The portable narrowing kernels: float32, float16, bfloat16 and float64 (rounded to odd into
- * float32 first) -> floats of at most 16 bits, float8e8m0, integers of at most 32 bits and bool,
- * in every rounding mode; and float64 -> float32. The same rules as kernels_tmpl.h, written
+/* The portable narrowing kernels: float32, float16 and bfloat16 -> floats of at most 16 bits,
+ * float8e8m0, integers of at most 16 bits and bool, in every rounding mode (float64 sources go
+ * through float32 rounded to odd: compose.c, portable_f64.c); and float64 -> float32 in integer
+ * arithmetic (where the hardware's cannot be used). The same rules as kernels_tmpl.h, written
  * per element as branch-free C (selects, shifts by loop invariants) so that gcc and clang
  * vectorise the loops with whatever vectors the target has (SSE2 on x86-64, NEON on aarch64).
  *
@@ -12,15 +13,9 @@
  * rounding mode never change a bit. */
 #include "portable.h"
 
-enum { S_F32, S_F16, S_BF16, S_F64 };
+enum { S_F32, S_F16, S_BF16 };
 
 #define INLINE DT_PINLINE
-/* the index of the high half of a 64-bit element (as two 32-bit words in memory) */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define DT_PHI 0
-#else
-#define DT_PHI 1
-#endif
 #define MASK DT_PMASK
 #define sel dt_psel
 /* a < b, a == b and x != 0 as masks by arithmetic alone: no comparison for gcc's jump threading
@@ -43,55 +38,13 @@ INLINE uint32_t f16_bits(uint32_t h)
     return s | r;
 }
 
-/* float64 (as its two 32-bit halves) -> float32 bits rounded to odd, as dt_f64_to_f32_odd
- * (NaN canonical). The float32-subnormal range: the top 24 significand bits mh scaled by
- * 2^(e - 897) are a normal float32 of exponent field e - 747 (e >= 748; below, |x| is far under
- * half the quantum); its truncation and fraction, with the 29 low bits as extra sticky. */
-INLINE uint32_t f64_odd_bits(uint32_t hi, uint32_t lo)
-{
-    const uint32_t ahi = hi & 0x7FFFFFFFu;
-    const int32_t e = (int32_t)(ahi >> 20);
-    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
-    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
-    const uint32_t yb = (top - (747u << 23)) & (~lt_m(e, 748) & lt_m(e, 897));
-    const float y = dt_f32_of_bits(yb);
-    const int32_t t = (int32_t)y;
-    const uint32_t lost = (MASK(y != (float)t) | nz_m(ml) | (lt_m(e, 748) & nz_m(ahi | lo))) & 1;
-    uint32_t r = sel(lt_m(e, 897), (uint32_t)t | lost, nrm);
-    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
-    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
-    return (hi & 0x80000000u) | r;
-}
-
-/* float64 -> float32 bits rounded to odd, except below float32's normal range, where any tiny
- * nonzero of the same sign stands in (1: 2^-149): every narrow float target below bfloat16's
- * range has its half quantum far above 2^-126, so such a value rounds like the exact one. */
-INLINE uint32_t f64_odd_bits_n(uint32_t hi, uint32_t lo)
-{
-    const uint32_t ahi = hi & 0x7FFFFFFFu;
-    const int32_t e = (int32_t)(ahi >> 20);
-    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
-    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
-    uint32_t r = sel(lt_m(e, 897), nz_m(ahi | lo) & 1, nrm);
-    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
-    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
-    return (hi & 0x80000000u) | r;
-}
-
-/* Element i as float32 bits; tiny: float64 values below float32's normal range may stand as any
- * tiny nonzero (f64_odd_bits_n) */
-INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk, int tiny)
+/* Element i as float32 bits */
+INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
 {
     if (sk == S_F32) {
         uint32_t u;
         memcpy(&u, s + 4 * i, 4);
         return u;
-    }
-    if (sk == S_F64) {
-        uint64_t u;
-        memcpy(&u, s + 8 * i, 8);
-        return tiny ? f64_odd_bits_n((uint32_t)(u >> 32), (uint32_t)u)
-                    : f64_odd_bits((uint32_t)(u >> 32), (uint32_t)u);
     }
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
@@ -105,12 +58,6 @@ INLINE uint32_t bool_bits(const uint8_t *s, size_t i, int sk)
         uint32_t u;
         memcpy(&u, s + 4 * i, 4);
         return MASK((u & 0x7FFFFFFFu) != 0) & 1;
-    }
-    if (sk == S_F64) {
-        uint32_t lo, hi;
-        memcpy(&lo, s + 8 * i + 4 * (1 - DT_PHI), 4);
-        memcpy(&hi, s + 8 * i + 4 * DT_PHI, 4);
-        return MASK(((hi & 0x7FFFFFFFu) | lo) != 0) & 1;
     }
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
@@ -239,32 +186,8 @@ INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
     return sat ? c & MASK((int32_t)a <= 0x7F800000) : c;
 }
 
-/* Integers of 32 bits: |x| modulo 2^32 (|x| clamped to 2^55), split at 2^31 for the conversion;
- * saturation after the rounding (the limits are not all floats). */
-INLINE uint32_t narrow_int32(uint32_t x, const dt_pnarrow *p, int mode)
-{
-    const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
-    const float y0 = dt_f32_of_bits(a);
-    const float y = dt_f32_of_bits(sel(lt_m((int32_t)a, 0x5B000000), a, 0x5B000000u)); /* <= 2^55 */
-    const float zf = (float)(int32_t)(y * 0x1p-32f);
-    float r = y - zf * 0x1p32f;
-    const uint32_t hi = MASK(r >= 0x1p31f);
-    r = r - dt_f32_of_bits(hi & 0x4F000000u); /* - 2^31 */
-    const int32_t ti = (int32_t)r;
-    const float f = r - (float)ti;
-    const uint32_t nz = MASK(f != 0.0f) | (MASK((int32_t)a < 0x800000) & MASK(a != 0));
-    const uint32_t t = round_tf((uint32_t)ti | (hi & 0x80000000u), f, sg, nz, mode);
-    const uint32_t lim = p->imax ^ (negm & p->limx);
-    const uint32_t over = MASK((int32_t)(t ^ 0x80000000u) > (int32_t)(lim ^ 0x80000000u)) |
-                          MASK(y0 >= 0x1p32f);
-    const uint32_t s = sel(over, lim, t);
-    uint32_t m = sel(p->isat, s, t);
-    m = sel(p->isat & MASK((int32_t)a > 0x7F800000), 0, m); /* NaN (wrap: remainder 0) */
-    return (m ^ negm) - negm;
-}
-
 /* (the float targets of narrow_elem first) */
-enum { K_F, K_FNUZ, K_FNONAN, K_FBF, K_FBF_NC, K_E8M0, K_I16W, K_I16S, K_I32, K_BOOL };
+enum { K_F, K_FNUZ, K_FNONAN, K_FBF, K_FBF_NC, K_E8M0, K_I16W, K_I16S, K_BOOL };
 
 INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
 {
@@ -277,7 +200,6 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
     case K_E8M0: return narrow_e8m0(x, p, mode);
     case K_I16W: return narrow_int16(x, p, mode, 0);
     case K_I16S: return narrow_int16(x, p, mode, 1);
-    case K_I32: return narrow_int32(x, p, mode);
     default: return MASK((x & 0x7FFFFFFFu) != 0) & 1;
     }
 }
@@ -287,7 +209,7 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
 INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, int sk, int kind,
                             int mode)
 {
-    return narrow_any(load_bits(src, i, sk, kind <= K_FNONAN), p, kind, mode);
+    return narrow_any(load_bits(src, i, sk), p, kind, mode);
 }
 
 /* ---- block functions: one per (source, kind, mode, code width) -------------------------------- */
@@ -298,12 +220,6 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
                                                  const dt_pnarrow *pp)                          \
     {                                                                                           \
         const dt_pnarrow p = *pp;                                                               \
-        if (sizeof(T) == 4) {                                                                   \
-            uint32_t *o = (uint32_t *)out;                                                      \
-            for (size_t i = 0; i < n; i++)                                                      \
-                o[i] = narrow_elem(src, i, &p, sk, kind, mode);                             \
-            return;                                                                             \
-        }                                                                                       \
         _Alignas(64) uint32_t c[DT_PBLOCK];                                                     \
         if (kind == K_BOOL) /* nonzero (NaN too): from the bits as they are */                 \
             for (size_t i = 0; i < n; i++)                                                      \
@@ -341,22 +257,17 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
 BLOCK_SOURCE(S_F32)
 BLOCK_SOURCE(S_F16)
 BLOCK_SOURCE(S_BF16)
-BLOCK_SOURCE(S_F64)
 BLOCK_INTS(S_F32)
 BLOCK_INTS(S_F16)
 BLOCK_INTS(S_BF16)
-BLOCK_MODES(S_F32, K_I32, uint32_t) /* bfloat16 -> 32-bit integers: portable.c's is faster */
-BLOCK_MODES(S_F16, K_I32, uint32_t)
 
 /* [source][mode] per (kind, code width) */
 #define BLOCK_TABLE(kind, T)                                                                    \
-    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
-        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
-        BLOCK_ROW(S_F64, kind, T)};
+    static const dt_pblock_fn tab_##kind##_##T[3][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T)};
 #define BLOCK_TABLE_INT(kind, T)                                                                \
-    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
-        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
-        {NULL}};
+    static const dt_pblock_fn tab_##kind##_##T[3][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T)};
 BLOCK_TABLE(K_F, uint8_t)
 BLOCK_TABLE(K_F, uint16_t)
 BLOCK_TABLE(K_FNUZ, uint8_t)
@@ -367,15 +278,12 @@ BLOCK_TABLE_INT(K_I16W, uint8_t)
 BLOCK_TABLE_INT(K_I16W, uint16_t)
 BLOCK_TABLE_INT(K_I16S, uint8_t)
 BLOCK_TABLE_INT(K_I16S, uint16_t)
-static const dt_pblock_fn tab_K_I32_uint32_t[2][6] = {BLOCK_ROW(S_F32, K_I32, uint32_t),
-                                                     BLOCK_ROW(S_F16, K_I32, uint32_t)};
 #define NC_ROW(sk) {blk_##sk##_K_FBF_NC_M_RNE_uint16_t, blk_##sk##_K_FBF_NC_M_RNA_uint16_t}
-static const dt_pblock_fn tab_K_FBF_NC_uint16_t[4][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
-                                                         NC_ROW(S_BF16), NC_ROW(S_F64)};
-static const dt_pblock_fn tab_bool[4] = {blk_S_F32_K_BOOL_M_RNE_uint8_t,
+static const dt_pblock_fn tab_K_FBF_NC_uint16_t[3][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
+                                                         NC_ROW(S_BF16)};
+static const dt_pblock_fn tab_bool[3] = {blk_S_F32_K_BOOL_M_RNE_uint8_t,
                                          blk_S_F16_K_BOOL_M_RNE_uint8_t,
-                                         blk_S_BF16_K_BOOL_M_RNE_uint8_t,
-                                         blk_S_F64_K_BOOL_M_RNE_uint8_t};
+                                         blk_S_BF16_K_BOOL_M_RNE_uint8_t};
 
 /* ---- packing sub-byte codes (element 2k in the low nibble, as ONNX) ------------------------- */
 void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
@@ -431,10 +339,9 @@ static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t b
     union {
         uint8_t b[DT_PBLOCK];
         uint16_t h[DT_PBLOCK];
-        uint32_t w[DT_PBLOCK];
     } out;
     _Alignas(64) uint8_t packed[DT_PBLOCK];
-    void *const codes_out = ob == 32 ? (void *)out.w : ob == 16 ? (void *)out.h : (void *)out.b;
+    void *const codes_out = ob == 16 ? (void *)out.h : (void *)out.b;
     uint8_t *const codes = out.b;
     const size_t n = end - begin;
     for (size_t i = 0; i < n; i += DT_PBLOCK) { /* i: a multiple of 8 (begin is one too) */
@@ -459,7 +366,6 @@ static int source_kind(const dt_format *sf)
     case DTCAST_FLOAT32: return S_F32;
     case DTCAST_FLOAT16: return S_F16;
     case DTCAST_BFLOAT16: return S_BF16;
-    case DTCAST_FLOAT64: return S_F64;
     default: return -1;
     }
 }
@@ -472,7 +378,7 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
     const int mode = dt_mode_of(r->round), ob = df->stride_bits;
     if (sk < 0 || mode < 0)
         return NULL;
-    if (ob != 1 && ob != 2 && ob != 4 && ob != 8 && ob != 16 && ob != 32)
+    if (ob != 1 && ob != 2 && ob != 4 && ob != 8 && ob != 16)
         return NULL;
     dt_narrow n;
     if (!dt_narrow_setup(&n, df, dt_format_of(DTCAST_FLOAT32), r))
@@ -487,17 +393,14 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
         p->maxc = (int32_t)n.maxc;
         p->block = tab_K_E8M0_uint8_t[sk][mode];
     } else if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) {
-        if (sk == S_F64 || df->bits > 32) /* float64 -> integers: exact, not through float32 */
+        if (df->bits > 16) /* 32 and 64 bits: portable_fint.c */
             return NULL;
         p->imask = n.imask;
         p->imax = n.imax;
-        p->limx = n.imax ^ n.imin_mag;
         p->isat = n.isat;
         p->limf0 = dt_bits_of_f32((float)n.imax);
         p->limfx = p->limf0 ^ dt_bits_of_f32((float)n.imin_mag);
-        if (ob == 32)
-            p->block = sk == S_BF16 ? NULL : tab_K_I32_uint32_t[sk][mode];
-        else if (n.isat)
+        if (n.isat)
             p->block = ob == 16 ? tab_K_I16S_uint16_t[sk][mode] : tab_K_I16S_uint8_t[sk][mode];
         else
             p->block = ob == 16 ? tab_K_I16W_uint16_t[sk][mode] : tab_K_I16W_uint8_t[sk][mode];
@@ -554,8 +457,9 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
 }
 
 /* ---- float64 -> float32 in every mode --------------------------------------------------------- */
-/* As f64_odd_bits, with the mode's rounding; ovf: the result of an overflow (per sign), inf: of
- * an infinite input. */
+/* The top 24 significand bits (and the exponent rebiased) rounded per mode from the 29 dropped
+ * ones; a float32 subnormal result through exact float arithmetic, as the narrowing above; ovf:
+ * the result of an overflow (per sign), inf: of an infinite input. */
 INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, uint32_t ovfx,
                              uint32_t inf)
 {
@@ -641,147 +545,4 @@ void dt_pf64_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, s
         fn(out, s + i * 8, m, ovf[0], ovf[0] ^ ovf[1], inf);
         memcpy(d + i * 4, out, m * 4);
     }
-}
-
-/* ---- integers of 32 and 64 bits -> float32 / float64, in every mode ------------------------- */
-/* An unsigned 32-bit value as a double (exact: the signed conversion of u - 2^31, plus 2^31). */
-INLINE double u32_double(uint32_t u) { return (double)(int32_t)(u ^ 0x80000000u) + 0x1p31; }
-
-/* The bits of an exact double magnitude (an integer: never subnormal, never beyond float32)
- * rounded to float32 per mode, with the sign bit sg (0/1); nz: all ones unless it is 0. */
-INLINE uint32_t dbits_f32(uint64_t db, uint32_t sg, uint32_t nz, int mode)
-{
-    const uint32_t hi = (uint32_t)(db >> 32), lo = (uint32_t)db;
-    uint32_t kn = ((hi << 3) | (lo >> 29)) - (896u << 23);
-    const uint32_t half = (lo >> 28) & 1, st = MASK((lo & 0x0FFFFFFFu) != 0) & 1;
-    switch (mode) {
-    case M_RNE: kn += half & (st | (kn & 1)); break;
-    case M_RNA: kn += half; break;
-    case M_FLOOR: kn += (half | st) & sg; break;
-    case M_CEIL: kn += (half | st) & (sg ^ 1); break;
-    case M_TRUNC: break;
-    default: kn |= half | st; break;
-    }
-    return (sg << 31) | (kn & nz);
-}
-
-/* The magnitude of a 64-bit integer as its halves; neg: all ones for a negative signed value. */
-INLINE void mag64(uint32_t *mh, uint32_t *ml, uint32_t hi, uint32_t lo, uint32_t neg)
-{
-    *ml = (lo ^ neg) - neg;
-    *mh = (hi ^ neg) + (neg & MASK(lo == 0) & 1);
-}
-
-/* A 64-bit magnitude as a double that rounds like it to float32: at or above 2^53 the 11 low
- * bits fold into a sticky bit 11 (the double then holds it exactly: at most 53 bits). */
-INLINE double mag64_f32odd(uint32_t mh, uint32_t ml)
-{
-    const uint32_t folded = (ml & ~0x7FFu) | (MASK((ml & 0x7FFu) != 0) & 0x800u);
-    const uint32_t l = sel(MASK((mh >> 21) != 0), folded, ml);
-    return u32_double(mh) * 0x1p32 + u32_double(l);
-}
-
-/* A 64-bit magnitude rounded to float64 per mode: the p = msb - 52 low bits dropped (2^p built
- * as a float: no per-lane shift), the kept part and the rounding increment added exactly. */
-INLINE uint64_t mag64_f64(uint32_t mh, uint32_t ml, uint32_t sg, int mode)
-{
-    const double dh = u32_double(mh);
-    const int32_t p0 = (int32_t)(dt_bits_of_f64(dh) >> 52) - 1023 - 20;
-    const int32_t p = p0 > 0 ? p0 : 0;
-    const uint32_t pw = (uint32_t)(int32_t)dt_f32_of_bits((uint32_t)(127 + p) << 23);
-    const uint32_t dropped = ml & (pw - 1), half = pw >> 1;
-    uint32_t kept = ml - dropped, up;
-    const uint32_t nz = MASK(dropped != 0);
-    switch (mode) {
-    case M_RNE:
-        up = MASK((int32_t)dropped > (int32_t)half) |
-             (MASK(dropped == half) & MASK((kept & pw) != 0) & nz);
-        break;
-    case M_RNA: up = MASK((int32_t)dropped >= (int32_t)half) & nz; break;
-    case M_FLOOR: up = nz & (0u - sg); break;
-    case M_CEIL: up = nz & (sg - 1); break;
-    case M_TRUNC: up = 0; break;
-    default: kept |= pw & nz; up = 0; break;
-    }
-    const double d = dh * 0x1p32 + u32_double(kept) + u32_double(pw & up);
-    return dt_bits_of_f64(d) | (uint64_t)sg << 63;
-}
-
-#define IF_KERNEL(name, STYPE, DTYPE, EXPR)                                                     \
-    static void name(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end) \
-    {                                                                                           \
-        (void)k;                                                                                \
-        const uint8_t *s = (const uint8_t *)src + begin * sizeof(STYPE);                        \
-        uint8_t *d = (uint8_t *)dst + begin * sizeof(DTYPE);                                    \
-        _Alignas(64) DTYPE out[DT_PBLOCK];                                                      \
-        const size_t n = end - begin;                                                           \
-        for (size_t i0 = 0; i0 < n; i0 += DT_PBLOCK) {                                          \
-            const size_t m = n - i0 < DT_PBLOCK ? n - i0 : DT_PBLOCK;                           \
-            dt_prefetch_span(s + i0 * sizeof(STYPE), m * sizeof(STYPE));                        \
-            for (size_t i = 0; i < m; i++) {                                                    \
-                STYPE x;                                                                        \
-                memcpy(&x, s + (i0 + i) * sizeof(STYPE), sizeof x);                             \
-                out[i] = (EXPR);                                                                \
-            }                                                                                   \
-            memcpy(d + i0 * sizeof(DTYPE), out, m * sizeof(DTYPE));                             \
-        }                                                                                       \
-    }
-
-#define I32_F32(x, mode)                                                                        \
-    dbits_f32(dt_bits_of_f64((double)(int32_t)(x)) & ~(UINT64_C(1) << 63), (x) >> 31, MASK((x) != 0), mode)
-#define U32_F32(x, mode) dbits_f32(dt_bits_of_f64(u32_double(x)), 0, MASK((x) != 0), mode)
-INLINE uint32_t i64_f32(uint64_t x, int mode)
-{
-    const uint32_t hi = (uint32_t)(x >> 32), sg = hi >> 31;
-    uint32_t mh, ml;
-    mag64(&mh, &ml, hi, (uint32_t)x, 0u - sg);
-    return dbits_f32(dt_bits_of_f64(mag64_f32odd(mh, ml)), sg, MASK((mh | ml) != 0), mode);
-}
-INLINE uint64_t i64_f64(uint64_t x, int mode)
-{
-    const uint32_t hi = (uint32_t)(x >> 32), sg = hi >> 31;
-    uint32_t mh, ml;
-    mag64(&mh, &ml, hi, (uint32_t)x, 0u - sg);
-    return mag64_f64(mh, ml, sg, mode);
-}
-INLINE uint32_t u64_f32(uint64_t x, int mode)
-{
-    const uint32_t mh = (uint32_t)(x >> 32), ml = (uint32_t)x;
-    return dbits_f32(dt_bits_of_f64(mag64_f32odd(mh, ml)), 0, MASK((mh | ml) != 0), mode);
-}
-#define U64_F64(x, mode) mag64_f64((uint32_t)((x) >> 32), (uint32_t)(x), 0, mode)
-
-#define IF_MODES(name, STYPE, DTYPE, F)                                                         \
-    IF_KERNEL(name##_M_RNE, STYPE, DTYPE, F(x, M_RNE))                                          \
-    IF_KERNEL(name##_M_RNA, STYPE, DTYPE, F(x, M_RNA))                                          \
-    IF_KERNEL(name##_M_FLOOR, STYPE, DTYPE, F(x, M_FLOOR))                                      \
-    IF_KERNEL(name##_M_CEIL, STYPE, DTYPE, F(x, M_CEIL))                                        \
-    IF_KERNEL(name##_M_TRUNC, STYPE, DTYPE, F(x, M_TRUNC))                                      \
-    IF_KERNEL(name##_M_ODD, STYPE, DTYPE, F(x, M_ODD))
-#define IF_ROW(name)                                                                            \
-    {name##_M_RNE, name##_M_RNA, name##_M_FLOOR, name##_M_CEIL, name##_M_TRUNC, name##_M_ODD}
-IF_MODES(if_i32_f32, uint32_t, uint32_t, I32_F32)
-IF_MODES(if_u32_f32, uint32_t, uint32_t, U32_F32)
-IF_MODES(if_i64_f32, uint64_t, uint32_t, i64_f32)
-IF_MODES(if_u64_f32, uint64_t, uint32_t, u64_f32)
-IF_MODES(if_i64_f64, uint64_t, uint64_t, i64_f64)
-IF_MODES(if_u64_f64, uint64_t, uint64_t, U64_F64)
-/* [int32, uint32, int64, uint64][float32, float64][mode] */
-static const dt_kernel_fn if_fns[4][2][6] = {
-    {IF_ROW(if_i32_f32), {NULL}},
-    {IF_ROW(if_u32_f32), {NULL}},
-    {IF_ROW(if_i64_f32), IF_ROW(if_i64_f64)},
-    {IF_ROW(if_u64_f32), IF_ROW(if_u64_f64)},
-};
-
-dt_kernel_fn dt_pint_float_pick(const dt_format *df, const dt_format *sf, const dt_rules *r)
-{
-    const int mode = dt_mode_of(r->round);
-    if (mode < 0 || (sf->tc != DT_TC_SINT && sf->tc != DT_TC_UINT) ||
-        sf->bits != sf->stride_bits || (sf->bits != 32 && sf->bits != 64))
-        return NULL;
-    const int si = (sf->bits == 64 ? 2 : 0) + (sf->tc == DT_TC_UINT);
-    if (df->type != DTCAST_FLOAT32 && df->type != DTCAST_FLOAT64)
-        return NULL;
-    return if_fns[si][df->type == DTCAST_FLOAT64][mode];
 }
