@@ -233,8 +233,8 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
     if (df->tc == DT_TC_COMPLEX)
         df = dt_format_of(df->part);
     const bool int_source = sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT;
-    if (isa == DT_ISA_PORTABLE)
-        return sf->type == DTCAST_FLOAT64 && odd_float32_rounds_once(df);
+    if (isa == DT_ISA_PORTABLE) /* (float64 -> bool: portable.c's nonzero test) */
+        return sf->type == DTCAST_FLOAT64 && df->tc != DT_TC_BOOL && odd_float32_rounds_once(df);
     if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 && df->tc == DT_TC_FLOAT &&
         df->bits <= 8)
         return false;

@@ -527,6 +527,8 @@ INLINE void f32_f64(uint32_t *hi, uint32_t *lo, uint32_t x, uint32_t inf_hi, uin
 SIMPLE_KERNEL(w_f16_f32, uint16_t, uint32_t, f16_f32(x, INF32))
 SIMPLE_KERNEL(w_bf16_f32, uint16_t, uint32_t, bf16_f32(x, INF32))
 HALVES_KERNEL(w_f32_f64, uint32_t, f32_f64(&hi, &lo, x, INF64))
+/* float64 -> bool: nonzero (NaN too), the bits but the sign */
+SIMPLE_KERNEL(fb_f64, uint64_t, uint8_t, (uint8_t)(DT_PMASK64((x << 1) != 0) & 1))
 /* float16 -> float64: its float32 is never subnormal, so the hardware conversion is exact in every
  * floating-point mode */
 SIMPLE_KERNEL(w_f16_f64, uint16_t, double, (double)dt_f32_of_bits(f16_f32(x, INF32)))
@@ -1046,7 +1048,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     return k->fn != NULL;
 }
 
-/* float16/bfloat16/float32 -> wider floats (exact), float64 -> float32 */
+/* float16/bfloat16/float32 -> wider floats (exact), float64 -> float32, float64 -> bool */
 static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
@@ -1066,6 +1068,8 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         SET(sat ? w_bf16_f64_sat : w_bf16_f64);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64)
         SET(dt_pf64_f32_fenv);
+    if (d == DTCAST_BOOL && s == DTCAST_FLOAT64)
+        SET(fb_f64);
     return false;
 }
 
@@ -1103,7 +1107,7 @@ const dt_kernel_entry dt_entries_portable[] = {
     {"portable 8-bit integers -> floats", DT_ISA_PORTABLE, e_int8_float},
     {"portable tables: <= 8-bit sources, 16-bit ones into <= 8 bits", DT_ISA_PORTABLE, e_table},
     {"portable narrowing: floats -> narrow floats, ints of <= 16 bits", DT_ISA_PORTABLE, e_narrow},
-    {"portable float widenings, float64 -> float32", DT_ISA_PORTABLE, e_float},
+    {"portable float widenings, float64 -> float32 and bool", DT_ISA_PORTABLE, e_float},
     {"portable int -> float", DT_ISA_PORTABLE, e_int_float},
     {"portable float -> int", DT_ISA_PORTABLE, e_float_int},
     {NULL, DT_ISA_PORTABLE, NULL},
