@@ -223,9 +223,7 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
  * kernels (the source rounded to odd into float32, then the float32 kernel) are faster than
  * one kernel that converts the wide lanes element by element, but for AVX2's narrowing
  * template, which loads 32-bit integers rounded to odd itself: one kernel into floats of at
- * most 8 bits (measured 1.0-1.4x faster; into float16 and bfloat16 the chain is faster). The
- * portable kernels: float64 through float32 rounded to odd by the hardware conversion
- * (portable_f64.c), then the float32 kernel. */
+ * most 8 bits (measured 1.0-1.4x faster; into float16 and bfloat16 the chain is faster). */
 bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
 {
     if (sf->tc == DT_TC_COMPLEX)
@@ -233,8 +231,8 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
     if (df->tc == DT_TC_COMPLEX)
         df = dt_format_of(df->part);
     const bool int_source = sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT;
-    if (isa == DT_ISA_PORTABLE) /* (float64 -> bool: portable.c's nonzero test) */
-        return sf->type == DTCAST_FLOAT64 && df->tc != DT_TC_BOOL && odd_float32_rounds_once(df);
+    if (isa == DT_ISA_PORTABLE) /* the portable float64 narrowing beats the chain through float32 */
+        return false;
     if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 && df->tc == DT_TC_FLOAT &&
         df->bits <= 8)
         return false;

@@ -399,8 +399,8 @@ DT_NOVEC static void table16_w2_run(const dt_kernel *k, void *dst, const void *s
     }
 }
 
-/* float32 -> floats of at most 8 bits and 6 significant bits, and float8e8m0: the value rounded
- * to odd into bfloat16, then the bfloat16 table. Rounding to odd
+/* float32 and float64 -> floats of at most 8 bits and 6 significant bits, and float8e8m0 (from
+ * float32): the value rounded to odd into bfloat16, then the bfloat16 table. Rounding to odd
  * at 8 >= p + 2 bits, then once to p bits, is the single correct rounding; the odd bit keeps a
  * NaN a NaN, and no finite value becomes Inf. Each source's block of bfloat16 codes: */
 static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
@@ -409,6 +409,27 @@ static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
         uint32_t x;
         memcpy(&x, s + 4 * i, 4);
         o[i] = (uint16_t)((x >> 16) | (((x & 0xFFFFu) + 0xFFFFu) >> 16)); /* | low half != 0 */
+    }
+}
+/* A float64 magnitude of float32's normal range (its words, the sign cleared): the exponent
+ * rebiased above the top 7 significand bits, the 45 others as the sticky bit. */
+INLINE uint32_t bf16_odd_of_double(uint32_t ahi, uint32_t lo)
+{
+    return ((ahi - (896u << 20)) >> 13) | (MASK(((ahi & 0x1FFFu) | lo) != 0) & 1);
+}
+/* float64: below float32's normal range a tiny nonzero stands in (no target here but e8m0
+ * resolves below 2^-126; e8m0 is left to the narrowing kernels), above it the largest finite */
+static void bf16_odd_f64(uint16_t *o, const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t hi, lo;
+        memcpy(&lo, s + 8 * i + 4 * HALF_LO, 4);
+        memcpy(&hi, s + 8 * i + 4 * HALF_HI, 4);
+        const uint32_t ahi = hi & 0x7FFFFFFFu, e = ahi >> 20;
+        uint32_t b = dt_psel(MASK(e < 897), MASK((ahi | lo) != 0) & 1, bf16_odd_of_double(ahi, lo));
+        b = dt_psel(MASK(e > 1150), 0x7F7Fu, b);
+        b = dt_psel(MASK(e == 2047), dt_psel(MASK(((ahi & 0xFFFFFu) | lo) != 0), 0x7FC0u, 0x7F80u), b);
+        o[i] = (uint16_t)((hi >> 16 & 0x8000u) | b);
     }
 }
 #define ODD16_RUN(name, SBYTES, IDX)                                                            \
@@ -427,6 +448,7 @@ static void bf16_odd_f32(uint16_t *o, const uint8_t *s, size_t n)
         }                                                                                       \
     }
 ODD16_RUN(f32_table16_run, 4, bf16_odd_f32)
+ODD16_RUN(f64_table16_run, 8, bf16_odd_f64)
 
 /* Integers of one width whose bits do not change (wrap between signed and unsigned, or the same
  * type): a copy. */
@@ -527,8 +549,6 @@ INLINE void f32_f64(uint32_t *hi, uint32_t *lo, uint32_t x, uint32_t inf_hi, uin
 SIMPLE_KERNEL(w_f16_f32, uint16_t, uint32_t, f16_f32(x, INF32))
 SIMPLE_KERNEL(w_bf16_f32, uint16_t, uint32_t, bf16_f32(x, INF32))
 HALVES_KERNEL(w_f32_f64, uint32_t, f32_f64(&hi, &lo, x, INF64))
-/* float64 -> bool: nonzero (NaN too), the bits but the sign */
-SIMPLE_KERNEL(fb_f64, uint64_t, uint8_t, (uint8_t)(DT_PMASK64((x << 1) != 0) & 1))
 /* float16 -> float64: its float32 is never subnormal, so the hardware conversion is exact in every
  * floating-point mode */
 SIMPLE_KERNEL(w_f16_f64, uint16_t, double, (double)dt_f32_of_bits(f16_f32(x, INF32)))
@@ -1005,9 +1025,9 @@ static bool e_int8_float(dt_kernel *k, const dt_format *df, const dt_format *sf,
 /* Lookup tables: sources of at most 8 bits through a 256-entry table (or a pair table:
  * portable_pair.c); 16-bit sources into targets of at most 8 bits through the 64 KiB table once
  * built, into 16 bits through 128 KiB (they beat the computed kernels here, about 2x), except
- * float16/bfloat16 -> bool (the narrowing kernels'); float32 into narrow floats through
- * bfloat16 rounded to odd and its table (about 2x the narrowing kernels). One entry: the cache of
- * tables, once full,
+ * float16/bfloat16 -> bool (the narrowing kernels'); float32 and float64 into narrow floats
+ * through bfloat16 rounded to odd and its table (about 2x the narrowing kernels). One entry: the
+ * cache of tables, once full,
  * gives no 64 KiB table, and the tests then see none. */
 static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
@@ -1019,9 +1039,13 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
             k->table = dt_table_build_into(k->local, df, sf, r);
         return k->table && find_table8(k, df, sf, r, count);
     }
-    /* float32 through bfloat16 rounded to odd (ODD16_RUN) */
-    const bool few = (df->tc == DT_TC_FLOAT && df->man_bits <= 5) || df->tc == DT_TC_E8M0;
-    const dt_kernel_fn odd = few && sf->type == DTCAST_FLOAT32 ? f32_table16_run : NULL;
+    /* float32 and float64 through bfloat16 rounded to odd (ODD16_RUN) */
+    const dtcast_type s = sf->type;
+    const bool few = (df->tc == DT_TC_FLOAT && df->man_bits <= 5) ||
+                     (df->tc == DT_TC_E8M0 && s != DTCAST_FLOAT64);
+    const dt_kernel_fn odd = !few ? NULL
+                             : s == DTCAST_FLOAT32 ? f32_table16_run
+                             : s == DTCAST_FLOAT64 ? f64_table16_run : NULL;
     const dt_format *ts = odd ? dt_format_of(DTCAST_BFLOAT16) : sf;
     /* 16 -> 16 bits: 128 KiB built from about a million elements (the build costs ~1 ms) */
     const bool w2 = sf->stride_bits == 16 && df->stride_bits == 16;
@@ -1048,7 +1072,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     return k->fn != NULL;
 }
 
-/* float16/bfloat16/float32 -> wider floats (exact), float64 -> float32, float64 -> bool */
+/* float16/bfloat16/float32 -> wider floats (exact), float64 -> float32 */
 static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
@@ -1068,8 +1092,6 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         SET(sat ? w_bf16_f64_sat : w_bf16_f64);
     if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT64)
         SET(dt_pf64_f32_fenv);
-    if (d == DTCAST_BOOL && s == DTCAST_FLOAT64)
-        SET(fb_f64);
     return false;
 }
 
@@ -1107,7 +1129,7 @@ const dt_kernel_entry dt_entries_portable[] = {
     {"portable 8-bit integers -> floats", DT_ISA_PORTABLE, e_int8_float},
     {"portable tables: <= 8-bit sources, 16-bit ones into <= 8 bits", DT_ISA_PORTABLE, e_table},
     {"portable narrowing: floats -> narrow floats, ints of <= 16 bits", DT_ISA_PORTABLE, e_narrow},
-    {"portable float widenings, float64 -> float32 and bool", DT_ISA_PORTABLE, e_float},
+    {"portable float widenings, float64 -> float32", DT_ISA_PORTABLE, e_float},
     {"portable int -> float", DT_ISA_PORTABLE, e_int_float},
     {"portable float -> int", DT_ISA_PORTABLE, e_float_int},
     {NULL, DT_ISA_PORTABLE, NULL},

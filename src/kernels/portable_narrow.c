@@ -1,7 +1,6 @@
-/* The portable narrowing kernels: float32, float16 and bfloat16 -> floats of at most 16 bits,
- * float8e8m0, integers of at most 16 bits and bool, in every rounding mode (float64 sources go
- * through float32 rounded to odd: compose.c, portable_f64.c); and float64 -> float32 in integer
- * arithmetic (where the hardware's cannot be used). The same rules as kernels_tmpl.h, written
+/* The portable narrowing kernels: float32, float16, bfloat16 and float64 (rounded to odd into
+ * float32 first) -> floats of at most 16 bits, float8e8m0, integers of at most 16 bits and bool,
+ * in every rounding mode; and float64 -> float32. The same rules as kernels_tmpl.h, written
  * per element as branch-free C (selects, shifts by loop invariants) so that gcc and clang
  * vectorise the loops with whatever vectors the target has (SSE2 on x86-64, NEON on aarch64).
  *
@@ -13,9 +12,15 @@
  * rounding mode never change a bit. */
 #include "portable.h"
 
-enum { S_F32, S_F16, S_BF16 };
+enum { S_F32, S_F16, S_BF16, S_F64 };
 
 #define INLINE DT_PINLINE
+/* the index of the high half of a 64-bit element (as two 32-bit words in memory) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define DT_PHI 0
+#else
+#define DT_PHI 1
+#endif
 #define MASK DT_PMASK
 #define sel dt_psel
 /* a < b, a == b and x != 0 as masks by arithmetic alone: no comparison for gcc's jump threading
@@ -38,13 +43,55 @@ INLINE uint32_t f16_bits(uint32_t h)
     return s | r;
 }
 
-/* Element i as float32 bits */
-INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk)
+/* float64 (as its two 32-bit halves) -> float32 bits rounded to odd, as dt_f64_to_f32_odd
+ * (NaN canonical). The float32-subnormal range: the top 24 significand bits mh scaled by
+ * 2^(e - 897) are a normal float32 of exponent field e - 747 (e >= 748; below, |x| is far under
+ * half the quantum); its truncation and fraction, with the 29 low bits as extra sticky. */
+INLINE uint32_t f64_odd_bits(uint32_t hi, uint32_t lo)
+{
+    const uint32_t ahi = hi & 0x7FFFFFFFu;
+    const int32_t e = (int32_t)(ahi >> 20);
+    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
+    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
+    const uint32_t yb = (top - (747u << 23)) & (~lt_m(e, 748) & lt_m(e, 897));
+    const float y = dt_f32_of_bits(yb);
+    const int32_t t = (int32_t)y;
+    const uint32_t lost = (MASK(y != (float)t) | nz_m(ml) | (lt_m(e, 748) & nz_m(ahi | lo))) & 1;
+    uint32_t r = sel(lt_m(e, 897), (uint32_t)t | lost, nrm);
+    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
+    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
+    return (hi & 0x80000000u) | r;
+}
+
+/* float64 -> float32 bits rounded to odd, except below float32's normal range, where any tiny
+ * nonzero of the same sign stands in (1: 2^-149): every narrow float target below bfloat16's
+ * range has its half quantum far above 2^-126, so such a value rounds like the exact one. */
+INLINE uint32_t f64_odd_bits_n(uint32_t hi, uint32_t lo)
+{
+    const uint32_t ahi = hi & 0x7FFFFFFFu;
+    const int32_t e = (int32_t)(ahi >> 20);
+    const uint32_t top = (ahi << 3) | (lo >> 29), ml = lo & 0x1FFFFFFFu;
+    const uint32_t nrm = (top - (896u << 23)) | (nz_m(ml) & 1);
+    uint32_t r = sel(lt_m(e, 897), nz_m(ahi | lo) & 1, nrm);
+    r = sel(lt_m(1150, e), 0x7F7FFFFFu, r);
+    r = sel(eq_m(e, 2047), sel(nz_m((ahi & 0xFFFFFu) | lo), 0x7FC00000u, 0x7F800000u), r);
+    return (hi & 0x80000000u) | r;
+}
+
+/* Element i as float32 bits; tiny: float64 values below float32's normal range may stand as any
+ * tiny nonzero (f64_odd_bits_n) */
+INLINE uint32_t load_bits(const uint8_t *s, size_t i, int sk, int tiny)
 {
     if (sk == S_F32) {
         uint32_t u;
         memcpy(&u, s + 4 * i, 4);
         return u;
+    }
+    if (sk == S_F64) {
+        uint64_t u;
+        memcpy(&u, s + 8 * i, 8);
+        return tiny ? f64_odd_bits_n((uint32_t)(u >> 32), (uint32_t)u)
+                    : f64_odd_bits((uint32_t)(u >> 32), (uint32_t)u);
     }
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
@@ -58,6 +105,12 @@ INLINE uint32_t bool_bits(const uint8_t *s, size_t i, int sk)
         uint32_t u;
         memcpy(&u, s + 4 * i, 4);
         return MASK((u & 0x7FFFFFFFu) != 0) & 1;
+    }
+    if (sk == S_F64) {
+        uint32_t lo, hi;
+        memcpy(&lo, s + 8 * i + 4 * (1 - DT_PHI), 4);
+        memcpy(&hi, s + 8 * i + 4 * DT_PHI, 4);
+        return MASK(((hi & 0x7FFFFFFFu) | lo) != 0) & 1;
     }
     uint16_t h;
     memcpy(&h, s + 2 * i, 2);
@@ -209,7 +262,7 @@ INLINE uint32_t narrow_any(uint32_t x, const dt_pnarrow *p, int kind, int mode)
 INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, int sk, int kind,
                             int mode)
 {
-    return narrow_any(load_bits(src, i, sk), p, kind, mode);
+    return narrow_any(load_bits(src, i, sk, kind <= K_FNONAN), p, kind, mode);
 }
 
 /* ---- block functions: one per (source, kind, mode, code width) -------------------------------- */
@@ -257,17 +310,20 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
 BLOCK_SOURCE(S_F32)
 BLOCK_SOURCE(S_F16)
 BLOCK_SOURCE(S_BF16)
+BLOCK_SOURCE(S_F64)
 BLOCK_INTS(S_F32)
 BLOCK_INTS(S_F16)
 BLOCK_INTS(S_BF16)
 
 /* [source][mode] per (kind, code width) */
 #define BLOCK_TABLE(kind, T)                                                                    \
-    static const dt_pblock_fn tab_##kind##_##T[3][6] = {                                        \
-        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T)};
+    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
+        BLOCK_ROW(S_F64, kind, T)};
 #define BLOCK_TABLE_INT(kind, T)                                                                \
-    static const dt_pblock_fn tab_##kind##_##T[3][6] = {                                        \
-        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T)};
+    static const dt_pblock_fn tab_##kind##_##T[4][6] = {                                        \
+        BLOCK_ROW(S_F32, kind, T), BLOCK_ROW(S_F16, kind, T), BLOCK_ROW(S_BF16, kind, T),       \
+        {NULL}};
 BLOCK_TABLE(K_F, uint8_t)
 BLOCK_TABLE(K_F, uint16_t)
 BLOCK_TABLE(K_FNUZ, uint8_t)
@@ -279,11 +335,12 @@ BLOCK_TABLE_INT(K_I16W, uint16_t)
 BLOCK_TABLE_INT(K_I16S, uint8_t)
 BLOCK_TABLE_INT(K_I16S, uint16_t)
 #define NC_ROW(sk) {blk_##sk##_K_FBF_NC_M_RNE_uint16_t, blk_##sk##_K_FBF_NC_M_RNA_uint16_t}
-static const dt_pblock_fn tab_K_FBF_NC_uint16_t[3][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
-                                                         NC_ROW(S_BF16)};
-static const dt_pblock_fn tab_bool[3] = {blk_S_F32_K_BOOL_M_RNE_uint8_t,
+static const dt_pblock_fn tab_K_FBF_NC_uint16_t[4][2] = {NC_ROW(S_F32), NC_ROW(S_F16),
+                                                         NC_ROW(S_BF16), NC_ROW(S_F64)};
+static const dt_pblock_fn tab_bool[4] = {blk_S_F32_K_BOOL_M_RNE_uint8_t,
                                          blk_S_F16_K_BOOL_M_RNE_uint8_t,
-                                         blk_S_BF16_K_BOOL_M_RNE_uint8_t};
+                                         blk_S_BF16_K_BOOL_M_RNE_uint8_t,
+                                         blk_S_F64_K_BOOL_M_RNE_uint8_t};
 
 /* ---- packing sub-byte codes (element 2k in the low nibble, as ONNX) ------------------------- */
 void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
@@ -366,6 +423,7 @@ static int source_kind(const dt_format *sf)
     case DTCAST_FLOAT32: return S_F32;
     case DTCAST_FLOAT16: return S_F16;
     case DTCAST_BFLOAT16: return S_BF16;
+    case DTCAST_FLOAT64: return S_F64;
     default: return -1;
     }
 }
@@ -393,7 +451,7 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
         p->maxc = (int32_t)n.maxc;
         p->block = tab_K_E8M0_uint8_t[sk][mode];
     } else if (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) {
-        if (df->bits > 16) /* 32 and 64 bits: portable_fint.c */
+        if (sk == S_F64 || df->bits > 16) /* float64, 32 and 64 bits: portable_fint.c */
             return NULL;
         p->imask = n.imask;
         p->imax = n.imax;
@@ -457,9 +515,8 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
 }
 
 /* ---- float64 -> float32 in every mode --------------------------------------------------------- */
-/* The top 24 significand bits (and the exponent rebiased) rounded per mode from the 29 dropped
- * ones; a float32 subnormal result through exact float arithmetic, as the narrowing above; ovf:
- * the result of an overflow (per sign), inf: of an infinite input. */
+/* As f64_odd_bits, with the mode's rounding; ovf: the result of an overflow (per sign), inf: of
+ * an infinite input. */
 INLINE uint32_t f64_f32_elem(uint32_t hi, uint32_t lo, int mode, uint32_t ovf0, uint32_t ovfx,
                              uint32_t inf)
 {
