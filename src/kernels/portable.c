@@ -19,15 +19,6 @@
  * select on a 32-bit condition) */
 #define MASK64(c) ((uint64_t)(int64_t)(int32_t)DT_PMASK(c))
 
-/* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
- * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not). */
-#if defined(DT_LE)
-#define HALF_LO 0
-#define HALF_HI 1
-#else
-#define HALF_LO 1
-#define HALF_HI 0
-#endif
 
 
 #if !defined(DT_LE)

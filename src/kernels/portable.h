@@ -18,6 +18,15 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DT_LE 1 /* little-endian: codes can be assembled into wide words and stored at once */
 #endif
+/* 64-bit elements as two 32-bit halves, in memory order (gcc vectorises 32-bit lanes with
+ * interleaved loads and stores; selects between 64-bit values on 32-bit conditions it does not) */
+#if defined(DT_LE)
+#define HALF_LO 0
+#define HALF_HI 1
+#else
+#define HALF_LO 1
+#define HALF_HI 0
+#endif
 
 /* Table lookups are scalar: gcc's vectorised version of them (element loads, lane inserts) is
  * slower here than the plain loads and 8-byte stores. */
@@ -41,6 +50,23 @@
 DT_PINLINE uint32_t dt_psel(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
 DT_PINLINE uint64_t dt_psel64(uint64_t m, uint64_t a, uint64_t b) { return (a & m) | (b & ~m); }
 
+
+/* The rounding of a normal-range result of the narrowing kernels (portable_narrow.c,
+ * portable_int_float.c): vn, the target's biased exponent above the significand, shifted right
+ * by d and rounded per mode (M_*); hm1 = 2^(d-1) - 1, dmask = 2^d - 1, negm all ones for a
+ * negative value. A carry moves into the exponent. */
+DT_PINLINE uint32_t dt_pround_shift(uint32_t vn, uint32_t d, uint32_t hm1, uint32_t dmask,
+                                    uint32_t negm, int mode)
+{
+    switch (mode) {
+    case M_RNE: return (vn + hm1 + ((vn >> d) & 1)) >> d;
+    case M_RNA: return (vn + hm1 + 1) >> d;
+    case M_FLOOR: return (vn + (dmask & negm)) >> d;
+    case M_CEIL: return (vn + (dmask & ~negm)) >> d;
+    case M_TRUNC: return vn >> d;
+    default: return (vn >> d) | (DT_PMASK((vn & dmask) != 0) & 1);
+    }
+}
 
 /* The constants of a narrowing kernel (portable_narrow.c), kept in the kernel's local bytes. */
 typedef struct dt_pnarrow dt_pnarrow;

@@ -22,14 +22,6 @@
 #define MASK DT_PMASK
 #define sel dt_psel
 
-/* 64-bit elements as two 32-bit words in memory order */
-#if defined(DT_LE)
-#define HALF_LO 0
-#define HALF_HI 1
-#else
-#define HALF_LO 1
-#define HALF_HI 0
-#endif
 
 enum { S_I32, S_U32, S_I64, S_U64 };
 
@@ -165,15 +157,7 @@ INLINE uint32_t narrow_clamped(int32_t x, const ifn_par *p, int mode, int sg, in
      * the sign bit but in fnuz formats (NaN 0x80: there the sign joins after) */
     const uint32_t d = p->d, sgn = sg ? (fb >> p->sshift) & p->sign : 0;
     const uint32_t vn = (dt_bits_of_f32(fa) - p->vn_off) | (fnuz ? 0 : sgn);
-    uint32_t c;
-    switch (mode) {
-    case M_RNE: c = (vn + p->hm1 + ((vn >> d) & 1)) >> d; break;
-    case M_RNA: c = (vn + p->hm1 + 1) >> d; break;
-    case M_FLOOR: c = (vn + (p->dmask & negm)) >> d; break;
-    case M_CEIL: c = (vn + (p->dmask & ~negm)) >> d; break;
-    case M_TRUNC: c = vn >> d; break;
-    default: c = (vn >> d) | (nz_m(vn & p->dmask) & 1); break;
-    }
+    uint32_t c = dt_pround_shift(vn, d, p->hm1, p->dmask, negm, mode);
     return fnuz ? c | sgn : c;
 }
 

@@ -137,15 +137,7 @@ INLINE uint32_t narrow_float(uint32_t x, const dt_pnarrow *p, int mode, int cls)
     const uint32_t a = x & 0x7FFFFFFFu, sg = x >> 31, negm = 0u - sg;
     const int bf = cls == C_FBF || cls == C_FBF_NC;
     const uint32_t d = p->d, vn = bf ? a : a - p->vn_off;
-    uint32_t c;
-    switch (mode) {
-    case M_RNE: c = (vn + p->hm1 + ((vn >> d) & 1)) >> d; break;
-    case M_RNA: c = (vn + p->hm1 + 1) >> d; break;
-    case M_FLOOR: c = (vn + (p->dmask & negm)) >> d; break;
-    case M_CEIL: c = (vn + (p->dmask & ~negm)) >> d; break;
-    case M_TRUNC: c = vn >> d; break;
-    default: c = (vn >> d) | (MASK((vn & p->dmask) != 0) & 1); break;
-    }
+    uint32_t c = dt_pround_shift(vn, d, p->hm1, p->dmask, negm, mode);
     if (!bf) {
         /* a + ksub wraps for large lanes (not selected); the min keeps the conversion defined.
          * A float32 subnormal lane becomes a tiny normal (below 1/2: it rounds like one), a
