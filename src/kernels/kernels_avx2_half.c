@@ -1,6 +1,7 @@
 /* AVX2 + F16C kernels for the 16-bit floats: float32 -> float16 with vcvtps2ph (its immediate
- * picks rne or a directed mode; the others take the narrowing template), float16 -> float32 with
- * vcvtph2ps and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference makes:
+ * picks rne or a directed mode; the others take the narrowing template), 8- and 16-bit integers
+ * -> float16 and 8-bit integers -> bfloat16 through their exact float32, float16 -> float32 with vcvtph2ps and bfloat16 ->
+ * float32 by a shift (both exact). The fix-ups the reference makes:
  * NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest finite
  * (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
  * kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
@@ -77,6 +78,82 @@ F32_F16(f32_f16_floor, 1)
 F32_F16(f32_f16_ceil, 2)
 F32_F16(f32_f16_trunc, 3)
 
+/* ---- 8- and 16-bit integers -> float16: the exact float32 of each (under 2^24), then vcvtps2ph
+ * in the mode (one rounding; 8-bit integers are exact in float16). 16 elements a step. */
+#define LD_I8(p, j) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)((p) + (j))))
+#define LD_U8(p, j) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)((p) + (j))))
+#define LD_I16(p, j) _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((p) + 2 * (j))))
+#define LD_U16(p, j) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((p) + 2 * (j))))
+#define I_F16_BODY(IMM, LD, in, out)                                                            \
+    do {                                                                                        \
+        const __m256 x0 = _mm256_cvtepi32_ps(LD(in, 0)), x1 = _mm256_cvtepi32_ps(LD(in, 8));    \
+        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
+        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
+    } while (0)
+#define I_F16(name, SB)                                                                \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const __m128i sat = _mm_set1_epi16(k->r.saturate_float ? -1 : 0);                       \
+        BLOCKS16(SB, 2, name##_BODY)                                                            \
+    }
+/* 8-bit integers: exact, never Inf: no fix-up */
+#define I8_F16_BODY(LD, in, out)                                                                \
+    do {                                                                                        \
+        const __m128i h0 = _mm256_cvtps_ph(_mm256_cvtepi32_ps(LD(in, 0)), 0);                  \
+        const __m128i h1 = _mm256_cvtps_ph(_mm256_cvtepi32_ps(LD(in, 8)), 0);                  \
+        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
+    } while (0)
+#define i8_f16_BODY(in, out) I8_F16_BODY(LD_I8, in, out)
+#define u8_f16_BODY(in, out) I8_F16_BODY(LD_U8, in, out)
+#define i16_f16_rne_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD_I16, in, out)
+#define i16_f16_floor_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEG_INF, LD_I16, in, out)
+#define i16_f16_ceil_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_POS_INF, LD_I16, in, out)
+#define i16_f16_trunc_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_ZERO, LD_I16, in, out)
+#define u16_f16_rne_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD_U16, in, out)
+#define u16_f16_floor_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEG_INF, LD_U16, in, out)
+#define u16_f16_ceil_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_POS_INF, LD_U16, in, out)
+#define u16_f16_trunc_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_ZERO, LD_U16, in, out)
+I_F16(i16_f16_rne, 2)
+I_F16(i16_f16_floor, 2)
+I_F16(i16_f16_ceil, 2)
+I_F16(i16_f16_trunc, 2)
+I_F16(u16_f16_rne, 2)
+I_F16(u16_f16_floor, 2)
+I_F16(u16_f16_ceil, 2)
+I_F16(u16_f16_trunc, 2)
+/* 8-bit integers -> bfloat16: the top half of their exact float32 (8 significant bits at most) */
+#define I8_BF16_BODY(LD, in, out)                                                               \
+    do {                                                                                        \
+        const __m256i b0 = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(LD(in, 0))), 16); \
+        const __m256i b1 = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(LD(in, 8))), 16); \
+        /* packus interleaves the 128-bit halves: the permute puts them back in order */       \
+        _mm256_storeu_si256((__m256i *)(void *)(out),                                           \
+                            _mm256_permute4x64_epi64(_mm256_packus_epi32(b0, b1), 0xD8));       \
+    } while (0)
+#define i8_bf16_BODY(in, out) I8_BF16_BODY(LD_I8, in, out)
+#define u8_bf16_BODY(in, out) I8_BF16_BODY(LD_U8, in, out)
+static FN void i8_f16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    (void)k;
+    BLOCKS16(1, 2, i8_f16_BODY)
+}
+static FN void u8_f16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    (void)k;
+    BLOCKS16(1, 2, u8_f16_BODY)
+}
+static FN void i8_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    (void)k;
+    BLOCKS16(1, 2, i8_bf16_BODY)
+}
+static FN void u8_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    (void)k;
+    BLOCKS16(1, 2, u8_bf16_BODY)
+}
+
 /* ---- float16 / bfloat16 -> float32 ----------------------------------------------------------- */
 /* NaN -> the canonical quiet NaN with its sign; saturation: Inf -> max (Inf - 1) */
 static FN DT_INLINE __m256i fix_f32(__m256i y, __m256i sat)
@@ -133,6 +210,19 @@ bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, c
         k->fn = f16_f32;
     } else if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16) {
         k->fn = bf16_f32;
+    } else if (d == DTCAST_FLOAT16 && (s == DTCAST_INT8 || s == DTCAST_UINT8)) {
+        k->fn = s == DTCAST_INT8 ? i8_f16 : u8_f16; /* exact in every mode */
+    } else if (d == DTCAST_BFLOAT16 && (s == DTCAST_INT8 || s == DTCAST_UINT8)) {
+        k->fn = s == DTCAST_INT8 ? i8_bf16 : u8_bf16; /* exact in every mode */
+    } else if (d == DTCAST_FLOAT16 && (s == DTCAST_INT16 || s == DTCAST_UINT16)) {
+        static const dt_kernel_fn fns[2][4] = {
+            {i16_f16_rne, i16_f16_floor, i16_f16_ceil, i16_f16_trunc},
+            {u16_f16_rne, u16_f16_floor, u16_f16_ceil, u16_f16_trunc}};
+        const int m = dt_mode_of(r->round);
+        const int col = m == M_RNE ? 0 : m == M_FLOOR ? 1 : m == M_CEIL ? 2 : m == M_TRUNC ? 3 : -1;
+        if (col < 0) /* rna, odd: the other kernels */
+            return false;
+        k->fn = fns[s == DTCAST_UINT16][col];
     }
     return k->fn != NULL;
 }

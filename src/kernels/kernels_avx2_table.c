@@ -1211,6 +1211,10 @@ bool dt_table_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, 
     if ((sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT) && S == 8 &&
         (df->type == DTCAST_FLOAT32 || df->type == DTCAST_FLOAT64))
         return false;
+    /* int8/uint8 -> float16/bfloat16: kernels_avx2_half.c */
+    if ((sf->type == DTCAST_INT8 || sf->type == DTCAST_UINT8) &&
+        (df->type == DTCAST_FLOAT16 || df->type == DTCAST_BFLOAT16))
+        return false;
     const uint32_t key = prep_key(df, sf, r);
     const prep *p;
     prep_probe(key, &p);
