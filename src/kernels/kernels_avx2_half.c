@@ -90,7 +90,7 @@ F32_F16(f32_f16_trunc, 3)
         const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
         _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
     } while (0)
-#define I_F16(name, SB)                                                                \
+#define I_F16(name, SB)                                                                         \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
                         size_t end)                                                             \
     {                                                                                           \
@@ -133,26 +133,18 @@ I_F16(u16_f16_trunc, 2)
     } while (0)
 #define i8_bf16_BODY(in, out) I8_BF16_BODY(LD_I8, in, out)
 #define u8_bf16_BODY(in, out) I8_BF16_BODY(LD_U8, in, out)
-static FN void i8_f16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    (void)k;
-    BLOCKS16(1, 2, i8_f16_BODY)
-}
-static FN void u8_f16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    (void)k;
-    BLOCKS16(1, 2, u8_f16_BODY)
-}
-static FN void i8_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    (void)k;
-    BLOCKS16(1, 2, i8_bf16_BODY)
-}
-static FN void u8_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    (void)k;
-    BLOCKS16(1, 2, u8_bf16_BODY)
-}
+/* the kernels of 8-bit integers (exact: no mode, no policy) */
+#define I8_KERNEL(name)                                                                         \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        (void)k;                                                                                \
+        BLOCKS16(1, 2, name##_BODY)                                                             \
+    }
+I8_KERNEL(i8_f16)
+I8_KERNEL(u8_f16)
+I8_KERNEL(i8_bf16)
+I8_KERNEL(u8_bf16)
 
 /* ---- float16 / bfloat16 -> float32 ----------------------------------------------------------- */
 /* NaN -> the canonical quiet NaN with its sign; saturation: Inf -> max (Inf - 1) */
