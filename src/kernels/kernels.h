@@ -173,6 +173,9 @@ bool dt_cpu_has_avx512bf16(void);
 /* float32 <-> float16, bfloat16 -> float32 with F16C (kernels_avx2_half.c) */
 bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count);
+/* int64/uint64 -> float16/bfloat16 in one pass on AVX2 (kernels_avx2_half.c) */
+bool dt_i64_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count);
 /* integer -> integer on AVX2 (kernels_avx2_int.c), or NULL */
 dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* integer <-> float32/float64, float64 <-> float32, float16/bfloat16 -> float64 on AVX2

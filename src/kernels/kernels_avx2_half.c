@@ -1,7 +1,9 @@
 /* AVX2 + F16C kernels for the 16-bit floats: float32 -> float16 with vcvtps2ph (its immediate
  * picks rne or a directed mode; the others take the narrowing template), 8- and 16-bit integers
- * -> float16 and 8-bit integers -> bfloat16 through their exact float32, float16 -> float32 with vcvtph2ps and bfloat16 ->
- * float32 by a shift (both exact). The fix-ups the reference makes:
+ * -> float16 and 8-bit integers -> bfloat16 through their exact float32, 64-bit integers ->
+ * float16 (clamped, exact in float32, then vcvtps2ph) and -> bfloat16 (rounded to odd as float32
+ * bits in registers, then rounded on the bits) in every mode, float16 -> float32 with vcvtph2ps
+ * and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference makes:
  * NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest finite
  * (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
  * kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
@@ -145,6 +147,214 @@ I8_KERNEL(i8_f16)
 I8_KERNEL(u8_f16)
 I8_KERNEL(i8_bf16)
 I8_KERNEL(u8_bf16)
+
+/* ---- 64-bit integers -> float16 / bfloat16 --------------------------------------------------- */
+/* 16 elements a step, read as 2 x 8: the low and high dwords of 8 elements' 64-bit lanes come
+ * together in 32-bit lanes by shufps, which works within 128-bit halves: lane order 0 1 4 5 2 3
+ * 6 7, put back in order by the stores. */
+static FN DT_INLINE __m256 ld_ps_reg(const uint8_t *p)
+{
+    __m256 x = _mm256_loadu_ps((const float *)(const void *)p);
+    __asm__("" : "+x"(x)); /* kept in a register: gcc would fold the load into each shuffle */
+    return x;
+}
+static FN DT_INLINE __m256i dwords_lo(__m256 a, __m256 b)
+{
+    return _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0x88));
+}
+static FN DT_INLINE __m256i dwords_hi(__m256 a, __m256 b)
+{
+    return _mm256_castps_si256(_mm256_shuffle_ps(a, b, 0xDD));
+}
+
+/* float16: every 64-bit integer beyond 2^16 in magnitude rounds as 2^16 does in every mode (to
+ * Inf or to max), and under saturation every one beyond 65504 becomes +-65504: x clamped to
+ * [-c, c] (c = 2^16, or 65504) is exact in float32, and vcvtps2ph rounds it once. */
+static FN DT_INLINE __m256 i64_clamped(const uint8_t *p, int ss, __m256i c, __m256i nc)
+{
+    const __m256 a = ld_ps_reg(p), b = ld_ps_reg(p + 32);
+    const __m256i lo = dwords_lo(a, b), hi = dwords_hi(a, b);
+    __m256i y;
+    if (ss) {
+        /* x is an int32 when its high dword is the sign of its low one; else the int32 of its
+         * sign and the largest magnitude stands for it (high dword's sign ^ 0x7FFFFFFF) */
+        const __m256i fits = _mm256_cmpeq_epi32(hi, _mm256_srai_epi32(lo, 31));
+        const __m256i big =
+            _mm256_xor_si256(_mm256_srai_epi32(hi, 31), _mm256_set1_epi32(0x7FFFFFFF));
+        y = _mm256_min_epi32(_mm256_max_epi32(_mm256_blendv_epi8(big, lo, fits), nc), c);
+    } else { /* a nonzero high dword: c ORed into the low one makes it >= c */
+        const __m256i small = _mm256_cmpeq_epi32(hi, _mm256_setzero_si256());
+        y = _mm256_min_epu32(_mm256_or_si256(lo, _mm256_andnot_si256(small, c)), c);
+    }
+    return _mm256_cvtepi32_ps(y);
+}
+
+/* float32 lanes holding integers of magnitude <= 2^16 -> float16 codes in mode (M_*) */
+static FN DT_INLINE __m128i int_f16(__m256 f, int mode)
+{
+    switch (mode) {
+    case M_RNE: return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT);
+    case M_FLOOR: return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEG_INF);
+    case M_CEIL: return _mm256_cvtps_ph(f, _MM_FROUND_TO_POS_INF);
+    case M_TRUNC: return _mm256_cvtps_ph(f, _MM_FROUND_TO_ZERO);
+    case M_RNA: {
+        /* ties away: to nearest of f moved away from zero by min(2^(e - 12), 1/2) for
+         * 2^e <= |f| (exact), less than its distance to any midpoint it is not on: from 2^11 up
+         * the midpoints are integers, below every integer is a float16 and 2^(e - 12) is a
+         * quarter of its ulp. Zero stays zero. */
+        const __m256i b = _mm256_castps_si256(f);
+        __m256i q = _mm256_sub_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7F800000)),
+                                     _mm256_set1_epi32(12 << 23));
+        q = _mm256_min_epi32(_mm256_max_epi32(q, _mm256_setzero_si256()),
+                             _mm256_set1_epi32(126 << 23)); /* 0 for f = 0; 1/2 */
+        q = _mm256_or_si256(q, _mm256_and_si256(b, _mm256_set1_epi32((int)0x80000000u)));
+        return _mm256_cvtps_ph(_mm256_add_ps(f, _mm256_castsi256_ps(q)),
+                               _MM_FROUND_TO_NEAREST_INT);
+    }
+    default: { /* odd: the truncation, its lsb set where it differs from f */
+        const __m128i h = _mm256_cvtps_ph(f, _MM_FROUND_TO_ZERO);
+        const __m256i ne = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtph_ps(h), f, _CMP_NEQ_OQ));
+        const __m128i ne16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(ne), _mm256_extracti128_si256(ne, 1));
+        return _mm_or_si128(h, _mm_and_si128(ne16, _mm_set1_epi16(1)));
+    }
+    }
+}
+
+static FN DT_INLINE void i64_f16_16(const uint8_t *in, uint8_t *out, int ss, int mode, __m256i c,
+                                    __m256i nc)
+{
+    const __m128i h0 = int_f16(i64_clamped(in, ss, c, nc), mode);
+    const __m128i h1 = int_f16(i64_clamped(in + 64, ss, c, nc), mode);
+    /* dwords (element pairs) 0 2 1 3 of each half back in order */
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        _mm256_shuffle_epi32(_mm256_set_m128i(h1, h0), 0xD8));
+}
+
+/* bfloat16: x rounded to odd at 21 significant bits as float32 bits, then the mode's rounding
+ * of the top half. The double of x truncated (MXCSR toward zero) is hi * 2^32 + lo from
+ * exponent bits, as the float64 kernels build it: the bits 0x453 | hi are 2^84 + hi * 2^32
+ * (signed: hi + 2^31, its top bit flipped), 0x433 | lo are 2^52 + lo; the subtraction of the
+ * constants is exact, the add truncates. */
+static FN DT_INLINE __m256d i64_trunc(__m256i x, int ss)
+{
+    const __m256i hi = _mm256_xor_si256(
+        _mm256_srli_epi64(x, 32), _mm256_set1_epi64x(ss ? 0x4530000080000000 : 0x4530000000000000));
+    const __m256i lo = _mm256_blend_epi32(x, _mm256_set1_epi64x(0x4330000000000000), 0xAA);
+    const double k = ss ? 0x1p84 + 0x1p63 + 0x1p52 : 0x1p84 + 0x1p52; /* exact */
+    return _mm256_add_pd(_mm256_sub_pd(_mm256_castsi256_pd(hi), _mm256_set1_pd(k)),
+                         _mm256_castsi256_pd(lo));
+}
+static FN DT_INLINE __m256i i64_odd21(const uint8_t *p, int ss)
+{
+    const __m256 a = ld_ps_reg(p), b = ld_ps_reg(p + 32);
+    const __m256d d0 = i64_trunc(_mm256_castps_si256(a), ss);
+    const __m256d d1 = i64_trunc(_mm256_castps_si256(b), ss);
+    const __m256i hi = dwords_hi(_mm256_castpd_ps(d0), _mm256_castpd_ps(d1));
+    const __m256i lo = dwords_lo(_mm256_castpd_ps(d0), _mm256_castpd_ps(d1));
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i mag = ss ? _mm256_and_si256(hi, _mm256_set1_epi32(0x7FFFFFFF)) : hi;
+    /* the double's exponent and top 20 fraction bits, rebiased by 1023 - 127 (a negative
+     * difference is zero's: raised to 0), << 3 */
+    __m256i f = _mm256_sub_epi32(mag, _mm256_set1_epi32(896 << 20));
+    f = _mm256_slli_epi32(_mm256_max_epi32(f, zero), 3);
+    /* the bits of x below: the double's low 32 fraction bits, and x's low 11 bits, some of
+     * which the truncation dropped where |x| >= 2^53 (else they are in the double) */
+    const __m256i big = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32((1076 << 20) - 1));
+    const __m256i low = _mm256_and_si256(dwords_lo(a, b), _mm256_set1_epi32(0x7FF));
+    const __m256i rest = _mm256_or_si256(lo, _mm256_and_si256(big, low));
+    f = _mm256_or_si256(f, _mm256_andnot_si256(_mm256_cmpeq_epi32(rest, zero),
+                                               _mm256_set1_epi32(1)));
+    if (ss) /* the double's sign */
+        f = _mm256_or_si256(f, _mm256_and_si256(hi, _mm256_set1_epi32((int)0x80000000u)));
+    return f;
+}
+
+/* float32 bits (finite, no overflow possible) -> bfloat16 in the top half, in mode: an integer
+ * add of a bias below bit 16 (a carry is the next binade) */
+static FN DT_INLINE __m256i bf16_top(__m256i x, int mode)
+{
+    const __m256i sgn = _mm256_srai_epi32(x, 31); /* all ones in negative lanes */
+    switch (mode) {
+    case M_RNE: /* 0x7FFF plus the kept lsb: ties go to even */
+        return _mm256_add_epi32(
+            x, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
+                                _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1))));
+    case M_RNA: return _mm256_add_epi32(x, _mm256_set1_epi32(0x8000));
+    case M_FLOOR: /* the magnitude of a negative lane rounds up */
+        return _mm256_add_epi32(x, _mm256_and_si256(sgn, _mm256_set1_epi32(0xFFFF)));
+    case M_CEIL: return _mm256_add_epi32(x, _mm256_andnot_si256(sgn, _mm256_set1_epi32(0xFFFF)));
+    case M_TRUNC: return x;
+    default: { /* odd: inexact (low half nonzero) sets the kept lsb */
+        const __m256i exact = _mm256_cmpeq_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0xFFFF)),
+                                                 _mm256_setzero_si256());
+        return _mm256_or_si256(x, _mm256_andnot_si256(exact, _mm256_set1_epi32(0x10000)));
+    }
+    }
+}
+
+static FN DT_INLINE void i64_bf16_16(const uint8_t *in, uint8_t *out, int ss, int mode)
+{
+    const __m256i b0 = _mm256_srli_epi32(bf16_top(i64_odd21(in, ss), mode), 16);
+    const __m256i b1 = _mm256_srli_epi32(bf16_top(i64_odd21(in + 64, ss), mode), 16);
+    /* packus gives dwords (element pairs) 0 2 4 6 1 3 5 7 of the 8 pairs: the permute puts
+     * them back in order */
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        _mm256_permutevar8x32_epi32(_mm256_packus_epi32(b0, b1),
+                                                    _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+/* one kernel per signedness and mode; bfloat16's set MXCSR to round toward zero (exceptions
+ * masked, no FTZ/DAZ) and put the caller's word back, flags included */
+#define I64_F16_BODY(in, out) i64_f16_16((in), (out), ss_, mode_, c, nc)
+#define I64_BF16_BODY(in, out) i64_bf16_16((in), (out), ss_, mode_)
+#define I64_HALF(name, ss, mode)                                                                \
+    static FN void name##_f16(const dt_kernel *k, void *dst, const void *src, size_t begin,    \
+                              size_t end)                                                       \
+    {                                                                                           \
+        enum { ss_ = ss, mode_ = mode };                                                        \
+        const __m256i c = _mm256_set1_epi32(k->r.saturate_float ? 65504 : 65536);               \
+        const __m256i nc = _mm256_sub_epi32(_mm256_setzero_si256(), c);                         \
+        BLOCKS16(8, 2, I64_F16_BODY)                                                            \
+    }                                                                                           \
+    static FN void name##_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin,   \
+                               size_t end)                                                      \
+    {                                                                                           \
+        enum { ss_ = ss, mode_ = mode };                                                        \
+        (void)k;                                                                                \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(0x7F80);                                                                     \
+        __asm__ __volatile__("" ::: "memory"); /* loads after the new word, stores before */   \
+        BLOCKS16(8, 2, I64_BF16_BODY)                                                           \
+        __asm__ __volatile__("" ::: "memory");                                                  \
+        _mm_setcsr(csr);                                                                        \
+    }
+#define I64_HALF_MODES(name, ss)                                                                \
+    I64_HALF(name##_rne, ss, M_RNE) I64_HALF(name##_rna, ss, M_RNA)                             \
+    I64_HALF(name##_floor, ss, M_FLOOR) I64_HALF(name##_ceil, ss, M_CEIL)                       \
+    I64_HALF(name##_trunc, ss, M_TRUNC) I64_HALF(name##_odd, ss, M_ODD)
+I64_HALF_MODES(i64, 1)
+I64_HALF_MODES(u64, 0)
+#define I64_HALF_ROW(name, t)                                                                   \
+    {name##_rne_##t, name##_rna_##t, name##_floor_##t, name##_ceil_##t, name##_trunc_##t,      \
+     name##_odd_##t}
+/* [bfloat16][uint64][mode] */
+static const dt_kernel_fn i64_half_fns[2][2][M_MODES] = {
+    {I64_HALF_ROW(i64, f16), I64_HALF_ROW(u64, f16)},
+    {I64_HALF_ROW(i64, bf16), I64_HALF_ROW(u64, bf16)}};
+
+bool dt_i64_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count)
+{
+    (void)count;
+    const dtcast_type s = sf->type, d = df->type;
+    const int m = dt_mode_of(r->round);
+    if ((s != DTCAST_INT64 && s != DTCAST_UINT64) ||
+        (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) || m < 0)
+        return false;
+    k->fn = i64_half_fns[d == DTCAST_BFLOAT16][s == DTCAST_UINT64][m];
+    return true;
+}
 
 /* ---- float16 / bfloat16 -> float32 ----------------------------------------------------------- */
 /* NaN -> the canonical quiet NaN with its sign; saturation: Inf -> max (Inf - 1) */

@@ -376,10 +376,9 @@ void dt_ppack(uint8_t *o, const uint8_t *c, size_t bytes, int obits)
 }
 
 /* ---- the kernel ---------------------------------------------------------------------------- */
-static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+void dt_pnarrow_run(const dt_pnarrow *pp, void *dst, const void *src, size_t begin, size_t end)
 {
-    dt_pnarrow p;
-    memcpy(&p, k->local, sizeof p);
+    const dt_pnarrow p = *pp;
     const size_t sb = (size_t)p.sbytes, ob = (size_t)p.obits;
     const uint8_t *s = (const uint8_t *)src + begin * sb;
     uint8_t *d = (uint8_t *)dst + begin * ob / 8;
@@ -406,6 +405,13 @@ static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t b
             memcpy(d + i * ob / 8, packed, (m * ob + 7) / 8);
         }
     }
+}
+
+static void pnarrow_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    dt_pnarrow p;
+    memcpy(&p, k->local, sizeof p);
+    dt_pnarrow_run(&p, dst, src, begin, end);
 }
 
 /* ---- the picker ---------------------------------------------------------------------------- */

@@ -148,19 +148,33 @@ unsigned dt_table_pair_bits(const dt_format *df, const dt_format *sf)
 }
 
 /* Entry x of the pair table: the output codes of the elements of source bytes x & 255 (first in
- * memory) and x >> 8, at db-bit steps (the packed stream's order), in 1 or 2 bytes. */
+ * memory) and x >> 8, at db-bit steps (the packed stream's order), in 1 or 2 bytes. Built by
+ * rows of 256 entries from the codes of single source bytes, the second byte's above the
+ * first's (element by element took ~150 us more here; first touching the new 64 KiB ~40 us). */
 static void fill_pair(uint8_t *p, const uint8_t *t, const dt_format *df, const dt_format *sf)
 {
     const unsigned sb = (unsigned)sf->stride_bits, db = (unsigned)df->stride_bits;
     const unsigned per = 8 / sb, eb = dt_table_pair_bits(df, sf) > 8 ? 2 : 1;
     const unsigned smask = sb == 8 ? 0xFFu : (1u << sb) - 1;
-    for (unsigned x = 0; x < 65536; x++) {
-        uint32_t e = 0;
-        for (unsigned j = 0; j < 2 * per; j++)
-            e |= (uint32_t)t[(x >> (j * sb)) & smask] << (j * db);
-        p[(size_t)x * eb] = (uint8_t)e;
-        if (eb == 2)
-            p[(size_t)x * eb + 1] = (uint8_t)(e >> 8);
+    uint16_t one[256]; /* the codes of source byte v's elements at db-bit steps */
+    for (unsigned v = 0; v < 256; v++) {
+        unsigned e = 0;
+        for (unsigned j = 0; j < per; j++)
+            e |= (unsigned)t[(v >> (j * sb)) & smask] << (j * db);
+        one[v] = (uint16_t)e;
+    }
+    for (unsigned hi = 0; hi < 256; hi++) {
+        const unsigned h = (unsigned)one[hi] << (per * db);
+        uint8_t *row = p + (size_t)hi * 256 * eb;
+        if (eb == 1) {
+            for (unsigned lo = 0; lo < 256; lo++)
+                row[lo] = (uint8_t)(one[lo] | h);
+        } else {
+            for (unsigned lo = 0; lo < 256; lo++) {
+                row[2 * lo] = (uint8_t)(one[lo] | h);
+                row[2 * lo + 1] = (uint8_t)((one[lo] | h) >> 8);
+            }
+        }
     }
 }
 
