@@ -2,8 +2,7 @@
  * and flushes nothing (read at each call; elsewhere the narrowing kernels of portable_narrow.c
  * run): float32 -> float16 in rne by a float addition, and float64 -> floats of at most 16 bits
  * and float8e8m0 through float32 rounded to odd by the hardware's conversion (which rounds like
- * float64 into every one of them: float32 keeps at least 2 more bits); complex128 -> those types
- * from the real parts. */
+ * float64 into every one of them: float32 keeps at least 2 more bits). */
 #include "portable.h"
 
 #include <fenv.h>
@@ -93,28 +92,17 @@ static void odd_then_f32(void *out, const uint8_t *src, size_t n, const dt_pnarr
     p->inner(out, (const uint8_t *)v, n, p);
 }
 
-/* complex128 -> a real type: the real parts gathered, then the float64 block */
-static void real_parts(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)
-{
-    _Alignas(64) uint64_t v[DT_PBLOCK];
-    for (size_t i = 0; i < n; i++)
-        memcpy(&v[i], src + 16 * i, 8);
-    p->part(out, (const uint8_t *)v, n, p);
-}
-
 typedef struct {
     dt_pnarrow p;      /* the narrowing kernel's constants; its block is the fallback */
     dt_pblock_fn fast; /* the block of this file */
-    bool complex;      /* a complex128 source: the real parts */
 } fpu_local;
 
 static void fpu_run(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
 {
     fpu_local f;
     memcpy(&f, k->local, sizeof f);
-    dt_pblock_fn *const slot = f.complex ? &f.p.part : &f.p.block;
     if (plain_env())
-        *slot = f.fast;
+        f.p.block = f.fast;
     dt_pnarrow_run(&f.p, dst, src, begin, end);
 }
 
@@ -130,9 +118,6 @@ bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
 {
     fpu_local f;
     memset(&f, 0, sizeof f);
-    f.complex = sf->type == DTCAST_COMPLEX128;
-    if (f.complex)
-        sf = dt_format_of(DTCAST_FLOAT64);
     const bool f64 = sf->type == DTCAST_FLOAT64;
     if ((!f64 && sf->type != DTCAST_FLOAT32) || (df->tc != DT_TC_FLOAT && df->tc != DT_TC_E8M0) ||
         !dt_pnarrow_pick(df, sf, r, &f.p))
@@ -147,11 +132,6 @@ bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
         f.fast = odd_then_f32;
     } else {
         return false;
-    }
-    if (f.complex) {
-        f.p.part = f.p.block;
-        f.p.block = real_parts;
-        f.p.sbytes = 16;
     }
     _Static_assert(sizeof f <= sizeof k->local, "the constants fit the kernel's bytes");
     memcpy(k->local, &f, sizeof f);
