@@ -79,7 +79,7 @@ static void *alloc_touched(size_t bytes)
 static size_t storage(dtcast_type t, size_t n)
 {
     size_t bytes = 0;
-    if (dtcast_storage_size(t, n, &bytes) != DTCAST_OK)
+    if (dtcast_storage_size(t, n, &bytes, NULL) != DTCAST_OK)
         die("size overflow");
     return bytes;
 }
@@ -124,7 +124,7 @@ static void *make_source(dtcast_type t, size_t n)
         if (t != DTCAST_FLOAT32) {
             dtcast_options o;
             dtcast_options_init(&o);
-            dtcast_convert(p, t, f, DTCAST_FLOAT32, n, &o);
+            dtcast_convert(p, t, f, DTCAST_FLOAT32, n, &o, NULL);
             free(f);
         }
     } else if (t == DTCAST_FLOAT64) {
@@ -246,7 +246,7 @@ static void run_row(const config *c, const row *r)
     dtcast_options o;
     options_for(r, &o);
     /* Warm-up on a slice: code, tables, lazy init. */
-    if (dtcast_convert(dst, r->dst, src, r->src, n < 65536 ? n : 65536, &o) != DTCAST_OK)
+    if (dtcast_convert(dst, r->dst, src, r->src, n < 65536 ? n : 65536, &o, NULL) != DTCAST_OK)
         die("conversion failed");
     double tc[64], tm[64];
     int runs = 0;
@@ -255,7 +255,7 @@ static void run_row(const config *c, const row *r)
         double t0 = now_seconds();
         memcpy(ma, mb, mem_bytes);
         double t1 = now_seconds();
-        dtcast_convert(dst, r->dst, src, r->src, n, &o);
+        dtcast_convert(dst, r->dst, src, r->src, n, &o, NULL);
         double t2 = now_seconds();
         tm[runs] = t1 - t0;
         tc[runs] = t2 - t1;
@@ -291,10 +291,10 @@ static void run_small(const config *c, dtcast_type s, dtcast_type d, size_t n)
             memcpy(ma, mb, mem_bytes);
         double b = now_seconds();
         for (int i = 0; i < reps; i++)
-            dtcast_convert(dst, d, src, s, n, &o1);
+            dtcast_convert(dst, d, src, s, n, &o1, NULL);
         double e = now_seconds();
         for (int i = 0; i < reps; i++)
-            dtcast_convert(dst, d, src, s, n, &o0);
+            dtcast_convert(dst, d, src, s, n, &o0, NULL);
         double f = now_seconds();
         tm[k] = (b - a) / reps;
         t1[k] = (e - b) / reps;
@@ -383,10 +383,10 @@ static void time_text_once(dtcast_type t, const void *vals, size_t n, char *slot
     const size_t bytes = n * (f64 ? 8 : 4);
     double a = now_seconds();
     for (size_t i = 0; i < n; i++)
-        dtcast_format_element(slots + 32 * i, 32, vals, t, i, NULL);
+        dtcast_format_element(slots + 32 * i, 32, vals, t, i, NULL, NULL);
     double b = now_seconds();
     for (size_t i = 0; i < n; i++)
-        dtcast_parse_element(out, t, i, slots + 32 * i, NULL);
+        dtcast_parse_element(out, t, i, slots + 32 * i, NULL, NULL);
     double c = now_seconds();
     *mismatch += memcmp(out, vals, bytes) != 0;
     for (size_t i = 0; i < n; i++)
@@ -403,10 +403,10 @@ static void time_text_once(dtcast_type t, const void *vals, size_t n, char *slot
 
     memset(out, 0, bytes);
     a = now_seconds();
-    if (dtcast_convert(strs, DTCAST_STRING, vals, t, n, NULL) != DTCAST_OK)
+    if (dtcast_convert(strs, DTCAST_STRING, vals, t, n, NULL, NULL) != DTCAST_OK)
         die("dtcast_convert to strings failed");
     b = now_seconds();
-    if (dtcast_convert(out, t, strs, DTCAST_STRING, n, NULL) != DTCAST_OK)
+    if (dtcast_convert(out, t, strs, DTCAST_STRING, n, NULL, NULL) != DTCAST_OK)
         die("dtcast_convert from strings failed");
     c = now_seconds();
     *mismatch += memcmp(out, vals, bytes) != 0;
@@ -632,7 +632,7 @@ static void run_entries(const config *c)
 static int dump_source(const char *type_name, const char *count, const char *path)
 {
     dtcast_type t;
-    if (dtcast_type_from_name(type_name, &t) != DTCAST_OK)
+    if (dtcast_type_from_name(type_name, &t, NULL) != DTCAST_OK)
         die("unknown type");
     const size_t n = (size_t)strtoull(count, NULL, 10);
     const void *src = source_of(t, n);

@@ -65,8 +65,8 @@ static void diff(const dt_format *sf, const dt_format *df, const uint8_t *bytes,
 {
     const size_t count = nbytes * 8 / (size_t)sf->stride_bits;
     size_t sbytes, dbytes;
-    if (dtcast_storage_size(sf->type, count, &sbytes) != DTCAST_OK ||
-        dtcast_storage_size(df->type, count, &dbytes) != DTCAST_OK)
+    if (dtcast_storage_size(sf->type, count, &sbytes, NULL) != DTCAST_OK ||
+        dtcast_storage_size(df->type, count, &dbytes, NULL) != DTCAST_OK)
         abort();
     uint8_t *want = calloc(dbytes + 1, 1);
     uint8_t *sbuf = malloc(sbytes + misalign + 1);
@@ -77,7 +77,7 @@ static void diff(const dt_format *sf, const dt_format *df, const uint8_t *bytes,
     memcpy(src, bytes, sbytes);
     memset(dst, 0xCC, dbytes);
     const dtcast_status ws = reference(want, df, src, sf, count, o);
-    const dtcast_status gs = dtcast_convert(dst, df->type, src, sf->type, count, o);
+    const dtcast_status gs = dtcast_convert(dst, df->type, src, sf->type, count, o, NULL);
     if (ws != gs)
         abort();
     if (gs == DTCAST_OK && count && memcmp(want, dst, dbytes) != 0)
@@ -86,7 +86,7 @@ static void diff(const dt_format *sf, const dt_format *df, const uint8_t *bytes,
         /* in place: the library documents dst == src as allowed here */
         memcpy(src, bytes, sbytes);
         dtcast_options single = *o;
-        if (dtcast_convert(src, df->type, src, sf->type, count, &single) != DTCAST_OK ||
+        if (dtcast_convert(src, df->type, src, sf->type, count, &single, NULL) != DTCAST_OK ||
             memcmp(want, src, dbytes) != 0)
             abort();
     }

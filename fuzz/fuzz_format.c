@@ -26,8 +26,8 @@ static int same(dtcast_type t, const uint8_t *a, const uint8_t *b, size_t n)
     dtcast_type to = (t == DTCAST_COMPLEX32 || t == DTCAST_COMPLEX64 || t == DTCAST_COMPLEX128)
                          ? DTCAST_COMPLEX128
                          : DTCAST_FLOAT64;
-    if (dtcast_convert(da, to, a, t, 1, &o) != DTCAST_OK ||
-        dtcast_convert(db, to, b, t, 1, &o) != DTCAST_OK)
+    if (dtcast_convert(da, to, a, t, 1, &o, NULL) != DTCAST_OK ||
+        dtcast_convert(db, to, b, t, 1, &o, NULL) != DTCAST_OK)
         return 0;
     const int parts = to == DTCAST_COMPLEX128 ? 2 : 1;
     for (int k = 0; k < parts; k++) {
@@ -54,13 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     uint8_t elem[16 * 9] = {0};
     size_t bytes = 0;
-    if (dtcast_storage_size(t, index + 1, &bytes) != DTCAST_OK || bytes > sizeof elem)
+    if (dtcast_storage_size(t, index + 1, &bytes, NULL) != DTCAST_OK || bytes > sizeof elem)
         abort();
     memcpy(elem, data + 2, size - 2 < bytes ? size - 2 : bytes);
 
     /* Every buffer size: a heap buffer of exactly that size, so ASan sees an overrun. */
     char reference[DTCAST_FORMAT_MAX];
-    if (dtcast_format_element(reference, sizeof reference, elem, t, index, &o) != DTCAST_OK)
+    if (dtcast_format_element(reference, sizeof reference, elem, t, index, &o, NULL) != DTCAST_OK)
         abort();
     const size_t len = strlen(reference);
     if (len == 0 || len >= DTCAST_FORMAT_MAX)
@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!buf)
             return 0;
         memset(buf, 'x', n ? n : 1);
-        dtcast_status st = dtcast_format_element(n ? buf : NULL, n, elem, t, index, &o);
+        dtcast_status st = dtcast_format_element(n ? buf : NULL, n, elem, t, index, &o, NULL);
         if (n > len ? (st != DTCAST_OK || strcmp(buf, reference) != 0) : st == DTCAST_OK)
             abort();
         free(buf);
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* dtcast_convert to strings gives the same text for every element. */
     char *strings[9] = {0};
-    if (dtcast_convert(strings, DTCAST_STRING, elem, t, index + 1, &o) != DTCAST_OK)
+    if (dtcast_convert(strings, DTCAST_STRING, elem, t, index + 1, &o, NULL) != DTCAST_OK)
         abort();
     if (!strings[index] || strcmp(strings[index], reference) != 0)
         abort();
@@ -89,10 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dtcast_options_init(&p);
         p.round = DTCAST_ROUND_RNE;
         uint8_t back[16 * 9] = {0};
-        if (dtcast_convert(back, t, strings, DTCAST_STRING, index + 1, &p) != DTCAST_OK)
+        if (dtcast_convert(back, t, strings, DTCAST_STRING, index + 1, &p, NULL) != DTCAST_OK)
             abort();
         size_t one = 0;
-        dtcast_storage_size(t, 1, &one);
+        dtcast_storage_size(t, 1, &one, NULL);
         const int bits = dtcast_type_bits(t);
         if (bits >= 8) {
             const size_t es = t == DTCAST_FLOAT6E2M3FN || t == DTCAST_FLOAT6E3M2FN ? 1 : (size_t)bits / 8;

@@ -51,7 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.float4_nan_as_max = (data[0] & 64) != 0;
     o.threads = (data[0] & 128) ? 2 : 1;
     dtcast_error err;
-    o.error = &err;
 
     char *text = malloc(size);
     if (!text)
@@ -72,8 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             stride = 8;
         const int complex = t == DTCAST_COMPLEX32 || t == DTCAST_COMPLEX64 || t == DTCAST_COMPLEX128;
         size_t one = 0, four = 0;
-        if (dtcast_storage_size(t, 1, &one) != DTCAST_OK ||
-            dtcast_storage_size(t, 4, &four) != DTCAST_OK)
+        if (dtcast_storage_size(t, 1, &one, NULL) != DTCAST_OK ||
+            dtcast_storage_size(t, 4, &four, NULL) != DTCAST_OK)
             abort();
         uint8_t *a = malloc(one), *b = malloc(one), *c = malloc(four);
         if (!a || !b || !c)
@@ -83,14 +82,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(c, 0x5A, four);
 
         memset(&err, 0, sizeof err);
-        const dtcast_status sa = dtcast_convert(a, t, strings, DTCAST_STRING, 1, &o);
+        const dtcast_status sa = dtcast_convert(a, t, strings, DTCAST_STRING, 1, &o, &err);
         check_message(&err, sa);
         memset(&err, 0, sizeof err);
-        const dtcast_status sb = dtcast_parse_element(b, t, 0, text, &o);
+        const dtcast_status sb = dtcast_parse_element(b, t, 0, text, &o, &err);
         check_message(&err, sb);
         memset(&err, 0, sizeof err);
         const size_t idx = stride < 8 ? 3 % (size_t)(8 / stride) : 3;
-        const dtcast_status sc = dtcast_parse_element(c, t, idx, text, &o);
+        const dtcast_status sc = dtcast_parse_element(c, t, idx, text, &o, &err);
         check_message(&err, sc);
         if (sa != sb || sa != sc)
             abort();

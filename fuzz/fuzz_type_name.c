@@ -17,18 +17,18 @@ static void check_type(dtcast_type t, size_t count)
     if (!name)
         abort();
     dtcast_type back = DTCAST_UNDEFINED;
-    if (dtcast_type_from_name(name, &back) != DTCAST_OK || back != t)
+    if (dtcast_type_from_name(name, &back, NULL) != DTCAST_OK || back != t)
         abort();
     const char *onnx = dtcast_type_onnx_name(t);
-    if (onnx && (dtcast_type_from_name(onnx, &back) != DTCAST_OK || back != t))
+    if (onnx && (dtcast_type_from_name(onnx, &back, NULL) != DTCAST_OK || back != t))
         abort();
     dtcast_info info;
-    if (dtcast_type_info(t, &info) != DTCAST_OK || info.type != t || strcmp(info.name, name) != 0)
+    if (dtcast_type_info(t, &info, NULL) != DTCAST_OK || info.type != t || strcmp(info.name, name) != 0)
         abort();
     if (info.bits != dtcast_type_bits(t) && t != DTCAST_STRING)
         abort();
     size_t bytes = 0;
-    dtcast_status st = dtcast_storage_size(t, count, &bytes);
+    dtcast_status st = dtcast_storage_size(t, count, &bytes, NULL);
     if (st == DTCAST_OK) {
         /* never fewer bytes than the elements need */
         const size_t stride = t == DTCAST_STRING ? 8 * sizeof(char *)
@@ -54,27 +54,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         count = (count << 8) | data[i];
 
     dtcast_type t = (dtcast_type)12345;
-    dtcast_status st = dtcast_type_from_name(s, &t);
+    dtcast_status st = dtcast_type_from_name(s, &t, NULL);
     if (st == DTCAST_OK)
         check_type(t, count);
     else if (t != (dtcast_type)12345 || st != DTCAST_ERR_UNKNOWN_TYPE)
         abort();
 
     dtcast_round r = (dtcast_round)77;
-    if (dtcast_round_from_name(s, &r) == DTCAST_OK) {
+    if (dtcast_round_from_name(s, &r, NULL) == DTCAST_OK) {
         const char *n = dtcast_round_name(r);
         dtcast_round back;
-        if (!n || dtcast_round_from_name(n, &back) != DTCAST_OK || back != r)
+        if (!n || dtcast_round_from_name(n, &back, NULL) != DTCAST_OK || back != r)
             abort();
     } else if (r != (dtcast_round)77) {
         abort();
     }
 
     dtcast_pypto_mode m = (dtcast_pypto_mode)77;
-    if (dtcast_pypto_mode_from_name(s, &m) == DTCAST_OK) {
+    if (dtcast_pypto_mode_from_name(s, &m, NULL) == DTCAST_OK) {
         const char *n = dtcast_pypto_mode_name(m);
         dtcast_pypto_mode back;
-        if (!n || dtcast_pypto_mode_from_name(n, &back) != DTCAST_OK || back != m)
+        if (!n || dtcast_pypto_mode_from_name(n, &back, NULL) != DTCAST_OK || back != m)
             abort();
     } else if (m != (dtcast_pypto_mode)77) {
         abort();
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     (void)dtcast_type_bits((dtcast_type)v);
     dtcast_info info;
-    (void)dtcast_type_info((dtcast_type)v, &info);
+    (void)dtcast_type_info((dtcast_type)v, &info, NULL);
     free(s);
     return 0;
 }

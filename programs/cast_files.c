@@ -463,8 +463,7 @@ static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t
                                    dtcast_error *error)
 {
     convert_ctx *c = ctx;
-    c->options.error = error;
-    return dtcast_convert(dst, c->to, src, c->from, count, &c->options);
+    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
 }
 
 /* The options a profile gives this pair (its checks included), once per tensor. */
@@ -474,7 +473,6 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
     dtcast_error error;
     memset(&error, 0, sizeof error);
     dtcast_options base = s->options;
-    base.error = &error;
     dtcast_status st = DTCAST_OK;
     c->from = t->type;
     c->to = r->to;
@@ -483,23 +481,22 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
         c->options = base;
         break;
     case CLI_PROFILE_ONNX:
-        st = dtcast_onnx_options(&c->options, s->opset, t->type, (int64_t)r->to, s->saturate,
-                                 s->round_mode, &base);
+        st = dtcast_onnx_options(&c->options, (int64_t)r->to, t->type, s->opset, s->saturate,
+                                 s->round_mode, &base, &error);
         c->options.via_float32 |= s->options.via_float32;
         c->options.float4_nan_as_max |= s->options.float4_nan_as_max;
         c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
         break;
     case CLI_PROFILE_PYPTO:
-        st = dtcast_pypto_check_shape(t->dims, t->ndim, &base);
+        st = dtcast_pypto_check_shape(t->dims, t->ndim, &error);
         if (st == DTCAST_OK)
-            st = dtcast_pypto_options(&c->options, t->type, r->to, s->cast_mode, &base);
+            st = dtcast_pypto_options(&c->options, r->to, t->type, s->cast_mode, &base, &error);
         break;
     }
     /* A zero-element conversion checks the pair (complex to real, unknown types). */
     uint8_t probe_in[16] = {0}, probe_out[16];
     if (st == DTCAST_OK) {
-        c->options.error = &error;
-        st = dtcast_convert(probe_out, r->to, probe_in, t->type, 0, &c->options);
+        st = dtcast_convert(probe_out, r->to, probe_in, t->type, 0, &c->options, &error);
     }
     if (st == DTCAST_OK)
         return CLI_OK;

@@ -152,7 +152,7 @@ int cli_args_next(cli_args *a)
 
 int cli_parse_type(const char *cmd, const char *option, const char *text, dtcast_type *type)
 {
-    if (dtcast_type_from_name(text, type) == DTCAST_OK)
+    if (dtcast_type_from_name(text, type, NULL) == DTCAST_OK)
         return CLI_OK;
     if (option)
         return cli_usage(cmd, "%s: unknown type '%s' (see 'dtcast types')", option, text);

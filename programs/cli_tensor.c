@@ -63,7 +63,7 @@ static int raw_shape(const char *path, size_t len, const cli_input_spec *spec, d
         size_t need = 0;
         if (dt_tensor_set_shape(t, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
             return cli_fail("%s", err.message);
-        if (dtcast_storage_size(spec->from, t->count, &need) != DTCAST_OK || need != len)
+        if (dtcast_storage_size(spec->from, t->count, &need, NULL) != DTCAST_OK || need != len)
             return cli_fail("%s: %zu bytes, but --shape asks for %zu %s elements (%zu bytes)",
                             display_path(path), len, t->count, tname, need);
         return CLI_OK;
@@ -257,7 +257,7 @@ void cli_tensor_free_converted(dt_tensor *t)
 int cli_element_stride_bits(dtcast_type type)
 {
     size_t bytes;
-    if (type == DTCAST_STRING || dtcast_storage_size(type, 8, &bytes) != DTCAST_OK)
+    if (type == DTCAST_STRING || dtcast_storage_size(type, 8, &bytes, NULL) != DTCAST_OK)
         return 0;
     return (int)bytes; /* 8 elements take `stride` bytes */
 }
@@ -332,7 +332,7 @@ void cli_format_value(char *buf, size_t size, const dt_tensor *t, size_t index,
     dtcast_options opts;
     dtcast_options_init(&opts);
     opts.string_style = style;
-    if (dtcast_format_element(buf, size, t->data, t->type, index, &opts) != DTCAST_OK) {
+    if (dtcast_format_element(buf, size, t->data, t->type, index, &opts, NULL) != DTCAST_OK) {
         uint64_t code[2];
         cli_element_code(t->data, t->type, index, code);
         cli_format_code(buf, size, t->type, code);

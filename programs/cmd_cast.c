@@ -136,7 +136,7 @@ static int parse_profile(cli_settings *s, const char *cmd, const char *text)
 
 static int parse_round(cli_settings *s, const char *cmd, const char *text)
 {
-    if (dtcast_round_from_name(text, &s->options.round) == DTCAST_OK)
+    if (dtcast_round_from_name(text, &s->options.round, NULL) == DTCAST_OK)
         return CLI_OK;
     return cli_usage(cmd,
                      "--round: unknown rounding mode '%s' (one of: rne, round, floor, ceil, trunc, "
@@ -146,7 +146,7 @@ static int parse_round(cli_settings *s, const char *cmd, const char *text)
 
 static int parse_cast_mode(cli_settings *s, const char *cmd, const char *text)
 {
-    if (dtcast_pypto_mode_from_name(text, &s->cast_mode) == DTCAST_OK)
+    if (dtcast_pypto_mode_from_name(text, &s->cast_mode, NULL) == DTCAST_OK)
         return CLI_OK;
     /* Also "rint", "cast_rint" in any case. */
     char upper[40];
@@ -154,7 +154,7 @@ static int parse_cast_mode(cli_settings *s, const char *cmd, const char *text)
     snprintf(upper, sizeof upper, "CAST_%.30s", body);
     for (char *p = upper; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    if (dtcast_pypto_mode_from_name(upper, &s->cast_mode) == DTCAST_OK)
+    if (dtcast_pypto_mode_from_name(upper, &s->cast_mode, NULL) == DTCAST_OK)
         return CLI_OK;
     return cli_usage(cmd,
                      "--cast-mode: unknown mode '%s' (one of: CAST_NONE, CAST_RINT, CAST_ROUND, "
@@ -309,40 +309,38 @@ int cli_settings_check(const cli_settings *s, const char *cmd)
 /* ---- conversion ----------------------------------------------------------------------------- */
 
 static dtcast_status convert_onnx(const cli_settings *s, const dt_tensor *src, dt_tensor *dst,
-                                  dtcast_options *base)
+                                  dtcast_error *error)
 {
     const dtcast_options *o = &s->options;
     if (!o->via_float32 && !o->float4_nan_as_max && !o->string_to_bool_numeric)
-        return dtcast_onnx_cast(dst->data, src->data, src->type, src->count, s->opset,
-                                (int64_t)dst->type, s->saturate, s->round_mode, base);
+        return dtcast_onnx_cast(dst->data, (int64_t)dst->type, src->data, src->type, src->count,
+                                s->opset, s->saturate, s->round_mode, o, error);
     /* The compatibility switches live in dtcast_options: take ONNX's options, then add them. */
     dtcast_options onnx;
-    dtcast_status st = dtcast_onnx_options(&onnx, s->opset, src->type, (int64_t)dst->type,
-                                           s->saturate, s->round_mode, base);
+    dtcast_status st = dtcast_onnx_options(&onnx, (int64_t)dst->type, src->type, s->opset,
+                                           s->saturate, s->round_mode, o, error);
     if (st != DTCAST_OK)
         return st;
     onnx.via_float32 |= o->via_float32;
     onnx.float4_nan_as_max |= o->float4_nan_as_max;
     onnx.string_to_bool_numeric |= o->string_to_bool_numeric;
-    onnx.error = base->error;
-    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &onnx);
+    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &onnx, error);
 }
 
 static dtcast_status convert_with_profile(const cli_settings *s, const dt_tensor *src,
                                           dt_tensor *dst, dtcast_error *error)
 {
-    dtcast_options opts = s->options;
-    opts.error = error;
+    const dtcast_options *opts = &s->options;
     switch (s->profile) {
     case CLI_PROFILE_ONNX:
-        return convert_onnx(s, src, dst, &opts);
+        return convert_onnx(s, src, dst, error);
     case CLI_PROFILE_PYPTO:
-        return dtcast_pypto_cast(dst->data, dst->type, src->data, src->type, src->dims,
-                                 src->ndim, s->cast_mode, &opts);
+        return dtcast_pypto_cast(dst->data, dst->type, src->data, src->type, src->dims, src->ndim,
+                                 s->cast_mode, opts, error);
     case CLI_PROFILE_EXACT:
         break;
     }
-    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &opts);
+    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, opts, error);
 }
 
 static int allocate_like(const dt_tensor *src, dtcast_type to, dt_tensor *dst, const char *what)

@@ -46,7 +46,7 @@ void cli_type_aliases(dtcast_type type, char *buf, size_t size)
         dtcast_type t;
         if ((name && strcasecmp(c, name) == 0) || (onnx && strcasecmp(c, onnx) == 0))
             continue;
-        if (dtcast_type_from_name(c, &t) == DTCAST_OK && t == type)
+        if (dtcast_type_from_name(c, &t, NULL) == DTCAST_OK && t == type)
             append(buf, size, c);
     }
 }
@@ -71,7 +71,7 @@ static void encode_double(char *buf, size_t size, dtcast_type type, double v)
     dtcast_options opts;
     dtcast_options_init(&opts);
     opts.round = DTCAST_ROUND_RNE;
-    if (dtcast_convert(out, type, &v, DTCAST_FLOAT64, 1, &opts) != DTCAST_OK) {
+    if (dtcast_convert(out, type, &v, DTCAST_FLOAT64, 1, &opts, NULL) != DTCAST_OK) {
         snprintf(buf, size, "?");
         return;
     }
@@ -179,9 +179,9 @@ static void print_pypto_support(dtcast_type type)
         const char *name = dtcast_type_name(types[i]);
         if (!name || types[i] == type)
             continue;
-        if (dtcast_pypto_options(&o, type, types[i], DTCAST_CAST_NONE, NULL) == DTCAST_OK)
+        if (dtcast_pypto_options(&o, types[i], type, DTCAST_CAST_NONE, NULL, NULL) == DTCAST_OK)
             append(to, sizeof to, name);
-        if (dtcast_pypto_options(&o, types[i], type, DTCAST_CAST_NONE, NULL) == DTCAST_OK)
+        if (dtcast_pypto_options(&o, type, types[i], DTCAST_CAST_NONE, NULL, NULL) == DTCAST_OK)
             append(from, sizeof from, name);
     }
     printf("  %-15s%s\n", "pypto cast to", to[0] ? to : "-");
@@ -192,7 +192,7 @@ static int print_info(dtcast_type type)
 {
     dtcast_info info;
     char aliases[512];
-    if (dtcast_type_info(type, &info) != DTCAST_OK)
+    if (dtcast_type_info(type, &info, NULL) != DTCAST_OK)
         return cli_fail("no information on type %d", (int)type);
     const char *onnx = dtcast_type_onnx_name(type);
     if (onnx)
@@ -315,7 +315,7 @@ static void print_table_row(dtcast_type type, int bits, uint64_t code, const dtc
     double v = 0;
     dtcast_options opts;
     dtcast_options_init(&opts);
-    if (dtcast_convert(&v, DTCAST_FLOAT64, buf, type, 1, &opts) != DTCAST_OK)
+    if (dtcast_convert(&v, DTCAST_FLOAT64, buf, type, 1, &opts, NULL) != DTCAST_OK)
         v = NAN;
     printf("%-6s %-10s %-16s %s\n", hex, bin, value, float_class(v, info));
 }
@@ -381,7 +381,7 @@ int cmd_table(int argc, char **argv)
     int stride = cli_element_stride_bits(type);
     char name[32];
     cli_type_label(type, name, sizeof name);
-    if (dtcast_type_info(type, &info) != DTCAST_OK || stride <= 0)
+    if (dtcast_type_info(type, &info, NULL) != DTCAST_OK || stride <= 0)
         return cli_usage("table", "%s is not a fixed-width type: a table lists the codes of "
                                   "types of at most 8 bits", name);
     if (stride > 8)

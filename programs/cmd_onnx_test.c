@@ -241,7 +241,7 @@ static int attr_to(const dt_onnx_attr *a, int64_t *to, verdict *v)
         return 0;
     }
     dtcast_type t;
-    if (a->kind == 3 && dtcast_type_from_name(a->s, &t) == DTCAST_OK) {
+    if (a->kind == 3 && dtcast_type_from_name(a->s, &t, NULL) == DTCAST_OK) {
         *to = (int64_t)t; /* opset 1 spells `to` as a type name */
         return 0;
     }
@@ -301,7 +301,6 @@ static int run_node(const runner *r, const cast_node *node, const dt_tensor *in,
     memset(&error, 0, sizeof error);
     dtcast_options_init(&opts);
     opts.threads = r->threads;
-    opts.error = &error;
     dt_tensor_init(out);
     out->type = node->like ? like->type : (dtcast_type)node->to;
     if (dt_tensor_set_shape(out, in->ndim, in->dims, "output", &err) != DTCAST_OK ||
@@ -313,10 +312,10 @@ static int run_node(const runner *r, const cast_node *node, const dt_tensor *in,
     dtcast_status st;
     if (node->like)
         st = dtcast_onnx_cast_like(out->data, like->type, in->data, in->type, in->count,
-                                   node->opset, node->saturate, round_mode, &opts);
+                                   node->opset, node->saturate, round_mode, &opts, &error);
     else
-        st = dtcast_onnx_cast(out->data, in->data, in->type, in->count, node->opset, node->to,
-                              node->saturate, round_mode, &opts);
+        st = dtcast_onnx_cast(out->data, node->to, in->data, in->type, in->count, node->opset,
+                              node->saturate, round_mode, &opts, &error);
     if (st == DTCAST_OK)
         return 0;
     cli_tensor_free_converted(out);
@@ -333,7 +332,7 @@ static int is_nan_code(dtcast_type type, const uint64_t code[2])
     dtcast_options_init(&opts);
     opts.discard_imaginary = 1;
     cli_element_store(buf, type, code);
-    if (dtcast_convert(&d, DTCAST_FLOAT64, buf, type, 1, &opts) != DTCAST_OK)
+    if (dtcast_convert(&d, DTCAST_FLOAT64, buf, type, 1, &opts, NULL) != DTCAST_OK)
         return 0;
     return isnan(d);
 }

@@ -119,7 +119,7 @@ static int attribute_option(promote_request *r, const cli_args *a, int id)
 {
     switch (id) {
     case OPT_RULES:
-        if (dtcast_promote_rules_from_name(a->value, &r->rules) != DTCAST_OK)
+        if (dtcast_promote_rules_from_name(a->value, &r->rules, NULL) != DTCAST_OK)
             return cli_usage(r->cmd,
                              "--rules: unknown rule set '%s' (one of: openvino, aclnn, torch, "
                              "numpy, jax)",
@@ -256,7 +256,7 @@ static void operand_label(char *buf, size_t size, const dtcast_operand *op, int 
 static int parse_operand(const promote_request *r, const char *which, const char *text,
                          dtcast_operand *op)
 {
-    dtcast_status st = dtcast_operand_parse(text, op);
+    dtcast_status st = dtcast_operand_parse(text, op, NULL);
     if (st == DTCAST_OK)
         return CLI_OK;
     if (st == DTCAST_ERR_INVALID_ARGUMENT)
@@ -273,12 +273,12 @@ static int promote_pair(const promote_request *r)
     if (parse_operand(r, "A", r->positional[0], &a) != CLI_OK ||
         parse_operand(r, "B", r->positional[1], &b) != CLI_OK)
         return CLI_USAGE;
-    char message[DTCAST_PROMOTE_MESSAGE_MAX];
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
     dtcast_type result;
-    dtcast_status st = dtcast_promote(r->rules, &a, &b, &r->attrs, &result, message,
-                                      sizeof message);
+    dtcast_status st = dtcast_promote(&result, r->rules, &a, &b, &r->attrs, &error);
     if (st != DTCAST_OK)
-        return cli_fail("%s", message[0] ? message : dtcast_status_string(st));
+        return cli_fail("%s", error.message[0] ? error.message : dtcast_status_string(st));
     printf("%s\n", type_label(result));
     return CLI_OK;
 }
@@ -341,7 +341,7 @@ static void cell_text(char *buf, size_t size, const promote_request *r, const dt
                       const dtcast_operand *b)
 {
     dtcast_type result;
-    if (dtcast_promote(r->rules, a, b, &r->attrs, &result, NULL, 0) != DTCAST_OK)
+    if (dtcast_promote(&result, r->rules, a, b, &r->attrs, NULL) != DTCAST_OK)
         snprintf(buf, size, "%s", r->csv ? "error" : "-");
     else if (r->csv)
         snprintf(buf, size, "%s", type_label(result));
@@ -496,12 +496,12 @@ static int convert_files(const promote_request *r, dt_tensor in[2])
         ops[i].rank = in[i].ndim;
         ops[i].scalar = DTCAST_SCALAR_NONE;
     }
-    char message[DTCAST_PROMOTE_MESSAGE_MAX];
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
     dtcast_type common;
-    dtcast_status st = dtcast_promote(r->rules, &ops[0], &ops[1], &r->attrs, &common, message,
-                                      sizeof message);
+    dtcast_status st = dtcast_promote(&common, r->rules, &ops[0], &ops[1], &r->attrs, &error);
     if (st != DTCAST_OK)
-        return cli_fail("%s", message[0] ? message : dtcast_status_string(st));
+        return cli_fail("%s", error.message[0] ? error.message : dtcast_status_string(st));
     if (common == DTCAST_TYPE_DYNAMIC)
         return cli_fail("the common type is dynamic: nothing to convert to");
 
@@ -519,18 +519,15 @@ static int convert_files(const promote_request *r, dt_tensor in[2])
         views[i].count = in[i].count;
         views[i].rank = in[i].ndim;
     }
-    dtcast_error error;
-    memset(&error, 0, sizeof error);
     dtcast_options opts;
     dtcast_options_init(&opts);
-    opts.error = &error;
     dtcast_type got;
     if (r->rules == DTCAST_RULES_OPENVINO)
-        st = dtcast_convert_promote_types(&views[0], &views[1], &r->attrs, out[0].data,
-                                          out[0].nbytes, out[1].data, out[1].nbytes, &got, &opts);
+        st = dtcast_convert_promote_types(out[0].data, out[0].nbytes, out[1].data, out[1].nbytes,
+                                          &got, &views[0], &views[1], &r->attrs, &opts, &error);
     else
-        st = dtcast_aclnn_promote_binary(&views[0], &views[1], out[0].data, out[0].nbytes,
-                                         out[1].data, out[1].nbytes, &got, &opts);
+        st = dtcast_aclnn_promote_binary(out[0].data, out[0].nbytes, out[1].data, out[1].nbytes,
+                                         &got, &views[0], &views[1], &opts, &error);
     int status = CLI_OK;
     if (st != DTCAST_OK)
         status = cli_fail("%s", error.message[0] ? error.message : dtcast_status_string(st));

@@ -13,19 +13,19 @@
 
 /* ---- argument checks ---------------------------------------------------------------------- */
 
-static dtcast_status check_options(const dtcast_options *o)
+static dtcast_status check_options(const dtcast_options *o, dtcast_error *error)
 {
     if ((unsigned)o->round > DTCAST_ROUND_ODD)
-        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid rounding mode %d",
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid rounding mode %d",
                        (int)o->round);
     if ((unsigned)o->float_overflow > DTCAST_FLOAT_OVERFLOW_SATURATE)
-        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "invalid float overflow policy %d", (int)o->float_overflow);
     if ((unsigned)o->int_overflow > DTCAST_INT_OVERFLOW_SATURATE)
-        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "invalid integer overflow policy %d", (int)o->int_overflow);
     if ((unsigned)o->string_style > DTCAST_STRING_ORT)
-        return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid string style %d",
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid string style %d",
                        (int)o->string_style);
     return DTCAST_OK;
 }
@@ -218,11 +218,12 @@ void dtcast_strings_free(char **strings, size_t count)
 /* All strings are made in a scratch array first, so a failure leaves dst untouched. Each is
  * its own malloc'ed copy (dtcast_strings_free frees them one by one). */
 static dtcast_status convert_to_strings(char **dst, const void *src, const dt_format *sf,
-                                        size_t count, const dtcast_options *o)
+                                        size_t count, const dtcast_options *o,
+                                        dtcast_error *error)
 {
     char **made = malloc(count * sizeof *made);
     if (!made)
-        return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory for %zu strings",
+        return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory for %zu strings",
                        count);
     string_source ss;
     string_source_init(&ss, sf, o->string_style);
@@ -233,7 +234,7 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
             if (!s) {
                 dtcast_strings_free(made, i);
                 free(made);
-                return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
+                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
             }
             made[i] = copy_string(s, strlen(s));
         } else {
@@ -241,7 +242,7 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
             if (n == 0) {
                 dtcast_strings_free(made, i);
                 free(made);
-                return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i,
+                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, i,
                                "element %zu of %s could not be formatted", i, sf->name);
             }
             made[i] = copy_string(buf, n);
@@ -249,7 +250,7 @@ static dtcast_status convert_to_strings(char **dst, const void *src, const dt_fo
         if (!made[i]) {
             dtcast_strings_free(made, i);
             free(made);
-            return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, i, "out of memory at string %zu", i);
+            return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, i, "out of memory at string %zu", i);
         }
     }
     memcpy(dst, made, count * sizeof *made);
@@ -271,11 +272,11 @@ static void quote_for_message(char *out, size_t size, const char *s)
         out[n] = '\0';
 }
 
-static dtcast_status bad_string(const dtcast_options *o, size_t i, const char *s)
+static dtcast_status bad_string(dtcast_error *error, size_t i, const char *s)
 {
     char shown[72];
     quote_for_message(shown, sizeof shown, s);
-    return dt_fail(o, DTCAST_ERR_BAD_STRING, i, "element %zu: \"%s\" is not a number", i, shown);
+    return dt_fail(error, DTCAST_ERR_BAD_STRING, i, "element %zu: \"%s\" is not a number", i, shown);
 }
 
 /* 1 for "true", 0 for "false" (any case, surrounding white space), -1 otherwise. */
@@ -304,15 +305,18 @@ static int bool_word(const char *s)
 typedef struct string_target {
     const dt_format *df, *part; /* part: complex targets */
     const dtcast_options *o;
+    dtcast_error *error;
     dt_rules rules;
     int store_bytes; /* 1, 2, 4, 8: element i is those bytes at i * store_bytes; 0: dt_store */
 } string_target;
 
-static void string_target_init(string_target *t, const dt_format *df, const dtcast_options *o)
+static void string_target_init(string_target *t, const dt_format *df, const dtcast_options *o,
+                               dtcast_error *error)
 {
     t->df = df;
     t->part = df->tc == DT_TC_COMPLEX ? dt_format_of(df->part) : NULL;
     t->o = o;
+    t->error = error;
     dt_rules_for(t->part ? t->part : df, o, &t->rules);
     const int s = df->stride_bits;
     t->store_bytes = df->tc != DT_TC_COMPLEX && (s == 8 || s == 16 || s == 32 || s == 64) ? s / 8 : 0;
@@ -362,7 +366,7 @@ static dtcast_status parse_into(void *out, const string_target *t, size_t i, con
     uint64_t code;
     if (df->tc == DT_TC_FLOAT) { /* the common case first: one exact rounding of the decimal */
         if (!dt_text_parse_to_code(s, df, &t->rules, &code))
-            return bad_string(t->o, i, s);
+            return bad_string(t->error, i, s);
         store_code(t, out, i, code);
         return DTCAST_OK;
     }
@@ -370,7 +374,7 @@ static dtcast_status parse_into(void *out, const string_target *t, size_t i, con
         dt_value re, im;
         dt_int_parts rip, iip;
         if (!dt_text_parse_complex(s, &re, &rip, &im, &iip))
-            return bad_string(t->o, i, s);
+            return bad_string(t->error, i, s);
         dt_store(t->part, out, 2 * i, dt_encode(t->part, &re, &t->rules));
         dt_store(t->part, out, 2 * i + 1, dt_encode(t->part, &im, &t->rules));
         return DTCAST_OK;
@@ -388,25 +392,26 @@ static dtcast_status parse_into(void *out, const string_target *t, size_t i, con
     }
     /* One exact rounding of the decimal (integer targets from its exact integer parts). */
     if (!dt_text_parse_to_code(s, df, &t->rules, &code))
-        return bad_string(t->o, i, s);
+        return bad_string(t->error, i, s);
     store_code(t, out, i, code);
     return DTCAST_OK;
 }
 
 /* Every string is parsed into a scratch copy first, so a failure leaves dst untouched. */
 static dtcast_status convert_from_strings(void *dst, const dt_format *df, const char *const *src,
-                                          size_t count, size_t dst_bytes, const dtcast_options *o)
+                                          size_t count, size_t dst_bytes, const dtcast_options *o,
+                                          dtcast_error *error)
 {
     uint8_t *scratch = calloc(dst_bytes ? dst_bytes : 1, 1);
     if (!scratch)
-        return dt_fail(o, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory (%zu bytes)",
+        return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, NO_INDEX, "out of memory (%zu bytes)",
                        dst_bytes);
     string_target t;
-    string_target_init(&t, df, o);
+    string_target_init(&t, df, o, error);
     for (size_t i = 0; i < count; i++) {
         if (!src[i]) {
             free(scratch);
-            return dt_fail(o, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
+            return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, i, "string element %zu is NULL", i);
         }
         dtcast_status st = parse_into(scratch, &t, i, src[i]);
         if (st != DTCAST_OK) {
@@ -422,49 +427,50 @@ static dtcast_status convert_from_strings(void *dst, const dt_format *df, const 
 /* ---- the entry point ---------------------------------------------------------------------- */
 
 dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
-                             dtcast_type src_type, size_t count, const dtcast_options *opts)
+                             dtcast_type src_type, size_t count, const dtcast_options *opts,
+                             dtcast_error *error)
 {
-    dtcast_options defaults;
-    if (!opts) {
-        dtcast_options_init(&defaults);
-        opts = &defaults;
-    }
+    dtcast_options o;
+    dtcast_status st = dt_options_read(opts, &o, error);
+    if (st != DTCAST_OK)
+        return st;
+    opts = &o;
     const dt_format *df = dt_format_of(dst_type);
     const dt_format *sf = dt_format_of(src_type);
     if (!sf)
-        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown source type %d",
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown source type %d",
                        (int)src_type);
     if (!df)
-        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown destination type %d",
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown destination type %d",
                        (int)dst_type);
-    dtcast_status st = check_options(opts);
+    st = check_options(opts, error);
     if (st != DTCAST_OK)
         return st;
     if (sf->tc == DT_TC_COMPLEX && df->tc != DT_TC_COMPLEX && df->tc != DT_TC_STRING &&
         !opts->discard_imaginary)
-        return dt_fail(opts, DTCAST_ERR_COMPLEX_TO_REAL, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_COMPLEX_TO_REAL, NO_INDEX,
                        "%s -> %s would discard the imaginary part (set discard_imaginary)",
                        sf->name, df->name);
     size_t src_bytes, dst_bytes;
-    if (dtcast_storage_size(src_type, count, &src_bytes) != DTCAST_OK ||
-        dtcast_storage_size(dst_type, count, &dst_bytes) != DTCAST_OK)
-        return dt_fail(opts, DTCAST_ERR_SIZE_OVERFLOW, NO_INDEX,
+    if (dtcast_storage_size(src_type, count, &src_bytes, NULL) != DTCAST_OK ||
+        dtcast_storage_size(dst_type, count, &dst_bytes, NULL) != DTCAST_OK)
+        return dt_fail(error, DTCAST_ERR_SIZE_OVERFLOW, NO_INDEX,
                        "%zu elements of %s -> %s do not fit in memory", count, sf->name, df->name);
     if (count == 0)
         return DTCAST_OK;
     if (!src)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "source buffer is NULL");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "source buffer is NULL");
     if (!dst)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "destination buffer is NULL");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "destination buffer is NULL");
     if (!overlap_is_safe(dst, dst_bytes, df, src, src_bytes, sf))
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "source and destination overlap (only dst == src with a destination "
                        "element no wider than the source is allowed)");
 
     if (df->tc == DT_TC_STRING)
-        return convert_to_strings(dst, src, sf, count, opts);
+        return convert_to_strings(dst, src, sf, count, opts, error);
     if (sf->tc == DT_TC_STRING)
-        return convert_from_strings(dst, df, src, count, dst_bytes, opts);
+        return convert_from_strings(dst, df, src, count, dst_bytes, opts, error);
     convert_numbers(dst, df, src, sf, count, opts);
     return DTCAST_OK;
 }
@@ -472,22 +478,22 @@ dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
 /* ---- single elements with caller-owned text ------------------------------------------------ */
 
 dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtcast_type src_type,
-                                    size_t index, const dtcast_options *opts)
+                                    size_t index, const dtcast_options *opts, dtcast_error *error)
 {
-    dtcast_options defaults;
-    if (!opts) {
-        dtcast_options_init(&defaults);
-        opts = &defaults;
-    }
+    dtcast_options o;
+    dtcast_status st = dt_options_read(opts, &o, error);
+    if (st != DTCAST_OK)
+        return st;
+    opts = &o;
     const dt_format *sf = dt_format_of(src_type);
     if (!sf)
-        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)src_type);
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)src_type);
     if (!buf || !src || size == 0)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL or empty buffer");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL or empty buffer");
     if (sf->tc == DT_TC_STRING) {
         const char *s = ((const char *const *)src)[index];
         if (!s || strlen(s) >= size)
-            return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+            return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, index,
                            "string element %zu is NULL or longer than the buffer", index);
         memcpy(buf, s, strlen(s) + 1);
         return DTCAST_OK;
@@ -498,7 +504,7 @@ dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtc
     char *out = size >= DTCAST_FORMAT_MAX ? buf : tmp; /* straight into a large enough buf */
     const size_t n = format_element(out, &ss, src, index);
     if (n == 0 || n >= size)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, index,
                        "buffer of %zu bytes is too small for element %zu", size, index);
     if (out != buf)
         memcpy(buf, tmp, n + 1);
@@ -506,22 +512,22 @@ dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtc
 }
 
 dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index, const char *text,
-                                   const dtcast_options *opts)
+                                   const dtcast_options *opts, dtcast_error *error)
 {
-    dtcast_options defaults;
-    if (!opts) {
-        dtcast_options_init(&defaults);
-        opts = &defaults;
-    }
+    dtcast_options o;
+    dtcast_status st = dt_options_read(opts, &o, error);
+    if (st != DTCAST_OK)
+        return st;
+    opts = &o;
     const dt_format *df = dt_format_of(dst_type);
     if (!df)
-        return dt_fail(opts, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)dst_type);
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)dst_type);
     if (df->tc == DT_TC_STRING)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, index,
                        "parse into a string element: use dtcast_convert");
     if (!dst || !text)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL buffer or text");
-    dtcast_status st = check_options(opts);
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, index, "NULL buffer or text");
+    st = check_options(opts, error);
     if (st != DTCAST_OK)
         return st;
     if (df->tc == DT_TC_FLOAT && df->stride_bits >= 16) { /* the common case: a code, one store */
@@ -529,13 +535,13 @@ dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index
         dt_rules_for(df, opts, &r);
         uint64_t code;
         if (!dt_text_parse_to_code(text, df, &r, &code))
-            return bad_string(opts, index, text);
+            return bad_string(error, index, text);
         string_target t = {.df = df, .store_bytes = df->stride_bits / 8};
         store_code(&t, dst, index, code);
         return DTCAST_OK;
     }
     string_target t;
-    string_target_init(&t, df, opts);
+    string_target_init(&t, df, opts, error);
     /* Parse into a scratch element first so that a failure leaves dst untouched. */
     uint8_t scratch[16] = {0};
     const size_t bits = (size_t)df->stride_bits;

@@ -101,7 +101,7 @@ uint64_t dt_encode(const dt_format *f, const dt_value *v, const dt_rules *r);
 uint64_t dt_encode_int_parts(const dt_format *f, const dt_int_parts *p, const dt_rules *r);
 /* Integer parts of a finite, zero, Inf or NaN value (never called with sticky values). */
 void dt_int_parts_of(const dt_value *v, dt_int_parts *p);
-/* Resolves opts (NULL = defaults) for a conversion into target f. */
+/* Resolves opts (as dt_options_read made them) for a conversion into target f. */
 void dt_rules_for(const dt_format *target, const dtcast_options *opts, dt_rules *r);
 
 /* Element access in packed storage (little-endian, sub-byte packing as ONNX). */
@@ -129,14 +129,21 @@ bool dt_text_parse_complex(const char *s, dt_value *re, dt_int_parts *re_ip, dt_
                            dt_int_parts *im_ip);
 
 /* ---------------------------------------------------------------------------------------------
- * Errors.
+ * Errors and options.
  * ------------------------------------------------------------------------------------------- */
-/* Records status and a printf-style message in opts->error (if any) and returns status. */
-dtcast_status dt_fail(const dtcast_options *opts, dtcast_status status, size_t index,
-                      const char *fmt, ...)
+/* The index of an error that is about no element. */
+#define DT_NO_INDEX ((size_t)-1)
+
+/* Records status, index and a printf-style message in *error (if not NULL); returns status. */
+dtcast_status dt_fail(dtcast_error *error, dtcast_status status, size_t index, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* The one way the library reads a caller's options: copies *opts (NULL = the defaults) into
+ * *out, a complete struct of this library's layout. Fields past opts->size take their defaults;
+ * a size below the 1.0 struct is refused, and so are nonzero bytes past this library's struct. */
+dtcast_status dt_options_read(const dtcast_options *opts, dtcast_options *out, dtcast_error *error);
 
 #endif /* DTCAST_INTERNAL_H */

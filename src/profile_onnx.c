@@ -1,5 +1,7 @@
 /* ONNX Cast / CastLike: which types each opset takes, and how its attributes map onto options.
- * Source: the Cast-1/6/9/13/19/21/23/24/25 schemas (spec/onnx-cast.*) as corrected by SPEC §3. */
+ * Source: the Cast-1/6/9/13/19/21/23/24/25 schemas, as docs/onnx.md describes them ("Opsets",
+ * "Options the profile sets"); where dtcast departs from ONNX's text: docs/differences.md, "ONNX
+ * documents". */
 #include "internal.h"
 
 #include <string.h>
@@ -34,7 +36,7 @@ static int onnx_since(dtcast_type t)
     }
 }
 
-int dtcast_onnx_opset_allows(int opset, dtcast_type t)
+bool dtcast_onnx_opset_allows(int opset, dtcast_type t)
 {
     const int since = onnx_since(t);
     return since != 0 && opset >= since && opset <= DTCAST_ONNX_OPSET_MAX;
@@ -46,18 +48,18 @@ static bool is_float8(dtcast_type t)
            t == DTCAST_FLOAT8E5M2FNUZ || t == DTCAST_FLOAT8E8M0;
 }
 
-static dtcast_status check_type(const dtcast_options *o, int opset, dtcast_type t, const char *role)
+static dtcast_status check_type(dtcast_error *error, int opset, dtcast_type t, const char *role)
 {
     const dt_format *f = dt_format_of(t);
     if (!f)
-        return dt_fail(o, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "ONNX Cast: unknown %s type %d", role,
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "ONNX Cast: unknown %s type %d", role,
                        (int)t);
     const int since = onnx_since(t);
     if (since == 0)
-        return dt_fail(o, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "ONNX Cast does not take %s (%s type) in any opset", f->name, role);
     if (opset < since)
-        return dt_fail(o, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "ONNX Cast-%d does not take %s (%s type); it needs opset %d or later", opset,
                        f->name, role, since);
     return DTCAST_OK;
@@ -73,38 +75,37 @@ static bool is_float_type(const dt_format *f)
     return f->tc == DT_TC_FLOAT || f->tc == DT_TC_E8M0;
 }
 
-dtcast_status dtcast_onnx_options(dtcast_options *out, int opset, dtcast_type src_type, int64_t to,
+dtcast_status dtcast_onnx_options(dtcast_options *out, int64_t to, dtcast_type src_type, int opset,
                                   int64_t saturate, const char *round_mode,
-                                  const dtcast_options *base)
+                                  const dtcast_options *base, dtcast_error *error)
 {
     dtcast_options o;
-    if (base)
-        o = *base;
-    else
-        dtcast_options_init(&o);
+    dtcast_status st = dt_options_read(base, &o, error);
+    if (st != DTCAST_OK)
+        return st;
     if (!out)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "ONNX Cast: NULL options");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "ONNX Cast: NULL options");
     if (opset < 1 || opset > DTCAST_ONNX_OPSET_MAX)
-        return dt_fail(&o, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "ONNX opset %d is not known (dtcast knows 1 to %d)", opset,
                        DTCAST_ONNX_OPSET_MAX);
     if (to <= 0 || to > 1000 || !dt_format_of((dtcast_type)to))
-        return dt_fail(&o, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX,
                        "ONNX Cast: 'to' = %lld is not a TensorProto data type", (long long)to);
     const dtcast_type dst_type = (dtcast_type)to;
-    dtcast_status st = check_type(&o, opset, src_type, "input");
+    st = check_type(error, opset, src_type, "input");
     if (st == DTCAST_OK)
-        st = check_type(&o, opset, dst_type, "output");
+        st = check_type(error, opset, dst_type, "output");
     if (st != DTCAST_OK)
         return st;
     if (saturate != 0 && saturate != 1)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "ONNX Cast: saturate must be 0 or 1, not %lld", (long long)saturate);
     if (saturate == 0 && opset < 19)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "ONNX Cast-%d has no 'saturate' attribute (it appeared in opset 19)", opset);
     if (round_mode && opset < 24)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "ONNX Cast-%d has no 'round_mode' attribute (it appeared in opset 24)",
                        opset);
 
@@ -116,7 +117,7 @@ dtcast_status dtcast_onnx_options(dtcast_options *out, int opset, dtcast_type sr
         else if (strcmp(round_mode, "nearest") == 0)
             e8m0_round = DTCAST_ROUND_RNA;
         else
-            return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+            return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                            "ONNX Cast: round_mode must be \"up\", \"down\" or \"nearest\", not "
                            "\"%.40s\"",
                            round_mode);
@@ -138,30 +139,32 @@ dtcast_status dtcast_onnx_options(dtcast_options *out, int opset, dtcast_type sr
     /* saturate governs float8 targets only; every other float overflows to Inf. */
     o.float_overflow = (is_float8(dst_type) && saturate) ? DTCAST_FLOAT_OVERFLOW_SATURATE
                                                           : DTCAST_FLOAT_OVERFLOW_IEEE;
-    o.discard_imaginary = 0;
-    o.string_to_bool_numeric = 0;
+    o.discard_imaginary = false;
+    o.string_to_bool_numeric = false;
     *out = o;
     return DTCAST_OK;
 }
 
-dtcast_status dtcast_onnx_cast(void *dst, const void *src, dtcast_type src_type, size_t count,
-                               int opset, int64_t to, int64_t saturate, const char *round_mode,
-                               const dtcast_options *opts)
+dtcast_status dtcast_onnx_cast(void *dst, int64_t to, const void *src, dtcast_type src_type,
+                               size_t count, int opset, int64_t saturate, const char *round_mode,
+                               const dtcast_options *opts, dtcast_error *error)
 {
     dtcast_options o;
-    dtcast_status st = dtcast_onnx_options(&o, opset, src_type, to, saturate, round_mode, opts);
+    dtcast_status st =
+        dtcast_onnx_options(&o, to, src_type, opset, saturate, round_mode, opts, error);
     if (st != DTCAST_OK)
         return st;
-    return dtcast_convert(dst, (dtcast_type)to, src, src_type, count, &o);
+    return dtcast_convert(dst, (dtcast_type)to, src, src_type, count, &o, error);
 }
 
 dtcast_status dtcast_onnx_cast_like(void *dst, dtcast_type like_type, const void *src,
                                     dtcast_type src_type, size_t count, int opset, int64_t saturate,
-                                    const char *round_mode, const dtcast_options *opts)
+                                    const char *round_mode, const dtcast_options *opts,
+                                    dtcast_error *error)
 {
     if (opset < 15)
-        return dt_fail(opts, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "ONNX CastLike needs opset 15 or later (got %d)", opset);
-    return dtcast_onnx_cast(dst, src, src_type, count, opset, (int64_t)like_type, saturate,
-                            round_mode, opts);
+    return dtcast_onnx_cast(dst, (int64_t)like_type, src, src_type, count, opset, saturate,
+                            round_mode, opts, error);
 }

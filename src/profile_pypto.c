@@ -1,5 +1,6 @@
 /* Ascend PyPTO pypto.cast: the supported pairs, CastMode defaults and silent fallbacks,
- * saturating integer targets and shape limits. Source: spec/pypto-cast.zh.md, SPEC §4. */
+ * saturating integer targets and shape limits. Source: pypto.cast's documentation, as
+ * docs/pypto.md describes it ("Types and pairs", "Modes", "Results", "Shapes"). */
 #include "internal.h"
 
 #include <string.h>
@@ -54,17 +55,22 @@ const char *dtcast_pypto_mode_name(dtcast_pypto_mode mode)
     return mode_names[mode];
 }
 
-dtcast_status dtcast_pypto_mode_from_name(const char *name, dtcast_pypto_mode *mode)
+dtcast_status dtcast_pypto_mode_from_name(const char *name, dtcast_pypto_mode *mode,
+                                         dtcast_error *error)
 {
     if (!name || !mode)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "CastMode: NULL %s",
+                       name ? "mode" : "name");
     const char *bare = strncmp(name, "CastMode.", 9) == 0 ? name + 9 : name;
     for (unsigned i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++)
         if (strcmp(bare, mode_names[i]) == 0 || strcmp(bare, mode_names[i] + 5) == 0) {
             *mode = (dtcast_pypto_mode)i;
             return DTCAST_OK;
         }
-    return DTCAST_ERR_INVALID_ARGUMENT;
+    return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+                   "unknown CastMode \"%.60s\" (CAST_NONE, CAST_RINT, CAST_ROUND, CAST_FLOOR, "
+                   "CAST_CEIL, CAST_TRUNC, CAST_ODD)",
+                   name);
 }
 
 static bool is_float(dtcast_type t)
@@ -85,32 +91,32 @@ static dtcast_round round_of_mode(dtcast_pypto_mode m)
     }
 }
 
-dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type src_type, dtcast_type dst_type,
-                                   dtcast_pypto_mode mode, const dtcast_options *base)
+dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type dst_type, dtcast_type src_type,
+                                   dtcast_pypto_mode mode, const dtcast_options *base,
+                                   dtcast_error *error)
 {
     dtcast_options o;
-    if (base)
-        o = *base;
-    else
-        dtcast_options_init(&o);
+    const dtcast_status st = dt_options_read(base, &o, error);
+    if (st != DTCAST_OK)
+        return st;
     if (!out)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "pypto.cast: NULL options");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "pypto.cast: NULL options");
     if ((unsigned)mode > DTCAST_CAST_ODD)
-        return dt_fail(&o, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "pypto.cast: CastMode %d is not a mode", (int)mode);
     const int s = pypto_index(src_type), d = pypto_index(dst_type);
     const char *sn = dtcast_type_name(src_type), *dn = dtcast_type_name(dst_type);
     if (s < 0 || d < 0) {
         const bool bad_src = s < 0;
         const char *n = bad_src ? sn : dn;
-        return dt_fail(&o, n ? DTCAST_ERR_UNSUPPORTED : DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX,
+        return dt_fail(error, n ? DTCAST_ERR_UNSUPPORTED : DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX,
                        "pypto.cast does not take %s (%s); it takes float32, float16, bfloat16, "
                        "int8, uint8, int16, int32, int64",
                        n ? n : "an unknown type", bad_src ? "input" : "dtype");
     }
     const enum offer offer = (enum offer)offers[s][d];
     if (offer == NO)
-        return dt_fail(&o, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "pypto.cast does not support %s -> %s", sn, dn);
 
     /* CAST_NONE: float -> integer truncates, everything else rounds to nearest even. A mode
@@ -123,26 +129,26 @@ dtcast_status dtcast_pypto_options(dtcast_options *out, dtcast_type src_type, dt
     o.round = r;
     o.int_overflow = DTCAST_INT_OVERFLOW_SATURATE; /* 130.0 fp16 -> int8 127; NaN -> 0 */
     o.float_overflow = DTCAST_FLOAT_OVERFLOW_IEEE;
-    o.via_float32 = 0;
+    o.via_float32 = false;
     *out = o;
     return DTCAST_OK;
 }
 
-dtcast_status dtcast_pypto_check_shape(const int64_t *shape, int ndim, const dtcast_options *opts)
+dtcast_status dtcast_pypto_check_shape(const int64_t *shape, int ndim, dtcast_error *error)
 {
     if (ndim < 1 || ndim > 4)
-        return dt_fail(opts, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
+        return dt_fail(error, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
                        "pypto.cast takes tensors of 1 to 4 dimensions, not %d", ndim);
     if (!shape)
-        return dt_fail(opts, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "pypto.cast: NULL shape");
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "pypto.cast: NULL shape");
     int64_t count = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] <= 0)
-            return dt_fail(opts, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
+            return dt_fail(error, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
                            "pypto.cast: dimension %d is %lld; empty tensors are not supported", i,
                            (long long)shape[i]);
         if (shape[i] > INT32_MAX || count > INT32_MAX / shape[i])
-            return dt_fail(opts, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
+            return dt_fail(error, DTCAST_ERR_BAD_SHAPE, NO_INDEX,
                            "pypto.cast: more than INT32_MAX (2147483647) elements");
         count *= shape[i];
     }
@@ -151,17 +157,18 @@ dtcast_status dtcast_pypto_check_shape(const int64_t *shape, int ndim, const dtc
 
 dtcast_status dtcast_pypto_cast(void *dst, dtcast_type dst_type, const void *src,
                                 dtcast_type src_type, const int64_t *shape, int ndim,
-                                dtcast_pypto_mode mode, const dtcast_options *opts)
+                                dtcast_pypto_mode mode, const dtcast_options *opts,
+                                dtcast_error *error)
 {
-    dtcast_status st = dtcast_pypto_check_shape(shape, ndim, opts);
+    dtcast_status st = dtcast_pypto_check_shape(shape, ndim, error);
     if (st != DTCAST_OK)
         return st;
     size_t count = 1;
     for (int i = 0; i < ndim; i++)
         count *= (size_t)shape[i]; /* at most INT32_MAX, checked above */
     dtcast_options o;
-    st = dtcast_pypto_options(&o, src_type, dst_type, mode, opts);
+    st = dtcast_pypto_options(&o, dst_type, src_type, mode, opts, error);
     if (st != DTCAST_OK)
         return st;
-    return dtcast_convert(dst, dst_type, src, src_type, count, &o);
+    return dtcast_convert(dst, dst_type, src, src_type, count, &o, error);
 }

@@ -207,10 +207,11 @@ static bool equal_ignoring_case(const char *a, const char *b)
     return *a == *b;
 }
 
-dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type)
+dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type, dtcast_error *error)
 {
     if (!name || !type)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "type name: NULL %s",
+                       name ? "type" : "name");
     for (size_t i = 0; i < NFORMATS; i++) {
         const dt_format *f = &formats[listing_order[i]];
         if (equal_ignoring_case(name, f->name) ||
@@ -233,7 +234,8 @@ dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type)
             return DTCAST_OK;
         }
     }
-    return DTCAST_ERR_UNKNOWN_TYPE;
+    return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "unknown type name \"%.60s\"",
+                   name);
 }
 
 size_t dtcast_type_list(dtcast_type *types, size_t max)
@@ -249,16 +251,23 @@ int dtcast_type_bits(dtcast_type type)
     return f ? f->bits : 0;
 }
 
-dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes)
+static dtcast_status too_large(dtcast_error *error, const dt_format *f, size_t count)
+{
+    return dt_fail(error, DTCAST_ERR_SIZE_OVERFLOW, DT_NO_INDEX,
+                   "%zu elements of %s do not fit in memory", count, f->name);
+}
+
+dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes,
+                                  dtcast_error *error)
 {
     const dt_format *f = dt_format_of(type);
     if (!f)
-        return DTCAST_ERR_UNKNOWN_TYPE;
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "unknown type %d", (int)type);
     if (!bytes)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "storage size: NULL bytes");
     if (f->tc == DT_TC_STRING) {
         if (count > SIZE_MAX / sizeof(char *))
-            return DTCAST_ERR_SIZE_OVERFLOW;
+            return too_large(error, f, count);
         *bytes = count * sizeof(char *);
         return DTCAST_OK;
     }
@@ -270,7 +279,7 @@ dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes)
     }
     size_t size = per_byte_units / 8;
     if (count > SIZE_MAX / size)
-        return DTCAST_ERR_SIZE_OVERFLOW;
+        return too_large(error, f, count);
     *bytes = count * size;
     return DTCAST_OK;
 }
@@ -287,13 +296,13 @@ static double value_of_code(const dt_format *f, uint64_t code)
     return v.neg ? -m : m;
 }
 
-dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info)
+dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info, dtcast_error *error)
 {
     const dt_format *f = dt_format_of(type);
     if (!f)
-        return DTCAST_ERR_UNKNOWN_TYPE;
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "unknown type %d", (int)type);
     if (!info)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "type info: NULL info");
     memset(info, 0, sizeof *info);
     info->type = type;
     info->name = f->name;
@@ -375,10 +384,11 @@ const char *dtcast_round_name(dtcast_round round)
     return round_names[round];
 }
 
-dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round)
+dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round, dtcast_error *error)
 {
     if (!name || !round)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "rounding mode: NULL %s",
+                       name ? "round" : "name");
     for (unsigned i = 0; i < sizeof round_names / sizeof round_names[0]; i++)
         if (equal_ignoring_case(name, round_names[i])) {
             *round = (dtcast_round)i;
@@ -388,18 +398,65 @@ dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round)
         *round = DTCAST_ROUND_RNA;
         return DTCAST_OK;
     }
-    return DTCAST_ERR_INVALID_ARGUMENT;
+    return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                   "unknown rounding mode \"%.60s\" (rne, round, floor, ceil, trunc, odd)", name);
 }
 
-void dtcast_options_init(dtcast_options *opts)
+/* ---- options ------------------------------------------------------------------------------ */
+
+/* The end of the last field of the 1.0 struct: no caller's options can be shorter. */
+#define OPTIONS_SIZE_1_0 (offsetof(dtcast_options, via_float32) + sizeof(bool))
+
+static void options_defaults(dtcast_options *opts)
 {
-    if (!opts)
-        return;
     memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
     opts->round = DTCAST_ROUND_DEFAULT;
     opts->float_overflow = DTCAST_FLOAT_OVERFLOW_IEEE;
     opts->int_overflow = DTCAST_INT_OVERFLOW_WRAP;
     opts->string_style = DTCAST_STRING_PYTHON;
+}
+
+void dtcast_options_init_sized(dtcast_options *opts, size_t size)
+{
+    if (!opts || size < OPTIONS_SIZE_1_0)
+        return;
+    dtcast_options d;
+    options_defaults(&d);
+    /* The caller's struct may be shorter (older header) or longer (newer header) than ours:
+     * fill what both know, zero what only the caller knows. */
+    if (size > sizeof d) {
+        memcpy(opts, &d, sizeof d);
+        memset((unsigned char *)opts + sizeof d, 0, size - sizeof d);
+    } else {
+        memcpy(opts, &d, size);
+    }
+    opts->size = size;
+}
+
+dtcast_status dt_options_read(const dtcast_options *opts, dtcast_options *out, dtcast_error *error)
+{
+    options_defaults(out);
+    if (!opts)
+        return DTCAST_OK;
+    const size_t size = opts->size;
+    if (size < OPTIONS_SIZE_1_0)
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                       "options not initialised: call dtcast_options_init (size is %zu)", size);
+    if (size > sizeof *out) {
+        const unsigned char *extra = (const unsigned char *)opts + sizeof *out;
+        for (size_t i = 0; i < size - sizeof *out; i++)
+            if (extra[i] != 0)
+                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                               "options from a newer dtcast with settings this library does not "
+                               "know (byte %zu of %zu is set)",
+                               sizeof *out + i, size);
+        memcpy(out, opts, sizeof *out);
+    } else {
+        memcpy(out, opts, size);
+    }
+    out->size = sizeof *out;
+    return DTCAST_OK;
 }
 
 const char *dtcast_status_string(dtcast_status status)
@@ -421,11 +478,10 @@ const char *dtcast_status_string(dtcast_status status)
     return "unknown status";
 }
 
-dtcast_status dt_fail(const dtcast_options *opts, dtcast_status status, size_t index,
-                      const char *fmt, ...)
+dtcast_status dt_fail(dtcast_error *error, dtcast_status status, size_t index, const char *fmt, ...)
 {
-    if (opts && opts->error) {
-        dtcast_error *e = opts->error;
+    if (error) {
+        dtcast_error *e = error;
         e->status = status;
         e->index = index;
         va_list ap;

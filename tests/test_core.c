@@ -34,7 +34,7 @@ static double double_of_bits(uint64_t u)
 static unsigned f32_to_code(float x, dtcast_type t, const dtcast_options *o)
 {
     uint8_t out = 0;
-    dtcast_status st = dtcast_convert(&out, t, &x, DTCAST_FLOAT32, 1, o);
+    dtcast_status st = dtcast_convert(&out, t, &x, DTCAST_FLOAT32, 1, o, NULL);
     return st == DTCAST_OK ? out : 0xFFFFu;
 }
 
@@ -62,16 +62,16 @@ static void test_type_table(void)
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         dtcast_type t = DTCAST_UNDEFINED;
-        dtcast_status st = dtcast_type_from_name(names[i].name, &t);
+        dtcast_status st = dtcast_type_from_name(names[i].name, &t, NULL);
         char label[96];
         snprintf(label, sizeof label, "type name %s", names[i].name);
         CHECK(st == DTCAST_OK && t == names[i].type && dtcast_type_bits(t) == names[i].bits, label,
               "status %d type %d bits %d", (int)st, (int)t, dtcast_type_bits(t));
     }
     dtcast_type t;
-    CHECK(dtcast_type_from_name("float7", &t) == DTCAST_ERR_UNKNOWN_TYPE, "unknown type name",
+    CHECK(dtcast_type_from_name("float7", &t, NULL) == DTCAST_ERR_UNKNOWN_TYPE, "unknown type name",
           "float7 was accepted");
-    CHECK(dtcast_type_from_name("99", &t) == DTCAST_ERR_UNKNOWN_TYPE, "unknown type number",
+    CHECK(dtcast_type_from_name("99", &t, NULL) == DTCAST_ERR_UNKNOWN_TYPE, "unknown type number",
           "99 was accepted");
     CHECK(dtcast_type_name((dtcast_type)99) == NULL, "name of a non-type", "not NULL");
 }
@@ -96,38 +96,38 @@ static void test_info(void)
     };
     for (size_t i = 0; i < sizeof maxima / sizeof maxima[0]; i++) {
         dtcast_info info;
-        dtcast_status st = dtcast_type_info(maxima[i].type, &info);
+        dtcast_status st = dtcast_type_info(maxima[i].type, &info, NULL);
         char label[96];
         snprintf(label, sizeof label, "info max %s", dtcast_type_name(maxima[i].type));
         CHECK(st == DTCAST_OK && info.max == maxima[i].max && info.max_bits == maxima[i].max_bits,
               label, "max %.17g bits 0x%llx", info.max, (unsigned long long)info.max_bits);
     }
     dtcast_info info;
-    dtcast_type_info(DTCAST_FLOAT16, &info);
+    dtcast_type_info(DTCAST_FLOAT16, &info, NULL);
     CHECK(info.min_normal == 0x1p-14 && info.min_subnormal == 0x1p-24 && info.epsilon == 0x1p-10 &&
               info.inf_bits == 0x7C00 && info.nan_bits == 0x7E00,
           "info float16 limits", "min normal %g subnormal %g eps %g", info.min_normal,
           info.min_subnormal, info.epsilon);
-    dtcast_type_info(DTCAST_FLOAT8E8M0, &info);
+    dtcast_type_info(DTCAST_FLOAT8E8M0, &info, NULL);
     CHECK(info.min_subnormal == 0x1p-127 && info.nan_bits == 0xFF && !info.has_negative_zero,
           "info float8e8m0", "min %g nan 0x%llx", info.min_subnormal,
           (unsigned long long)info.nan_bits);
-    dtcast_type_info(DTCAST_INT4, &info);
+    dtcast_type_info(DTCAST_INT4, &info, NULL);
     CHECK(info.int_min == -8 && info.int_max == 7, "info int4", "[%lld, %llu]",
           (long long)info.int_min, (unsigned long long)info.int_max);
-    dtcast_type_info(DTCAST_UINT64, &info);
+    dtcast_type_info(DTCAST_UINT64, &info, NULL);
     CHECK(info.int_min == 0 && info.int_max == UINT64_MAX, "info uint64", "max %llu",
           (unsigned long long)info.int_max);
     size_t bytes = 0;
-    CHECK(dtcast_storage_size(DTCAST_INT4, 5, &bytes) == DTCAST_OK && bytes == 3,
+    CHECK(dtcast_storage_size(DTCAST_INT4, 5, &bytes, NULL) == DTCAST_OK && bytes == 3,
           "storage int4 x5 = 3 bytes", "%zu", bytes);
-    CHECK(dtcast_storage_size(DTCAST_UINT2, 9, &bytes) == DTCAST_OK && bytes == 3,
+    CHECK(dtcast_storage_size(DTCAST_UINT2, 9, &bytes, NULL) == DTCAST_OK && bytes == 3,
           "storage uint2 x9 = 3 bytes", "%zu", bytes);
-    CHECK(dtcast_storage_size(DTCAST_UINT1, 17, &bytes) == DTCAST_OK && bytes == 3,
+    CHECK(dtcast_storage_size(DTCAST_UINT1, 17, &bytes, NULL) == DTCAST_OK && bytes == 3,
           "storage uint1 x17 = 3 bytes", "%zu", bytes);
-    CHECK(dtcast_storage_size(DTCAST_COMPLEX128, 3, &bytes) == DTCAST_OK && bytes == 48,
+    CHECK(dtcast_storage_size(DTCAST_COMPLEX128, 3, &bytes, NULL) == DTCAST_OK && bytes == 48,
           "storage complex128 x3 = 48 bytes", "%zu", bytes);
-    CHECK(dtcast_storage_size(DTCAST_FLOAT64, SIZE_MAX / 4, &bytes) == DTCAST_ERR_SIZE_OVERFLOW,
+    CHECK(dtcast_storage_size(DTCAST_FLOAT64, SIZE_MAX / 4, &bytes, NULL) == DTCAST_ERR_SIZE_OVERFLOW,
           "storage overflow", "not detected");
 }
 
@@ -201,8 +201,8 @@ static void test_nan_encodings(void)
     };
     for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++) {
         uint64_t a = 0, b = 0;
-        dtcast_convert(&a, nans[i].t, &qnan, DTCAST_FLOAT32, 1, NULL);
-        dtcast_convert(&b, nans[i].t, &nnan, DTCAST_FLOAT32, 1, NULL);
+        dtcast_convert(&a, nans[i].t, &qnan, DTCAST_FLOAT32, 1, NULL, NULL);
+        dtcast_convert(&b, nans[i].t, &nnan, DTCAST_FLOAT32, 1, NULL, NULL);
         char label[96];
         snprintf(label, sizeof label, "NaN -> %s", dtcast_type_name(nans[i].t));
         CHECK(a == nans[i].pos && b == nans[i].neg, label, "got 0x%llx/0x%llx", (unsigned long long)a,
@@ -216,7 +216,7 @@ static void test_nan_encodings(void)
     /* float64 NaN payloads and float16 signalling NaN become the canonical quiet NaN */
     uint16_t snan16 = 0x7D00;
     float f = 0;
-    dtcast_convert(&f, DTCAST_FLOAT32, &snan16, DTCAST_FLOAT16, 1, NULL);
+    dtcast_convert(&f, DTCAST_FLOAT32, &snan16, DTCAST_FLOAT16, 1, NULL, NULL);
     CHECK(bits_of_float(f) == 0x7FC00000, "float16 sNaN -> float32 canonical", "0x%08x",
           bits_of_float(f));
 }
@@ -227,23 +227,23 @@ static void test_integers(void)
      * float -> uint4 -1 -> 15; NaN and Inf -> 0 under wrap. */
     int16_t s = 200;
     int8_t r = 0;
-    dtcast_convert(&r, DTCAST_INT8, &s, DTCAST_INT16, 1, NULL);
+    dtcast_convert(&r, DTCAST_INT8, &s, DTCAST_INT16, 1, NULL, NULL);
     CHECK(r == -56, "int16 200 -> int8 wrap", "got %d", r);
     float in[4] = {-9.0f, 8.0f, float_of_bits(0x7FC00000), float_of_bits(0x7F800000)};
     uint8_t packed[2] = {0xAA, 0xAA};
-    dtcast_convert(packed, DTCAST_INT4, in, DTCAST_FLOAT32, 4, NULL);
+    dtcast_convert(packed, DTCAST_INT4, in, DTCAST_FLOAT32, 4, NULL, NULL);
     CHECK(packed[0] == 0x87 && packed[1] == 0x00, "float -> int4 wrap", "got %02x %02x", packed[0],
           packed[1]);
     float m1 = -1.0f;
     uint8_t u4 = 0xFF;
-    dtcast_convert(&u4, DTCAST_UINT4, &m1, DTCAST_FLOAT32, 1, NULL);
+    dtcast_convert(&u4, DTCAST_UINT4, &m1, DTCAST_FLOAT32, 1, NULL, NULL);
     CHECK(u4 == 0x0F, "float -1 -> uint4 15 (padding bits zero)", "got %02x", u4);
     dtcast_options sat;
     dtcast_options_init(&sat);
     sat.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
     float xs[5] = {130.0f, -1e30f, float_of_bits(0x7FC00000), float_of_bits(0xFF800000), 2.9f};
     int8_t i8[5];
-    dtcast_convert(i8, DTCAST_INT8, xs, DTCAST_FLOAT32, 5, &sat);
+    dtcast_convert(i8, DTCAST_INT8, xs, DTCAST_FLOAT32, 5, &sat, NULL);
     CHECK(i8[0] == 127 && i8[1] == -128 && i8[2] == 0 && i8[3] == -128 && i8[4] == 2,
           "float -> int8 saturate", "%d %d %d %d %d", i8[0], i8[1], i8[2], i8[3], i8[4]);
     /* Rounding modes to an integer: 2.5 and -2.5 */
@@ -260,7 +260,7 @@ static void test_integers(void)
         o.round = modes[i].mode;
         float v[2] = {2.5f, -2.5f};
         int8_t out[2];
-        dtcast_convert(out, DTCAST_INT8, v, DTCAST_FLOAT32, 2, &o);
+        dtcast_convert(out, DTCAST_INT8, v, DTCAST_FLOAT32, 2, &o, NULL);
         char label[64];
         snprintf(label, sizeof label, "+-2.5 -> int8 %s", dtcast_round_name(modes[i].mode));
         CHECK(out[0] == modes[i].up && out[1] == modes[i].down, label, "got %d %d", out[0], out[1]);
@@ -269,8 +269,8 @@ static void test_integers(void)
     double big = 1e19;
     uint64_t u = 0;
     int64_t i64 = 0;
-    dtcast_convert(&u, DTCAST_UINT64, &big, DTCAST_FLOAT64, 1, NULL);
-    dtcast_convert(&i64, DTCAST_INT64, &big, DTCAST_FLOAT64, 1, NULL);
+    dtcast_convert(&u, DTCAST_UINT64, &big, DTCAST_FLOAT64, 1, NULL, NULL);
+    dtcast_convert(&i64, DTCAST_INT64, &big, DTCAST_FLOAT64, 1, NULL, NULL);
     CHECK(u == UINT64_C(10000000000000000000) &&
               i64 == (int64_t)(UINT64_C(10000000000000000000) - UINT64_C(9223372036854775808)) +
                          INT64_MIN,
@@ -278,7 +278,7 @@ static void test_integers(void)
           (long long)i64);
     float b[3] = {0.0f, -0.0f, 1e-45f};
     uint8_t bo[3];
-    dtcast_convert(bo, DTCAST_BOOL, b, DTCAST_FLOAT32, 3, NULL);
+    dtcast_convert(bo, DTCAST_BOOL, b, DTCAST_FLOAT32, 3, NULL, NULL);
     CHECK(bo[0] == 0 && bo[1] == 0 && bo[2] == 1, "float -> bool", "%d %d %d", bo[0], bo[1], bo[2]);
 }
 
@@ -292,39 +292,39 @@ static void test_single_rounding(void)
     uint8_t once = 0, twice = 0;
     dtcast_options o;
     dtcast_options_init(&o);
-    dtcast_convert(&once, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT64, 1, &o);
+    dtcast_convert(&once, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT64, 1, &o, NULL);
     o.via_float32 = 1;
-    dtcast_convert(&twice, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT64, 1, &o);
+    dtcast_convert(&twice, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT64, 1, &o, NULL);
     CHECK(once == 0x39 && twice == 0x38, "float64 -> e4m3fn rounds once", "once %02x twice %02x",
           once, twice);
     /* int64 2^40 + 2^32 + 1 -> bfloat16: 1.00000001 x 2^40 -> above the midpoint -> 2^40+2^33 */
     int64_t n = (INT64_C(1) << 40) + (INT64_C(1) << 32) + 1;
     uint16_t bf = 0;
-    dtcast_convert(&bf, DTCAST_BFLOAT16, &n, DTCAST_INT64, 1, NULL);
+    dtcast_convert(&bf, DTCAST_BFLOAT16, &n, DTCAST_INT64, 1, NULL, NULL);
     CHECK(bf == 0x5381, "int64 -> bfloat16 rounds once", "got %04x", bf);
     /* float32 -> bfloat16 RNE, subnormal input (SPEC §7: 0x00018000 -> 0x0002) */
     uint32_t sub = 0x00018000;
-    dtcast_convert(&bf, DTCAST_BFLOAT16, &sub, DTCAST_FLOAT32, 1, NULL);
+    dtcast_convert(&bf, DTCAST_BFLOAT16, &sub, DTCAST_FLOAT32, 1, NULL, NULL);
     CHECK(bf == 0x0002, "float32 subnormal -> bfloat16 RNE", "got %04x", bf);
     /* float64 smallest subnormal -> float16 under ceil is the smallest float16 subnormal */
     double tiny = double_of_bits(1);
     uint16_t h = 0;
     dtcast_options_init(&o);
     o.round = DTCAST_ROUND_CEIL;
-    dtcast_convert(&h, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT64, 1, &o);
+    dtcast_convert(&h, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT64, 1, &o, NULL);
     CHECK(h == 0x0001, "float64 min subnormal -> float16 ceil", "got %04x", h);
     o.round = DTCAST_ROUND_RNE;
-    dtcast_convert(&h, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT64, 1, &o);
+    dtcast_convert(&h, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT64, 1, &o, NULL);
     CHECK(h == 0x0000, "float64 min subnormal -> float16 rne", "got %04x", h);
     /* Directed modes on overflow: trunc gives max, ceil of a negative gives -max */
     float big = 1e6f, nbig = -1e6f;
     o.round = DTCAST_ROUND_TRUNC;
-    dtcast_convert(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, &o);
+    dtcast_convert(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, &o, NULL);
     CHECK(h == 0x7BFF, "float16 overflow under trunc -> max", "got %04x", h);
     o.round = DTCAST_ROUND_CEIL;
-    dtcast_convert(&h, DTCAST_FLOAT16, &nbig, DTCAST_FLOAT32, 1, &o);
+    dtcast_convert(&h, DTCAST_FLOAT16, &nbig, DTCAST_FLOAT32, 1, &o, NULL);
     CHECK(h == 0xFBFF, "float16 negative overflow under ceil -> -max", "got %04x", h);
-    dtcast_convert(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, &o);
+    dtcast_convert(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, &o, NULL);
     CHECK(h == 0x7C00, "float16 overflow under ceil -> Inf", "got %04x", h);
 }
 
@@ -343,8 +343,8 @@ static void test_e8m0(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t out = 0;
-        dtcast_status st = dtcast_onnx_cast(&out, &cases[i].x, DTCAST_FLOAT32, 1, 25,
-                                            DTCAST_FLOAT8E8M0, 1, cases[i].mode, NULL);
+        dtcast_status st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E8M0, &cases[i].x, DTCAST_FLOAT32,
+                                            1, 25, 1, cases[i].mode, NULL, NULL);
         char label[96];
         snprintf(label, sizeof label, "e8m0 %s %g", cases[i].mode, (double)cases[i].x);
         CHECK(st == DTCAST_OK && out == cases[i].want, label, "got 0x%02x want 0x%02x", out,
@@ -352,13 +352,13 @@ static void test_e8m0(void)
     }
     float big = 0x1.8p127f, inf = float_of_bits(0x7F800000);
     uint8_t out = 0;
-    dtcast_onnx_cast(&out, &big, DTCAST_FLOAT32, 1, 25, DTCAST_FLOAT8E8M0, 0, "up", NULL);
+    dtcast_onnx_cast(&out, DTCAST_FLOAT8E8M0, &big, DTCAST_FLOAT32, 1, 25, 0, "up", NULL, NULL);
     CHECK(out == 0xFF, "e8m0 saturate=0 overflow -> 0xFF", "got %02x", out);
-    dtcast_onnx_cast(&out, &inf, DTCAST_FLOAT32, 1, 25, DTCAST_FLOAT8E8M0, 1, "up", NULL);
+    dtcast_onnx_cast(&out, DTCAST_FLOAT8E8M0, &inf, DTCAST_FLOAT32, 1, 25, 1, "up", NULL, NULL);
     CHECK(out == 0xFF, "e8m0 Inf -> 0xFF", "got %02x", out);
     uint8_t code = 0;
     float v = 0;
-    dtcast_convert(&v, DTCAST_FLOAT32, &code, DTCAST_FLOAT8E8M0, 1, NULL);
+    dtcast_convert(&v, DTCAST_FLOAT32, &code, DTCAST_FLOAT8E8M0, 1, NULL, NULL);
     CHECK(bits_of_float(v) == 0x00400000, "e8m0 0x00 -> float32 2^-127 exact", "got %08x",
           bits_of_float(v));
 }
@@ -367,22 +367,22 @@ static void test_complex(void)
 {
     float c[4] = {1.5f, -2.0f, 0.0f, 3.0f};
     double out[4] = {0};
-    dtcast_status st = dtcast_convert(out, DTCAST_COMPLEX128, c, DTCAST_COMPLEX64, 2, NULL);
+    dtcast_status st = dtcast_convert(out, DTCAST_COMPLEX128, c, DTCAST_COMPLEX64, 2, NULL, NULL);
     CHECK(st == DTCAST_OK && out[0] == 1.5 && out[1] == -2.0 && out[3] == 3.0,
           "complex64 -> complex128", "%g %g", out[0], out[1]);
     float r[2] = {7.0f, 8.0f};
-    st = dtcast_convert(r, DTCAST_FLOAT32, c, DTCAST_COMPLEX64, 2, NULL);
+    st = dtcast_convert(r, DTCAST_FLOAT32, c, DTCAST_COMPLEX64, 2, NULL, NULL);
     CHECK(st == DTCAST_ERR_COMPLEX_TO_REAL && r[0] == 7.0f, "complex -> real refused",
           "status %d", (int)st);
     dtcast_options o;
     dtcast_options_init(&o);
     o.discard_imaginary = 1;
-    st = dtcast_convert(r, DTCAST_FLOAT32, c, DTCAST_COMPLEX64, 2, &o);
+    st = dtcast_convert(r, DTCAST_FLOAT32, c, DTCAST_COMPLEX64, 2, &o, NULL);
     CHECK(st == DTCAST_OK && r[0] == 1.5f && r[1] == 0.0f, "complex -> real discarding",
           "status %d", (int)st);
     int8_t i8[2] = {-3, 5};
     uint16_t c32[4];
-    st = dtcast_convert(c32, DTCAST_COMPLEX32, i8, DTCAST_INT8, 2, NULL);
+    st = dtcast_convert(c32, DTCAST_COMPLEX32, i8, DTCAST_INT8, 2, NULL, NULL);
     CHECK(st == DTCAST_OK && c32[0] == 0xC200 && c32[1] == 0 && c32[2] == 0x4500 && c32[3] == 0,
           "int8 -> complex32", "%04x %04x", c32[0], c32[1]);
 }
@@ -394,54 +394,54 @@ static void test_onnx_profile(void)
     dtcast_error err;
     dtcast_options o;
     dtcast_options_init(&o);
-    o.error = &err;
-    dtcast_status st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 13, DTCAST_FLOAT8E4M3FN, 1,
-                                        NULL, &o);
+    dtcast_status st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT32, 1, 13, 1,
+                                        NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED && out == 0xAB && strstr(err.message, "13") &&
               strstr(err.message, "19"),
           "onnx opset 13 refuses float8", "status %d: %s", (int)st, err.message);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 19, DTCAST_FLOAT8E4M3FN, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT32, 1, 19, 1, NULL, &o, &err);
     CHECK(st == DTCAST_OK && out == 0x38, "onnx opset 19 float8", "status %d out %02x", (int)st,
           out);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 20, DTCAST_INT4, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_INT4, &x, DTCAST_FLOAT32, 1, 20, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx opset 20 refuses int4", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 22, DTCAST_FLOAT4E2M1, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT4E2M1, &x, DTCAST_FLOAT32, 1, 22, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx opset 22 refuses float4e2m1", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 23, DTCAST_FLOAT8E8M0, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E8M0, &x, DTCAST_FLOAT32, 1, 23, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx opset 23 refuses float8e8m0", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 24, DTCAST_INT2, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_INT2, &x, DTCAST_FLOAT32, 1, 24, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx opset 24 refuses int2", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 12, DTCAST_BFLOAT16, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_BFLOAT16, &x, DTCAST_FLOAT32, 1, 12, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx opset 12 refuses bfloat16", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 25, DTCAST_COMPLEX64, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_COMPLEX64, &x, DTCAST_FLOAT32, 1, 25, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx refuses complex", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 25, DTCAST_FLOAT8E4M3, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E4M3, &x, DTCAST_FLOAT32, 1, 25, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx refuses non-ONNX float8e4m3", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 23, DTCAST_FLOAT8E4M3FN, 1, "up", &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E4M3FN, &x, DTCAST_FLOAT32, 1, 23, 1, "up", &o, &err);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT && strstr(err.message, "round_mode"),
           "onnx round_mode before opset 24", "status %d: %s", (int)st, err.message);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 25, DTCAST_FLOAT8E8M0, 1, "sideways", &o);
+    st = dtcast_onnx_cast(&out, DTCAST_FLOAT8E8M0, &x, DTCAST_FLOAT32, 1, 25, 1, "sideways", &o,
+                          &err);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx bad round_mode", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 13, DTCAST_UINT8, 0, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 13, 0, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx saturate before opset 19", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 26, DTCAST_UINT8, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 26, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx unknown opset 26", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, &x, DTCAST_FLOAT32, 1, 25, 0, 1, NULL, &o);
+    st = dtcast_onnx_cast(&out, 0, &x, DTCAST_FLOAT32, 1, 25, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNKNOWN_TYPE, "onnx to=0", "status %d", (int)st);
-    st = dtcast_onnx_cast_like(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 14, 1, NULL, &o);
+    st = dtcast_onnx_cast_like(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 14, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx CastLike before opset 15", "status %d", (int)st);
     /* float -> integer truncates, integers wrap: -2.7 -> -2, 300.9 -> 44 */
     float xs[2] = {-2.7f, 300.9f};
     uint8_t u8[2];
     int8_t i8[2];
-    dtcast_onnx_cast(i8, xs, DTCAST_FLOAT32, 2, 25, DTCAST_INT8, 1, NULL, NULL);
-    dtcast_onnx_cast(u8, xs, DTCAST_FLOAT32, 2, 25, DTCAST_UINT8, 1, NULL, NULL);
+    dtcast_onnx_cast(i8, DTCAST_INT8, xs, DTCAST_FLOAT32, 2, 25, 1, NULL, NULL, NULL);
+    dtcast_onnx_cast(u8, DTCAST_UINT8, xs, DTCAST_FLOAT32, 2, 25, 1, NULL, NULL, NULL);
     CHECK(i8[0] == -2 && i8[1] == 44 && u8[0] == 254 && u8[1] == 44, "onnx float -> int trunc+wrap",
           "%d %d %u %u", i8[0], i8[1], u8[0], u8[1]);
     /* saturate does not touch float16: 1e6 -> Inf */
     uint16_t h = 0;
     float big = 1e6f;
-    dtcast_onnx_cast(&h, &big, DTCAST_FLOAT32, 1, 25, DTCAST_FLOAT16, 1, NULL, NULL);
+    dtcast_onnx_cast(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, 25, 1, NULL, NULL, NULL);
     CHECK(h == 0x7C00, "onnx float16 overflow -> Inf", "got %04x", h);
     for (int opset = 1; opset <= 25; opset++) {
         char label[48];
@@ -460,49 +460,57 @@ static void test_pypto_profile(void)
     uint16_t h[2] = {0x5810, 0xD810}; /* 130.0, -130.0 in float16 */
     int8_t i8[2] = {0, 0};
     dtcast_status st = dtcast_pypto_cast(i8, DTCAST_INT8, h, DTCAST_FLOAT16, shape, 1,
-                                         DTCAST_CAST_NONE, NULL);
+                                         DTCAST_CAST_NONE, NULL, NULL);
     CHECK(st == DTCAST_OK && i8[0] == 127 && i8[1] == -128, "pypto fp16 130 -> int8 127",
           "status %d: %d %d", (int)st, i8[0], i8[1]);
     float f[2] = {2.5f, -2.5f};
     int32_t i32[2];
-    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, NULL);
+    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, NULL,
+                      NULL);
     CHECK(i32[0] == 2 && i32[1] == -2, "pypto CAST_NONE float -> int truncates", "%d %d", i32[0],
           i32[1]);
-    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ROUND, NULL);
+    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ROUND, NULL,
+                      NULL);
     CHECK(i32[0] == 3 && i32[1] == -3, "pypto CAST_ROUND", "%d %d", i32[0], i32[1]);
     /* CAST_ODD is not offered for float32 -> int32: falls back to the default (trunc) */
-    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL);
+    dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL, NULL);
     CHECK(i32[0] == 2 && i32[1] == -2, "pypto CAST_ODD falls back for float -> int", "%d %d",
           i32[0], i32[1]);
     /* CAST_ODD is offered for float32 -> float16: 1 + 2^-11 + 2^-12 is inexact -> odd neighbour */
     float g[2] = {1.0f + 0x1p-12f, 1.0f};
     uint16_t o16[2];
-    dtcast_pypto_cast(o16, DTCAST_FLOAT16, g, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL);
+    dtcast_pypto_cast(o16, DTCAST_FLOAT16, g, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL,
+                      NULL);
     CHECK(o16[0] == 0x3C01 && o16[1] == 0x3C00, "pypto CAST_ODD float32 -> float16", "%04x %04x",
           o16[0], o16[1]);
-    dtcast_pypto_cast(o16, DTCAST_BFLOAT16, g, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL);
+    dtcast_pypto_cast(o16, DTCAST_BFLOAT16, g, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_ODD, NULL,
+                      NULL);
     CHECK(o16[0] == 0x3F80, "pypto CAST_ODD float32 -> bfloat16 falls back to rne", "%04x", o16[0]);
     dtcast_error err;
     dtcast_options o;
     dtcast_options_init(&o);
-    o.error = &err;
-    st = dtcast_pypto_cast(i8, DTCAST_INT8, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, &o);
+    st = dtcast_pypto_cast(i8, DTCAST_INT8, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, &o,
+                           &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED && strstr(err.message, "float32 -> int8"),
           "pypto refuses float32 -> int8", "status %d: %s", (int)st, err.message);
-    st = dtcast_pypto_cast(i8, DTCAST_FLOAT64, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, &o);
+    st = dtcast_pypto_cast(i8, DTCAST_FLOAT64, f, DTCAST_FLOAT32, shape, 1, DTCAST_CAST_NONE, &o,
+                           &err);
     CHECK(st == DTCAST_ERR_UNSUPPORTED, "pypto refuses float64", "status %d", (int)st);
-    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 5, DTCAST_CAST_NONE, &o);
+    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, shape, 5, DTCAST_CAST_NONE, &o,
+                           &err);
     CHECK(st == DTCAST_ERR_BAD_SHAPE, "pypto refuses 5 dimensions", "status %d", (int)st);
     int64_t empty[1] = {0};
-    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, empty, 1, DTCAST_CAST_NONE, &o);
+    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, empty, 1, DTCAST_CAST_NONE, &o,
+                           &err);
     CHECK(st == DTCAST_ERR_BAD_SHAPE, "pypto refuses empty tensor", "status %d", (int)st);
     int64_t huge[2] = {65536, 32768};
-    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, huge, 2, DTCAST_CAST_NONE, &o);
+    st = dtcast_pypto_cast(i32, DTCAST_INT32, f, DTCAST_FLOAT32, huge, 2, DTCAST_CAST_NONE, &o,
+                           &err);
     CHECK(st == DTCAST_ERR_BAD_SHAPE && strstr(err.message, "INT32_MAX"),
           "pypto refuses more than INT32_MAX elements", "status %d", (int)st);
     dtcast_pypto_mode m;
-    CHECK(dtcast_pypto_mode_from_name("CAST_RINT", &m) == DTCAST_OK && m == DTCAST_CAST_RINT &&
-              dtcast_pypto_mode_from_name("CastMode.CAST_ODD", &m) == DTCAST_OK &&
+    CHECK(dtcast_pypto_mode_from_name("CAST_RINT", &m, NULL) == DTCAST_OK && m == DTCAST_CAST_RINT &&
+              dtcast_pypto_mode_from_name("CastMode.CAST_ODD", &m, NULL) == DTCAST_OK &&
               m == DTCAST_CAST_ODD,
           "pypto mode names", "not parsed");
 }
@@ -513,40 +521,38 @@ static void test_errors(void)
     dtcast_error err;
     dtcast_options o;
     dtcast_options_init(&o);
-    o.error = &err;
     float x[4] = {1, 2, 3, 4};
     uint8_t out[4] = {9, 9, 9, 9};
-    CHECK(dtcast_convert(out, (dtcast_type)77, x, DTCAST_FLOAT32, 4, &o) == DTCAST_ERR_UNKNOWN_TYPE &&
+    CHECK(dtcast_convert(out, (dtcast_type)77, x, DTCAST_FLOAT32, 4, &o, &err) == DTCAST_ERR_UNKNOWN_TYPE &&
               strstr(err.message, "77"),
           "error: unknown destination type", "%s", err.message);
-    CHECK(dtcast_convert(out, DTCAST_UINT8, NULL, DTCAST_FLOAT32, 4, &o) ==
+    CHECK(dtcast_convert(out, DTCAST_UINT8, NULL, DTCAST_FLOAT32, 4, &o, &err) ==
                   DTCAST_ERR_INVALID_ARGUMENT &&
               strstr(err.message, "source"),
           "error: NULL source", "%s", err.message);
-    CHECK(dtcast_convert(NULL, DTCAST_UINT8, x, DTCAST_FLOAT32, 4, &o) ==
+    CHECK(dtcast_convert(NULL, DTCAST_UINT8, x, DTCAST_FLOAT32, 4, &o, &err) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "error: NULL destination", "%s", err.message);
-    CHECK(dtcast_convert(NULL, DTCAST_UINT8, NULL, DTCAST_FLOAT32, 0, &o) == DTCAST_OK,
+    CHECK(dtcast_convert(NULL, DTCAST_UINT8, NULL, DTCAST_FLOAT32, 0, &o, &err) == DTCAST_OK,
           "count 0 with NULL buffers is fine", "%s", err.message);
-    CHECK(dtcast_convert(out, DTCAST_FLOAT64, x, DTCAST_FLOAT32, SIZE_MAX / 2, &o) ==
+    CHECK(dtcast_convert(out, DTCAST_FLOAT64, x, DTCAST_FLOAT32, SIZE_MAX / 2, &o, &err) ==
               DTCAST_ERR_SIZE_OVERFLOW,
           "error: size overflow", "%s", err.message);
     o.round = (dtcast_round)42;
-    CHECK(dtcast_convert(out, DTCAST_UINT8, x, DTCAST_FLOAT32, 4, &o) ==
+    CHECK(dtcast_convert(out, DTCAST_UINT8, x, DTCAST_FLOAT32, 4, &o, &err) ==
                   DTCAST_ERR_INVALID_ARGUMENT &&
               strstr(err.message, "rounding"),
           "error: bad rounding mode", "%s", err.message);
     dtcast_options_init(&o);
-    o.error = &err;
     /* overlap: widening in place is refused, narrowing in place works */
-    CHECK(dtcast_convert(x, DTCAST_FLOAT64, x, DTCAST_FLOAT32, 2, &o) == DTCAST_ERR_INVALID_ARGUMENT &&
+    CHECK(dtcast_convert(x, DTCAST_FLOAT64, x, DTCAST_FLOAT32, 2, &o, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
               strstr(err.message, "overlap"),
           "error: widening in place refused", "%s", err.message);
-    CHECK(dtcast_convert(x + 1, DTCAST_FLOAT32, x, DTCAST_FLOAT32, 2, &o) ==
+    CHECK(dtcast_convert(x + 1, DTCAST_FLOAT32, x, DTCAST_FLOAT32, 2, &o, &err) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "error: shifted overlap refused", "%s", err.message);
     float y[4] = {1.5f, -2.0f, 3.0f, 448.0f};
-    CHECK(dtcast_convert(y, DTCAST_FLOAT8E4M3FN, y, DTCAST_FLOAT32, 4, &o) == DTCAST_OK &&
+    CHECK(dtcast_convert(y, DTCAST_FLOAT8E4M3FN, y, DTCAST_FLOAT32, 4, &o, &err) == DTCAST_OK &&
               ((uint8_t *)y)[0] == 0x3C && ((uint8_t *)y)[1] == 0xC0 && ((uint8_t *)y)[3] == 0x7E,
           "narrowing in place", "%02x %02x", ((uint8_t *)y)[0], ((uint8_t *)y)[1]);
     /* Unaligned buffers work */
@@ -554,7 +560,7 @@ static void test_errors(void)
     float one = 1.0f;
     memcpy(raw + 1, &one, 4);
     uint8_t res[3] = {0};
-    CHECK(dtcast_convert(res + 1, DTCAST_BFLOAT16, raw + 1, DTCAST_FLOAT32, 1, &o) == DTCAST_OK &&
+    CHECK(dtcast_convert(res + 1, DTCAST_BFLOAT16, raw + 1, DTCAST_FLOAT32, 1, &o, &err) == DTCAST_OK &&
               res[1] == 0x80 && res[2] == 0x3F,
           "unaligned buffers", "%02x %02x", res[1], res[2]);
     CHECK(strcmp(dtcast_status_string(DTCAST_OK), "ok") == 0 &&
@@ -567,32 +573,31 @@ static void test_strings(void)
     dtcast_error err;
     dtcast_options o;
     dtcast_options_init(&o);
-    o.error = &err;
     const char *in[4] = {"1.5", " -2e3 ", "100.5", "hello"};
     float out[4] = {7, 7, 7, 7};
-    dtcast_status st = dtcast_convert(out, DTCAST_FLOAT32, in, DTCAST_STRING, 4, &o);
+    dtcast_status st = dtcast_convert(out, DTCAST_FLOAT32, in, DTCAST_STRING, 4, &o, &err);
     CHECK(st == DTCAST_ERR_BAD_STRING && err.index == 3 && strstr(err.message, "hello") &&
               strstr(err.message, "3") && out[0] == 7.0f,
           "bad string names its index, output untouched", "status %d: %s", (int)st, err.message);
     const char *nl[1] = {"1\n2\r3\t"};
-    st = dtcast_convert(out, DTCAST_FLOAT32, nl, DTCAST_STRING, 1, &o);
+    st = dtcast_convert(out, DTCAST_FLOAT32, nl, DTCAST_STRING, 1, &o, &err);
     CHECK(st == DTCAST_ERR_BAD_STRING && !strpbrk(err.message, "\n\r\t"),
           "bad string message stays one line", "%s", err.message);
-    st = dtcast_convert(out, DTCAST_FLOAT32, in, DTCAST_STRING, 3, &o);
+    st = dtcast_convert(out, DTCAST_FLOAT32, in, DTCAST_STRING, 3, &o, &err);
     CHECK(st == DTCAST_OK && out[0] == 1.5f && out[1] == -2000.0f && out[2] == 100.5f,
           "strings -> float32", "status %d", (int)st);
     int32_t i[3];
-    dtcast_onnx_cast(i, in, DTCAST_STRING, 3, 25, DTCAST_INT32, 1, NULL, &o);
+    dtcast_onnx_cast(i, DTCAST_INT32, in, DTCAST_STRING, 3, 25, 1, NULL, &o, &err);
     CHECK(i[0] == 1 && i[1] == -2000 && i[2] == 100, "strings -> int32 truncates (\"100.5\" -> 100)",
           "%d %d %d", i[0], i[1], i[2]);
     const char *bools[3] = {"", "0", "false"};
     uint8_t b[3];
-    dtcast_convert(b, DTCAST_BOOL, bools, DTCAST_STRING, 3, &o);
+    dtcast_convert(b, DTCAST_BOOL, bools, DTCAST_STRING, 3, &o, &err);
     CHECK(b[0] == 0 && b[1] == 1 && b[2] == 1, "strings -> bool (\"\" false, others true)",
           "%d %d %d", b[0], b[1], b[2]);
     float vals[6] = {1.0f, 100.0f, -0.0f, 123456792.0f, 1e-5f, 3.4028235e38f};
     char *s[6] = {0};
-    st = dtcast_convert(s, DTCAST_STRING, vals, DTCAST_FLOAT32, 6, &o);
+    st = dtcast_convert(s, DTCAST_STRING, vals, DTCAST_FLOAT32, 6, &o, &err);
     static const char *const want[6] = {"1.0", "100.0", "-0.0", "123456790.0", "1e-05",
                                         "3.4028235e+38"};
     int same = st == DTCAST_OK;
@@ -604,21 +609,21 @@ static void test_strings(void)
     CHECK(s[0] == NULL, "strings_free clears entries", "not cleared");
     uint8_t tf[2] = {1, 0};
     char *bs[2] = {0};
-    dtcast_convert(bs, DTCAST_STRING, tf, DTCAST_BOOL, 2, &o);
+    dtcast_convert(bs, DTCAST_STRING, tf, DTCAST_BOOL, 2, &o, &err);
     CHECK(bs[0] && bs[1] && strcmp(bs[0], "True") == 0 && strcmp(bs[1], "False") == 0,
           "bool -> strings True/False", "%s %s", bs[0] ? bs[0] : "-", bs[1] ? bs[1] : "-");
     dtcast_strings_free(bs, 2);
     char buf[DTCAST_FORMAT_MAX];
     double d = 0.1;
-    CHECK(dtcast_format_element(buf, sizeof buf, &d, DTCAST_FLOAT64, 0, &o) == DTCAST_OK &&
+    CHECK(dtcast_format_element(buf, sizeof buf, &d, DTCAST_FLOAT64, 0, &o, &err) == DTCAST_OK &&
               strcmp(buf, "0.1") == 0,
           "format_element float64 0.1", "%s", buf);
-    CHECK(dtcast_format_element(buf, 2, &d, DTCAST_FLOAT64, 0, &o) == DTCAST_ERR_INVALID_ARGUMENT,
+    CHECK(dtcast_format_element(buf, 2, &d, DTCAST_FLOAT64, 0, &o, &err) == DTCAST_ERR_INVALID_ARGUMENT,
           "format_element small buffer refused", "%s", err.message);
     uint8_t packed = 0x00;
-    CHECK(dtcast_parse_element(&packed, DTCAST_INT4, 1, "-3", &o) == DTCAST_OK && packed == 0xD0,
+    CHECK(dtcast_parse_element(&packed, DTCAST_INT4, 1, "-3", &o, &err) == DTCAST_OK && packed == 0xD0,
           "parse_element into the high nibble", "%02x", packed);
-    CHECK(dtcast_parse_element(&packed, DTCAST_INT4, 0, "x", &o) == DTCAST_ERR_BAD_STRING &&
+    CHECK(dtcast_parse_element(&packed, DTCAST_INT4, 0, "x", &o, &err) == DTCAST_ERR_BAD_STRING &&
               packed == 0xD0,
           "parse_element bad text leaves dst", "%02x", packed);
 }
@@ -639,16 +644,16 @@ static void test_threads(void)
         dtcast_options o;
         dtcast_options_init(&o);
         size_t bytes = 0;
-        dtcast_storage_size(targets[t], n, &bytes);
+        dtcast_storage_size(targets[t], n, &bytes, NULL);
         memset(a, 0xEE, n);
         memset(b, 0x11, n);
         memset(c, 0x77, n);
         o.threads = 1;
-        dtcast_convert(a, targets[t], x, DTCAST_FLOAT32, n, &o);
+        dtcast_convert(a, targets[t], x, DTCAST_FLOAT32, n, &o, NULL);
         o.threads = 3;
-        dtcast_convert(b, targets[t], x, DTCAST_FLOAT32, n, &o);
+        dtcast_convert(b, targets[t], x, DTCAST_FLOAT32, n, &o, NULL);
         o.threads = 0;
-        dtcast_convert(c, targets[t], x, DTCAST_FLOAT32, n, &o);
+        dtcast_convert(c, targets[t], x, DTCAST_FLOAT32, n, &o, NULL);
         char label[64];
         snprintf(label, sizeof label, "threads 1/3/auto agree (%s)", dtcast_type_name(targets[t]));
         CHECK(memcmp(a, b, bytes) == 0 && memcmp(a, c, bytes) == 0, label, "results differ");
@@ -667,13 +672,13 @@ static void test_string_round_trip_all(void)
     size_t n = dtcast_type_list(types, 64);
     for (size_t t = 0; t < n; t++) {
         dtcast_info info;
-        dtcast_type_info(types[t], &info);
+        dtcast_type_info(types[t], &info, NULL);
         if (info.bits == 0 || info.bits > 16 || info.kind == DTCAST_KIND_STRING)
             continue;
         for (int style = 0; style < 2; style++) {
             const size_t count = (size_t)1 << (info.bits == 6 ? 6 : info.bits);
             size_t bytes = 0;
-            dtcast_storage_size(types[t], count, &bytes);
+            dtcast_storage_size(types[t], count, &bytes, NULL);
             uint8_t *codes = calloc(bytes + 2, 1), *back = calloc(bytes + 2, 1);
             char **text = calloc(count, sizeof *text);
             for (size_t c = 0; c < count; c++) { /* element c holds code c */
@@ -691,15 +696,17 @@ static void test_string_round_trip_all(void)
             o.string_style = (dtcast_string_style)style;
             o.string_to_bool_numeric = 1;
             o.round = DTCAST_ROUND_RNE;
-            dtcast_status st1 = dtcast_convert(text, DTCAST_STRING, codes, types[t], count, &o);
+            dtcast_status st1 = dtcast_convert(text, DTCAST_STRING, codes, types[t], count, &o,
+                                               NULL);
             dtcast_status st2 = st1 == DTCAST_OK
-                                    ? dtcast_convert(back, types[t], text, DTCAST_STRING, count, &o)
+                                    ? dtcast_convert(back, types[t], text, DTCAST_STRING, count,
+                                                     &o, NULL)
                                     : st1;
             size_t bad = count;
             for (size_t c = 0; st2 == DTCAST_OK && c < count && bad == count; c++) {
                 char a[DTCAST_FORMAT_MAX], b[DTCAST_FORMAT_MAX];
-                dtcast_format_element(a, sizeof a, codes, types[t], c, &o);
-                dtcast_format_element(b, sizeof b, back, types[t], c, &o);
+                dtcast_format_element(a, sizeof a, codes, types[t], c, &o, NULL);
+                dtcast_format_element(b, sizeof b, back, types[t], c, &o, NULL);
                 /* equal text of the parsed-back element means the same value (NaN prints nan) */
                 if (strcmp(a, b) != 0)
                     bad = c;

@@ -129,7 +129,8 @@ int main(void)
                             const unsigned before = flush_get();
 #endif
                             memset(got, 0xA5, N * 8);
-                            const dtcast_status st = dtcast_convert(got, df->type, x, sf->type, N, &o);
+                            const dtcast_status st = dtcast_convert(got, df->type, x, sf->type, N,
+                                                                    &o, NULL);
                             const int after_mode = fegetround();
 #if defined(HAVE_FLUSH)
                             const unsigned after = flush_get();

@@ -28,9 +28,9 @@ static long check_pair(const dt_format *sf, const dt_format *df, const uint8_t *
     for (size_t n = 0; n <= max; n += n < 200 ? 1 : 331) {
         for (size_t off = 0; off < 2; off++) {
             size_t bytes = 0;
-            dtcast_storage_size(df->type, n, &bytes);
+            dtcast_storage_size(df->type, n, &bytes, NULL);
             memset(out, 0xAB, bytes + off + 8);
-            if (dtcast_convert(out + off, df->type, in + off, sf->type, n, &o) != DTCAST_OK)
+            if (dtcast_convert(out + off, df->type, in + off, sf->type, n, &o, NULL) != DTCAST_OK)
                 return bad + 1;
             for (size_t i = 0; i < n; i++) {
                 dt_value v;

@@ -20,7 +20,7 @@
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-#define OUTCOME_MAX (DTCAST_PROMOTE_MESSAGE_MAX + 16)
+#define OUTCOME_MAX (DTCAST_ERROR_MESSAGE_MAX + 16)
 
 /* The outcome of promote(a, b) as text: the result's name ("dynamic" for OpenVINO's), "error: "
  * and the system's message for a refusal, "invalid: ..." for operands the rules cannot take. */
@@ -28,17 +28,19 @@ static void outcome(char *buf, size_t size, dtcast_promote_rules rules, const ch
                     const char *b, const dtcast_promote_attrs *attrs)
 {
     dtcast_operand oa, ob;
-    if (dtcast_operand_parse(a, &oa) != DTCAST_OK || dtcast_operand_parse(b, &ob) != DTCAST_OK) {
+    if (dtcast_operand_parse(a, &oa, NULL) != DTCAST_OK ||
+        dtcast_operand_parse(b, &ob, NULL) != DTCAST_OK) {
         snprintf(buf, size, "unparsable operand");
         return;
     }
-    char message[DTCAST_PROMOTE_MESSAGE_MAX];
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
     dtcast_type result = DTCAST_UNDEFINED;
-    dtcast_status st = dtcast_promote(rules, &oa, &ob, attrs, &result, message, sizeof message);
+    dtcast_status st = dtcast_promote(&result, rules, &oa, &ob, attrs, &error);
     if (st == DTCAST_ERR_PROMOTION)
-        snprintf(buf, size, "error: %s", message);
+        snprintf(buf, size, "error: %s", error.message);
     else if (st != DTCAST_OK)
-        snprintf(buf, size, "invalid: %s", message);
+        snprintf(buf, size, "invalid: %s", error.message);
     else if (result == DTCAST_TYPE_DYNAMIC)
         snprintf(buf, size, "dynamic");
     else
@@ -277,7 +279,7 @@ static void run_ov_cases(const ov_case *cases, size_t n, const char *label)
         attrs.promote_unsafe = cases[i].unsafe;
         attrs.pytorch_scalar_promotion = cases[i].torch_mode;
         if (cases[i].u64_target &&
-            dtcast_type_from_name(cases[i].u64_target, &attrs.u64_target) != DTCAST_OK)
+            dtcast_type_from_name(cases[i].u64_target, &attrs.u64_target, NULL) != DTCAST_OK)
             attrs.u64_target = DTCAST_UNDEFINED;
         char name[96];
         snprintf(name, sizeof name, "%s (unsafe %d, pytorch %d%s%s)", label, cases[i].unsafe,
@@ -595,7 +597,7 @@ static const struct {
 static dtcast_type aclnn_short(const char *s)
 {
     dtcast_type t = DTCAST_UNDEFINED;
-    dtcast_type_from_name(s, &t);
+    dtcast_type_from_name(s, &t, NULL);
     return t;
 }
 
@@ -938,7 +940,7 @@ static void jax_name(const char *doc, char *operand, size_t osize, char *result,
             return;
         }
     dtcast_type t = DTCAST_UNDEFINED;
-    dtcast_type_from_name(doc, &t);
+    dtcast_type_from_name(doc, &t, NULL);
     snprintf(operand, osize, "%s", doc);
     snprintf(result, rsize, "%s", dtcast_type_name(t) ? dtcast_type_name(t) : "?");
 }
@@ -1141,7 +1143,7 @@ static void test_operand_parse(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dtcast_operand op = {DTCAST_UNDEFINED, 0, DTCAST_SCALAR_NONE};
-        dtcast_status st = dtcast_operand_parse(cases[i].text, &op);
+        dtcast_status st = dtcast_operand_parse(cases[i].text, &op, NULL);
         int ok = st == cases[i].st &&
                  (st != DTCAST_OK || (op.type == cases[i].type && op.rank == cases[i].rank &&
                                       op.scalar == cases[i].scalar));
@@ -1150,7 +1152,7 @@ static void test_operand_parse(void)
         CHECK(ok, name, "status %d type %d rank %d scalar %d", (int)st, (int)op.type, op.rank,
               (int)op.scalar);
     }
-    CHECK(dtcast_operand_parse(NULL, NULL) == DTCAST_ERR_INVALID_ARGUMENT, "operand parse NULL",
+    CHECK(dtcast_operand_parse(NULL, NULL, NULL) == DTCAST_ERR_INVALID_ARGUMENT, "operand parse NULL",
           "accepted");
 }
 
@@ -1161,53 +1163,64 @@ static void test_api_errors(void)
     dtcast_operand bad_rank = {DTCAST_FLOAT32, -2, DTCAST_SCALAR_NONE};
     dtcast_operand bad_kind = {DTCAST_FLOAT32, 1, (dtcast_scalar_kind)9};
     dtcast_type out = DTCAST_UNDEFINED;
-    char msg[DTCAST_PROMOTE_MESSAGE_MAX];
-    CHECK(dtcast_promote(DTCAST_RULES_TORCH, &f32, &f32, NULL, NULL, msg, sizeof msg) ==
+    dtcast_error e;
+    memset(&e, 0, sizeof e);
+    const char *msg = e.message;
+    CHECK(dtcast_promote(NULL, DTCAST_RULES_TORCH, &f32, &f32, NULL,
+                         &e) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "promote NULL result", "accepted");
-    CHECK(dtcast_promote(DTCAST_RULES_TORCH, NULL, &f32, NULL, &out, msg, sizeof msg) ==
+    CHECK(dtcast_promote(&out, DTCAST_RULES_TORCH, NULL, &f32, NULL,
+                         &e) ==
                   DTCAST_ERR_INVALID_ARGUMENT &&
               strcmp(msg, "operand a is NULL") == 0,
           "promote NULL operand", "%s", msg);
-    CHECK(dtcast_promote((dtcast_promote_rules)7, &f32, &f32, NULL, &out, msg, sizeof msg) ==
+    CHECK(dtcast_promote(&out, (dtcast_promote_rules)7, &f32, &f32, NULL,
+                         &e) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "promote unknown rules", "accepted");
-    CHECK(dtcast_promote(DTCAST_RULES_NUMPY, &f32, &bad_type, NULL, &out, msg, sizeof msg) ==
+    CHECK(dtcast_promote(&out, DTCAST_RULES_NUMPY, &f32, &bad_type, NULL,
+                         &e) ==
                   DTCAST_ERR_UNKNOWN_TYPE &&
               strcmp(msg, "operand b: unknown type 99") == 0,
           "promote unknown type", "%s", msg);
-    CHECK(dtcast_promote(DTCAST_RULES_NUMPY, &bad_rank, &f32, NULL, &out, msg, sizeof msg) ==
+    CHECK(dtcast_promote(&out, DTCAST_RULES_NUMPY, &bad_rank, &f32, NULL,
+                         &e) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "promote bad rank", "%s", msg);
-    CHECK(dtcast_promote(DTCAST_RULES_JAX, &bad_kind, &f32, NULL, &out, msg, sizeof msg) ==
+    CHECK(dtcast_promote(&out, DTCAST_RULES_JAX, &bad_kind, &f32, NULL,
+                         &e) ==
               DTCAST_ERR_INVALID_ARGUMENT,
           "promote bad scalar kind", "%s", msg);
     out = DTCAST_INT8;
-    CHECK(dtcast_promote(DTCAST_RULES_OPENVINO, &bad_type, &f32, NULL, &out, NULL, 0) ==
+    CHECK(dtcast_promote(&out, DTCAST_RULES_OPENVINO, &bad_type, &f32, NULL,
+                         NULL) ==
                   DTCAST_ERR_UNKNOWN_TYPE && out == DTCAST_INT8,
-          "promote failure leaves result, NULL message", "out %d", (int)out);
-    /* A small message buffer is truncated, never overrun. */
-    char tiny[8];
+          "promote failure leaves result, NULL error", "out %d", (int)out);
+    /* A refusal fills status and index; a success leaves the error as it was. */
     dtcast_operand i8 = {DTCAST_INT8, 1, DTCAST_SCALAR_NONE};
     dtcast_operand f16 = {DTCAST_FLOAT16, 1, DTCAST_SCALAR_NONE};
     dtcast_operand i64 = {DTCAST_INT64, 1, DTCAST_SCALAR_NONE};
-    CHECK(dtcast_promote(DTCAST_RULES_OPENVINO, &i64, &f16, NULL, &out, tiny, sizeof tiny) ==
-                  DTCAST_ERR_PROMOTION && strcmp(tiny, "Integer") == 0,
-          "promote message truncated", "\"%s\"", tiny);
-    CHECK(dtcast_promote(DTCAST_RULES_OPENVINO, &i8, &f16, NULL, &out, msg, sizeof msg) ==
-                  DTCAST_OK && out == DTCAST_FLOAT16 && msg[0] == 0,
-          "promote success clears the message", "\"%s\"", msg);
+    CHECK(dtcast_promote(&out, DTCAST_RULES_OPENVINO, &i64, &f16, NULL, &e) ==
+                  DTCAST_ERR_PROMOTION &&
+              e.status == DTCAST_ERR_PROMOTION && e.index == (size_t)-1 &&
+              strncmp(msg, "Integer", 7) == 0,
+          "promote error fields", "\"%s\"", msg);
+    CHECK(dtcast_promote(&out, DTCAST_RULES_OPENVINO, &i8, &f16, NULL, &e) == DTCAST_OK &&
+              out == DTCAST_FLOAT16 && e.status == DTCAST_ERR_PROMOTION,
+          "promote success leaves the error alone", "\"%s\"", msg);
     static const char *const names[] = {"openvino", "aclnn", "torch", "numpy", "jax"};
     for (int r = 0; r < 5; r++) {
         dtcast_promote_rules rules;
         char name[48];
         snprintf(name, sizeof name, "rules name %s", names[r]);
-        CHECK(dtcast_promote_rules_from_name(names[r], &rules) == DTCAST_OK && (int)rules == r &&
+        CHECK(dtcast_promote_rules_from_name(names[r], &rules, NULL) == DTCAST_OK &&
+                  (int)rules == r &&
                   strcmp(dtcast_promote_rules_name(rules), names[r]) == 0,
               name, "round trip failed");
     }
     dtcast_promote_rules rules;
-    CHECK(dtcast_promote_rules_from_name("tensorflow", &rules) == DTCAST_ERR_INVALID_ARGUMENT &&
+    CHECK(dtcast_promote_rules_from_name("tensorflow", &rules, NULL) == DTCAST_ERR_INVALID_ARGUMENT &&
               dtcast_promote_rules_name((dtcast_promote_rules)5) == NULL,
           "rules name unknown", "accepted");
     CHECK(dtcast_type_name(DTCAST_TYPE_DYNAMIC) == NULL, "dynamic is not a data type",
@@ -1221,7 +1234,6 @@ static void test_convert_promote_types(void)
     dtcast_error error;
     dtcast_options opts;
     dtcast_options_init(&opts);
-    opts.error = &error;
     dtcast_promote_attrs attrs;
     dtcast_promote_attrs_init(&attrs);
 
@@ -1232,8 +1244,8 @@ static void test_convert_promote_types(void)
     int64_t o0[3] = {0}, o1[2] = {0};
     dtcast_type common = DTCAST_UNDEFINED;
     memset(&error, 0, sizeof error);
-    dtcast_status st = dtcast_convert_promote_types(&in0, &in1, &attrs, o0, sizeof o0, o1,
-                                                    sizeof o1, &common, &opts);
+    dtcast_status st = dtcast_convert_promote_types(o0, sizeof o0, o1, sizeof o1, &common, &in0,
+                                                    &in1, &attrs, &opts, &error);
     CHECK(st == DTCAST_ERR_PROMOTION &&
               strcmp(error.message, "Unsigned integer input cannot be safely promoted into any "
                                     "supported signed integer.") == 0 &&
@@ -1241,8 +1253,8 @@ static void test_convert_promote_types(void)
           "ConvertPromoteTypes i16 x u32 safe refuses, writes nothing", "status %d: %s", (int)st,
           error.message);
     attrs.promote_unsafe = 1;
-    st = dtcast_convert_promote_types(&in0, &in1, &attrs, o0, sizeof o0, o1, sizeof o1, &common,
-                                      &opts);
+    st = dtcast_convert_promote_types(o0, sizeof o0, o1, sizeof o1, &common, &in0, &in1, &attrs,
+                                      &opts, &error);
     CHECK(st == DTCAST_OK && common == DTCAST_INT64 && o0[0] == 1 && o0[1] == -2 &&
               o0[2] == 300 && o1[0] == 7 && o1[1] == 4000000000LL,
           "ConvertPromoteTypes i16 x u32 unsafe -> int64 values", "status %d common %d", (int)st,
@@ -1252,8 +1264,8 @@ static void test_convert_promote_types(void)
     uint64_t c[1] = {(UINT64_C(1) << 63) + 1};
     dtcast_tensor_view in2 = {c, DTCAST_UINT64, 1, 1};
     float f0[3], f1[1];
-    st = dtcast_convert_promote_types(&in0, &in2, &attrs, f0, sizeof f0, f1, sizeof f1, &common,
-                                      &opts);
+    st = dtcast_convert_promote_types(f0, sizeof f0, f1, sizeof f1, &common, &in0, &in2, &attrs,
+                                      &opts, &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT32 && f0[1] == -2.0f &&
               f1[0] == 9223372036854775808.0f,
           "ConvertPromoteTypes i16 x u64 unsafe -> float32", "status %d common %d", (int)st,
@@ -1265,16 +1277,16 @@ static void test_convert_promote_types(void)
     dtcast_tensor_view inh = {h, DTCAST_FLOAT16, 2, 2}, ing = {g, DTCAST_FLOAT32, 1, 1};
     float r0[2], r1[1];
     dtcast_promote_attrs_init(&attrs);
-    st = dtcast_convert_promote_types(&inh, &ing, NULL, r0, sizeof r0, r1, sizeof r1, &common,
-                                      &opts);
+    st = dtcast_convert_promote_types(r0, sizeof r0, r1, sizeof r1, &common, &inh, &ing, NULL,
+                                      &opts, &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT32 && r0[0] == 1.0f && r0[1] == 65504.0f &&
               r1[0] == 0.5f,
           "ConvertPromoteTypes f16 x f32 -> float32", "status %d", (int)st);
 
     /* A buffer too small is refused before anything is written. */
     float small[1] = {-1.0f};
-    st = dtcast_convert_promote_types(&inh, &ing, NULL, small, sizeof small, r1, sizeof r1,
-                                      &common, &opts);
+    st = dtcast_convert_promote_types(small, sizeof small, r1, sizeof r1, &common, &inh, &ing,
+                                      NULL, &opts, &error);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT && small[0] == -1.0f &&
               strstr(error.message, "output 0 holds 4 bytes") != NULL,
           "ConvertPromoteTypes output too small", "status %d: %s", (int)st, error.message);
@@ -1282,8 +1294,8 @@ static void test_convert_promote_types(void)
     /* A dynamic result has nothing to convert to. */
     attrs.pytorch_scalar_promotion = 1;
     dtcast_tensor_view unknown = {g, DTCAST_FLOAT32, 1, DTCAST_RANK_UNKNOWN};
-    st = dtcast_convert_promote_types(&inh, &unknown, &attrs, r0, sizeof r0, r1, sizeof r1,
-                                      &common, &opts);
+    st = dtcast_convert_promote_types(r0, sizeof r0, r1, sizeof r1, &common, &inh, &unknown,
+                                      &attrs, &opts, &error);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT && strstr(error.message, "dynamic") != NULL,
           "ConvertPromoteTypes dynamic result refused", "status %d: %s", (int)st, error.message);
 
@@ -1291,18 +1303,19 @@ static void test_convert_promote_types(void)
     attrs.promote_unsafe = 1;
     dtcast_tensor_view scalar = {g, DTCAST_FLOAT32, 1, 0};
     uint16_t hh0[2], hh1[1];
-    st = dtcast_convert_promote_types(&inh, &scalar, &attrs, hh0, sizeof hh0, hh1, sizeof hh1,
-                                      &common, &opts);
+    st = dtcast_convert_promote_types(hh0, sizeof hh0, hh1, sizeof hh1, &common, &inh, &scalar,
+                                      &attrs, &opts, &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT16 && hh0[0] == 0x3C00 && hh1[0] == 0x3800,
           "ConvertPromoteTypes pytorch mode S(f32) D(f16) -> float16", "status %d", (int)st);
 
     /* Empty tensors and NULL inputs. */
     dtcast_tensor_view empty = {NULL, DTCAST_INT8, 0, 1};
-    st = dtcast_convert_promote_types(&empty, &ing, NULL, NULL, 0, r1, sizeof r1, &common, &opts);
+    st = dtcast_convert_promote_types(NULL, 0, r1, sizeof r1, &common, &empty, &ing, NULL, &opts,
+                                      &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT32, "ConvertPromoteTypes empty input",
           "status %d: %s", (int)st, error.message);
-    st = dtcast_convert_promote_types(NULL, &ing, NULL, r0, sizeof r0, r1, sizeof r1, &common,
-                                      &opts);
+    st = dtcast_convert_promote_types(r0, sizeof r0, r1, sizeof r1, &common, NULL, &ing, NULL,
+                                      &opts, &error);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT, "ConvertPromoteTypes NULL input", "status %d",
           (int)st);
 }
@@ -1312,28 +1325,28 @@ static void test_aclnn_binary(void)
     dtcast_error error;
     dtcast_options opts;
     dtcast_options_init(&opts);
-    opts.error = &error;
     /* aclnnAdd(self f16 tensor, other 0-dim f32) -> f16: the 0-dim does not widen. */
     uint16_t h[2] = {0x3C00, 0xC000};
     float g[1] = {0.25f};
     dtcast_tensor_view self = {h, DTCAST_FLOAT16, 2, 1}, other = {g, DTCAST_FLOAT32, 1, 0};
     uint16_t o0[2], o1[1];
     dtcast_type common = DTCAST_UNDEFINED;
-    dtcast_status st = dtcast_aclnn_promote_binary(&self, &other, o0, sizeof o0, o1, sizeof o1,
-                                                   &common, &opts);
+    dtcast_status st = dtcast_aclnn_promote_binary(o0, sizeof o0, o1, sizeof o1, &common, &self,
+                                                   &other, &opts, &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT16 && o0[1] == 0xC000 && o1[0] == 0x3400,
           "aclnn binary f16 x 0-dim f32 -> float16", "status %d common %d", (int)st, (int)common);
     /* Both dimensioned: f32 wins; bool becomes 1.0. */
     uint8_t flags[2] = {1, 0};
     dtcast_tensor_view bools = {flags, DTCAST_BOOL, 2, 1}, floats = {g, DTCAST_FLOAT32, 1, 3};
     float f0[2], f1[1];
-    st = dtcast_aclnn_promote_binary(&floats, &bools, f1, sizeof f1, f0, sizeof f0, &common,
-                                     &opts);
+    st = dtcast_aclnn_promote_binary(f1, sizeof f1, f0, sizeof f0, &common, &floats, &bools, &opts,
+                                     &error);
     CHECK(st == DTCAST_OK && common == DTCAST_FLOAT32 && f0[0] == 1.0f && f0[1] == 0.0f,
           "aclnn binary f32 x bool -> float32", "status %d", (int)st);
     uint16_t u[1] = {5};
     dtcast_tensor_view u16 = {u, DTCAST_UINT16, 1, 1};
-    st = dtcast_aclnn_promote_binary(&u16, &floats, f0, sizeof f0, f1, sizeof f1, &common, &opts);
+    st = dtcast_aclnn_promote_binary(f0, sizeof f0, f1, sizeof f1, &common, &u16, &floats, &opts,
+                                     &error);
     CHECK(st == DTCAST_ERR_PROMOTION &&
               strcmp(error.message,
                      "Self dtype DT_UINT16 and other dtype DT_FLOAT can not promote dtype.") == 0,

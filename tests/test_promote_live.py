@@ -27,11 +27,11 @@ class Operand(ctypes.Structure):
 
 def load_library(path):
     lib = ctypes.CDLL(path)
-    lib.dtcast_operand_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(Operand)]
+    lib.dtcast_operand_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(Operand), ctypes.c_void_p]
     lib.dtcast_operand_parse.restype = ctypes.c_int
-    lib.dtcast_promote.argtypes = [ctypes.c_int, ctypes.POINTER(Operand), ctypes.POINTER(Operand),
-                                   ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
-                                   ctypes.c_size_t]
+    lib.dtcast_promote.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                   ctypes.POINTER(Operand), ctypes.POINTER(Operand),
+                                   ctypes.c_void_p, ctypes.c_void_p]
     lib.dtcast_promote.restype = ctypes.c_int
     lib.dtcast_type_name.argtypes = [ctypes.c_int]
     lib.dtcast_type_name.restype = ctypes.c_char_p
@@ -41,14 +41,13 @@ def load_library(path):
 def library_result(lib, rules, a, b):
     """The library's answer as the tables spell it: a type name, or "error"."""
     oa, ob = Operand(), Operand()
-    if lib.dtcast_operand_parse(a.encode(), ctypes.byref(oa)) != 0:
+    if lib.dtcast_operand_parse(a.encode(), ctypes.byref(oa), None) != 0:
         return "unparsable %s" % a
-    if lib.dtcast_operand_parse(b.encode(), ctypes.byref(ob)) != 0:
+    if lib.dtcast_operand_parse(b.encode(), ctypes.byref(ob), None) != 0:
         return "unparsable %s" % b
     out = ctypes.c_int(0)
-    msg = ctypes.create_string_buffer(512)
-    st = lib.dtcast_promote(RULES[rules], ctypes.byref(oa), ctypes.byref(ob), None,
-                            ctypes.byref(out), msg, len(msg))
+    st = lib.dtcast_promote(ctypes.byref(out), RULES[rules], ctypes.byref(oa), ctypes.byref(ob),
+                            None, None)
     if st != 0:
         return "error"
     name = lib.dtcast_type_name(out.value)

@@ -20,14 +20,14 @@
 static void *alloc_elems(dtcast_type t, size_t n)
 {
     size_t bytes = 0;
-    dtcast_storage_size(t, n, &bytes);
+    dtcast_storage_size(t, n, &bytes, NULL);
     return calloc(bytes + 16, 1);
 }
 
 static size_t stride_bits(dtcast_type t)
 {
     size_t bytes = 0;
-    dtcast_storage_size(t, 8, &bytes);
+    dtcast_storage_size(t, 8, &bytes, NULL);
     return bytes;
 }
 
@@ -37,7 +37,7 @@ static void *report_raw(dt_report *r, dtcast_type st, const void *src, size_t n,
                         const dtcast_options *o)
 {
     void *dst = alloc_elems(dt, n);
-    if (!dst || dtcast_convert(dst, dt, src, st, n, o) != DTCAST_OK ||
+    if (!dst || dtcast_convert(dst, dt, src, st, n, o, NULL) != DTCAST_OK ||
         dt_report_init(r, st, dt, o) != DTCAST_OK) {
         free(dst);
         return NULL;
@@ -62,7 +62,7 @@ static int report_of(dt_report *r, dtcast_type st, const double *v, size_t n, dt
     dtcast_options exact;
     dtcast_options_init(&exact);
     exact.discard_imaginary = 1;
-    int ok = src && dtcast_convert(src, st, v, DTCAST_FLOAT64, n, &exact) == DTCAST_OK;
+    int ok = src && dtcast_convert(src, st, v, DTCAST_FLOAT64, n, &exact, NULL) == DTCAST_OK;
     void *dst = ok ? report_raw(r, st, src, n, dt, o) : NULL;
     free(src);
     free(dst);
@@ -440,7 +440,7 @@ static void test_overflow_rule(void)
     char why[200] = "";
     for (size_t t = 0; t < nt; t++) {
         dtcast_info di;
-        dtcast_type_info(types[t], &di);
+        dtcast_type_info(types[t], &di, NULL);
         if (di.kind != DTCAST_KIND_FLOAT || (!di.has_inf && !di.has_nan) || di.bits >= 64)
             continue;
         /* both sides of max, through the band to max + unit and past it, in eighths */
@@ -466,8 +466,8 @@ static void test_overflow_rule(void)
             double *out = malloc(wn * sizeof *out);
             uint8_t *dst = alloc_elems(types[t], wn);
             dtcast_options ieee = options(modes[m], 0, 0), sat = options(modes[m], 1, 0);
-            dtcast_convert(dst, types[t], w, DTCAST_FLOAT64, wn, &ieee);
-            dtcast_convert(out, DTCAST_FLOAT64, dst, types[t], wn, NULL);
+            dtcast_convert(dst, types[t], w, DTCAST_FLOAT64, wn, &ieee, NULL);
+            dtcast_convert(out, DTCAST_FLOAT64, dst, types[t], wn, NULL, NULL);
             uint64_t nonfinite = 0;
             for (size_t i = 0; i < wn; i++)
                 nonfinite += !isfinite(out[i]);
@@ -528,7 +528,7 @@ static void test_fast_path(void)
         void *src = watch_source(srcs[s], n, &seed);
         for (size_t d = 0; d < nt; d++) {
             dtcast_info di;
-            dtcast_type_info(types[d], &di);
+            dtcast_type_info(types[d], &di, NULL);
             if (di.kind != DTCAST_KIND_FLOAT && di.kind != DTCAST_KIND_COMPLEX)
                 continue;
             for (int m = DTCAST_ROUND_RNE; m <= DTCAST_ROUND_ODD; m++)
@@ -537,7 +537,7 @@ static void test_fast_path(void)
                     o.via_float32 = m == DTCAST_ROUND_RNE && sat; /* once, the double rounding */
                     void *dst = alloc_elems(types[d], n);
                     dt_report a, b;
-                    dtcast_convert(dst, types[d], src, srcs[s], n, &o);
+                    dtcast_convert(dst, types[d], src, srcs[s], n, &o, NULL);
                     int ok = dt_report_init(&a, srcs[s], types[d], &o) == DTCAST_OK &&
                              dt_report_init(&b, srcs[s], types[d], &o) == DTCAST_OK;
                     b.priv.long_double_only = 1;
@@ -783,9 +783,9 @@ static void *watch_source(dtcast_type st, size_t n, uint64_t *seed)
     dtcast_options o = options(DTCAST_ROUND_RNE, 0, 0);
     void *src = alloc_elems(st, n);
     dtcast_info info;
-    dtcast_type_info(st, &info);
+    dtcast_type_info(st, &info, NULL);
     dtcast_type in = info.kind == DTCAST_KIND_COMPLEX ? DTCAST_COMPLEX128 : DTCAST_FLOAT64;
-    dtcast_convert(src, st, v, in, n, &o);
+    dtcast_convert(src, st, v, in, n, &o, NULL);
     /* raw codes in the last quarter, for whole-byte float types */
     if ((info.kind == DTCAST_KIND_FLOAT || info.kind == DTCAST_KIND_COMPLEX) &&
         info.bits % 8 == 0) {
@@ -805,14 +805,14 @@ static uint64_t watch_slow(dtcast_type st, const void *src, dtcast_type dt, cons
                            size_t n)
 {
     dtcast_info si, di;
-    dtcast_type_info(st, &si);
-    dtcast_type_info(dt, &di);
+    dtcast_type_info(st, &si, NULL);
+    dtcast_type_info(dt, &di, NULL);
     const int both = si.kind == DTCAST_KIND_COMPLEX && di.kind == DTCAST_KIND_COMPLEX;
     const size_t parts = both ? 2 : 1;
     double *a = malloc(n * parts * sizeof *a), *b = malloc(n * parts * sizeof *b);
     dtcast_options o = options(DTCAST_ROUND_DEFAULT, 0, 0);
-    dtcast_convert(a, both ? DTCAST_COMPLEX128 : DTCAST_FLOAT64, src, st, n, &o);
-    dtcast_convert(b, both ? DTCAST_COMPLEX128 : DTCAST_FLOAT64, dst, dt, n, &o);
+    dtcast_convert(a, both ? DTCAST_COMPLEX128 : DTCAST_FLOAT64, src, st, n, &o, NULL);
+    dtcast_convert(b, both ? DTCAST_COMPLEX128 : DTCAST_FLOAT64, dst, dt, n, &o, NULL);
     uint64_t k = 0;
     for (size_t i = 0; i < n * parts; i++)
         k += isfinite(a[i]) && !isfinite(b[i]);
@@ -841,7 +841,7 @@ static void test_watch_pairs(void)
             for (int sat = 0; sat < 2; sat++) {
                 dtcast_options o = options(DTCAST_ROUND_DEFAULT, sat, 0);
                 void *dst = alloc_elems(types[d], n);
-                dtcast_convert(dst, types[d], src, types[s], n, &o);
+                dtcast_convert(dst, types[d], src, types[s], n, &o, NULL);
                 const uint64_t want = watch_slow(types[s], src, types[d], dst, n);
                 dt_nonfinite_watch w;
                 const int on = dt_nonfinite_watch_init(&w, types[s], types[d]);
@@ -880,7 +880,7 @@ static void test_watch_pairs(void)
     v[3001] = NAN;
     v[4095] = -1e9f;
     dtcast_options o = options(DTCAST_ROUND_DEFAULT, 0, 0);
-    dtcast_convert(q, DTCAST_FLOAT8E4M3FN, v, DTCAST_FLOAT32, 4096, &o);
+    dtcast_convert(q, DTCAST_FLOAT8E4M3FN, v, DTCAST_FLOAT32, 4096, &o, NULL);
     dt_nonfinite_watch w;
     dt_nonfinite_watch_init(&w, DTCAST_FLOAT32, DTCAST_FLOAT8E4M3FN);
     CHECK(dt_nonfinite_count(&w, v, q, 4096) == 2 && dt_nonfinite_count(&w, v, q, 3000) == 0 &&
@@ -949,7 +949,7 @@ static void bench_watch(dtcast_type dt, size_t n, size_t block)
             const double t0 = now();
             for (size_t at = 0; at < n; at += block) {
                 const size_t k = n - at < block ? n - at : block;
-                dtcast_convert(dst + at * db, dt, src + at * sb, st, k, &o);
+                dtcast_convert(dst + at * db, dt, src + at * sb, st, k, &o, NULL);
                 if (watch) {
                     const double w0 = now();
                     hits += dt_nonfinite_count(&w, src + at * sb, dst + at * db, k);
@@ -985,7 +985,7 @@ static void bench_report(dtcast_type dt, size_t n)
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         src[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 20.0 - 10.0);
     }
-    dtcast_convert(dst, dt, src, DTCAST_FLOAT32, n, NULL);
+    dtcast_convert(dst, dt, src, DTCAST_FLOAT32, n, NULL, NULL);
     dt_report r;
     dt_report_init(&r, DTCAST_FLOAT32, dt, NULL);
     const double t0 = now();

@@ -748,7 +748,7 @@ static void check_float32_boundaries(long count, uint64_t seed)
             oracle++;
         }
         float pub = 0;
-        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL);
+        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL, NULL);
         uint32_t pub_bits;
         memcpy(&pub_bits, &pub, 4);
         n++;
@@ -788,7 +788,7 @@ static void check_float32_random(long count, uint64_t seed)
         if (ok2)
             want = dt_encode(f32, &v, &rne);
         float pub = 0;
-        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL);
+        const dtcast_status st = dtcast_parse_element(&pub, DTCAST_FLOAT32, 0, text, NULL, NULL);
         uint32_t pub_bits;
         memcpy(&pub_bits, &pub, 4);
         if ((ok1 != ok2 || got != want || (st == DTCAST_OK) != ok2 || (ok2 && pub_bits != got)) &&
@@ -869,7 +869,7 @@ static void check_array_api(size_t count, uint64_t seed)
             if (v.cls == DT_NAN)
                 dt_store(f, vals, i, c & ((UINT64_C(1) << f->man_bits) - 1) >> 1);
         }
-        if (dtcast_convert(strs, DTCAST_STRING, vals, types[k], count, NULL) != DTCAST_OK) {
+        if (dtcast_convert(strs, DTCAST_STRING, vals, types[k], count, NULL, NULL) != DTCAST_OK) {
             diffs++;
             continue;
         }
@@ -881,7 +881,7 @@ static void check_array_api(size_t count, uint64_t seed)
                          ref);
         }
         memset(back, 0, bytes);
-        if (dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL) != DTCAST_OK ||
+        if (dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL, NULL) != DTCAST_OK ||
             memcmp(back, vals, bytes) != 0) {
             if (!diffs++)
                 snprintf(bad, sizeof bad, "%s: the parsed array differs", f->name);
@@ -890,7 +890,8 @@ static void check_array_api(size_t count, uint64_t seed)
         char *keep = strs[count - 1];
         strs[count - 1] = (char *)"1.5x";
         memset(back, 0xA5, bytes);
-        const dtcast_status st = dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL);
+        const dtcast_status st = dtcast_convert(back, types[k], strs, DTCAST_STRING, count, NULL,
+                                                NULL);
         for (size_t i = 0; i < bytes; i++)
             if (back[i] != 0xA5) {
                 diffs++;

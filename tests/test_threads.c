@@ -50,42 +50,42 @@ static void compute(result *r, unsigned seed, int lib_threads)
         o.round = (dtcast_round)(1 + (i % 6));
         o.float_overflow = (i & 1) ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
         size_t bytes = 0;
-        dtcast_storage_size(t, big_n, &bytes);
+        dtcast_storage_size(t, big_n, &bytes, NULL);
         r->conv[i] = malloc(bytes ? bytes : 1);
         r->conv_bytes[i] = bytes;
-        if (!r->conv[i] || dtcast_convert(r->conv[i], t, src_f32, DTCAST_FLOAT32, big_n, &o) != DTCAST_OK)
+        if (!r->conv[i] || dtcast_convert(r->conv[i], t, src_f32, DTCAST_FLOAT32, big_n, &o, NULL) != DTCAST_OK)
             r->status_bad++;
 
         /* type queries */
         dtcast_info info;
         dtcast_type back;
-        if (dtcast_type_info(t, &info) != DTCAST_OK ||
-            dtcast_type_from_name(dtcast_type_name(t), &back) != DTCAST_OK || back != t ||
+        if (dtcast_type_info(t, &info, NULL) != DTCAST_OK ||
+            dtcast_type_from_name(dtcast_type_name(t), &back, NULL) != DTCAST_OK || back != t ||
             dtcast_type_bits(t) <= 0)
             r->status_bad++;
 
         /* text: format element 5 of the conversion, parse it back into the same type */
         o.threads = 1;
-        if (dtcast_format_element(r->text[i], sizeof r->text[i], r->conv[i], t, 5, &o) !=
+        if (dtcast_format_element(r->text[i], sizeof r->text[i], r->conv[i], t, 5, &o, NULL) !=
             DTCAST_OK)
             r->status_bad++;
         memset(r->parsed[i], 0, sizeof r->parsed[i]);
         if (t != DTCAST_BOOL &&
-            dtcast_parse_element(r->parsed[i], t, 0, r->text[i], &o) != DTCAST_OK)
+            dtcast_parse_element(r->parsed[i], t, 0, r->text[i], &o, NULL) != DTCAST_OK)
             r->status_bad++;
     }
-    if (dtcast_onnx_cast(r->onnx, src_f32, DTCAST_FLOAT32, 64, 21, DTCAST_FLOAT16, 1, NULL,
+    if (dtcast_onnx_cast(r->onnx, DTCAST_FLOAT16, src_f32, DTCAST_FLOAT32, 64, 21, 1, NULL, NULL,
                          NULL) != DTCAST_OK)
         r->status_bad++;
     const int64_t shape[2] = {8, 8};
     if (dtcast_pypto_cast(r->pypto, DTCAST_FLOAT16, src_f32, DTCAST_FLOAT32, shape, 2,
-                          DTCAST_CAST_RINT, NULL) != DTCAST_OK)
+                          DTCAST_CAST_RINT, NULL, NULL) != DTCAST_OK)
         r->status_bad++;
     /* strings: a short conversion to and from DTCAST_STRING */
     char *strs[16] = {0};
     float back[16];
-    if (dtcast_convert(strs, DTCAST_STRING, src_f32, DTCAST_FLOAT32, 16, NULL) != DTCAST_OK ||
-        dtcast_convert(back, DTCAST_FLOAT32, strs, DTCAST_STRING, 16, NULL) != DTCAST_OK ||
+    if (dtcast_convert(strs, DTCAST_STRING, src_f32, DTCAST_FLOAT32, 16, NULL, NULL) != DTCAST_OK ||
+        dtcast_convert(back, DTCAST_FLOAT32, strs, DTCAST_STRING, 16, NULL, NULL) != DTCAST_OK ||
         memcmp(back, src_f32, sizeof back) != 0)
         r->status_bad++;
     dtcast_strings_free(strs, 16);

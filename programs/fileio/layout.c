@@ -8,7 +8,7 @@
 unsigned dt_stride_bits(dtcast_type type)
 {
     size_t bytes = 0; /* eight elements always fill whole bytes */
-    if (type == DTCAST_STRING || dtcast_storage_size(type, 8, &bytes) != DTCAST_OK)
+    if (type == DTCAST_STRING || dtcast_storage_size(type, 8, &bytes, NULL) != DTCAST_OK)
         return 0;
     return (unsigned)bytes;
 }
@@ -56,7 +56,7 @@ static unsigned swap_unit(dtcast_type type)
 {
     unsigned bytes = dt_stride_bits(type) / 8;
     dtcast_info info;
-    if (dtcast_type_info(type, &info) == DTCAST_OK && info.kind == DTCAST_KIND_COMPLEX)
+    if (dtcast_type_info(type, &info, NULL) == DTCAST_OK && info.kind == DTCAST_KIND_COMPLEX)
         bytes /= 2;
     return bytes;
 }
@@ -75,7 +75,7 @@ static dtcast_status byte_each_load(dtcast_type type, uint8_t *dst, const uint8_
 {
     unsigned bits = dt_stride_bits(type), per = 8 / bits, mask = (1u << bits) - 1;
     dtcast_info info;
-    int is_signed = dtcast_type_info(type, &info) == DTCAST_OK && info.kind == DTCAST_KIND_SIGNED;
+    int is_signed = dtcast_type_info(type, &info, NULL) == DTCAST_OK && info.kind == DTCAST_KIND_SIGNED;
     memset(dst, 0, (count + per - 1) / per);
     for (size_t i = 0; i < count; i++) {
         unsigned b = src[i], high = b & ~mask;

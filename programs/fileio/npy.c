@@ -297,7 +297,7 @@ static dtcast_type numpy_number(char kind, size_t size)
 static bool parse_named_descr(const char *descr, npy_dtype *d)
 {
     dtcast_type type;
-    if (dtcast_type_from_name(descr, &type) != DTCAST_OK || type == DTCAST_STRING)
+    if (dtcast_type_from_name(descr, &type, NULL) != DTCAST_OK || type == DTCAST_STRING)
         return false;
     unsigned stride = dt_stride_bits(type);
     d->type = type;

@@ -578,7 +578,7 @@ static dtcast_status locate_tensor(pb *r, tp_scan *s, dt_tensor *t, const dt_for
         st = check_type(r, s, f);
     if (st == DTCAST_OK)
         st = dt_io_at(dt_tensor_set_shape(t, s->ndim, s->dims, "pb", r->err), r->err, s->dims_at);
-    if (st == DTCAST_OK && (st = dtcast_storage_size((*f)->type, t->count, nbytes)) != DTCAST_OK)
+    if (st == DTCAST_OK && (st = dtcast_storage_size((*f)->type, t->count, nbytes, NULL)) != DTCAST_OK)
         return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
                           (*f)->name);
     if (st != DTCAST_OK)

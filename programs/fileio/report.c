@@ -21,7 +21,7 @@ static int is_integer_kind(dtcast_kind k)
 static unsigned stride_bits(dtcast_type t)
 {
     size_t bytes = 0;
-    return dtcast_storage_size(t, 8, &bytes) == DTCAST_OK ? (unsigned)bytes : 0;
+    return dtcast_storage_size(t, 8, &bytes, NULL) == DTCAST_OK ? (unsigned)bytes : 0;
 }
 
 
@@ -63,9 +63,9 @@ dtcast_status dt_report_init(dt_report *r, dtcast_type src_type, dtcast_type dst
     worst_reset(&r->max_abs);
     worst_reset(&r->max_rel);
     dtcast_info si, di;
-    dtcast_status st = dtcast_type_info(src_type, &si);
+    dtcast_status st = dtcast_type_info(src_type, &si, NULL);
     if (st == DTCAST_OK)
-        st = dtcast_type_info(dst_type, &di);
+        st = dtcast_type_info(dst_type, &di, NULL);
     if (st != DTCAST_OK)
         return st;
     if (si.kind == DTCAST_KIND_STRING || di.kind == DTCAST_KIND_STRING)
@@ -77,7 +77,6 @@ dtcast_status dt_report_init(dt_report *r, dtcast_type src_type, dtcast_type dst
         r->opts = *opts;
     else
         dtcast_options_init(&r->opts);
-    r->opts.error = NULL; /* the report keeps no pointer of the caller's */
     const int dst_integer = is_integer_kind(di.kind);
     if (r->opts.round == DTCAST_ROUND_DEFAULT)
         r->opts.round = dst_integer ? DTCAST_ROUND_TRUNC : DTCAST_ROUND_RNE;
@@ -175,7 +174,7 @@ static long double through_float32(const column *c, size_t j)
     o.threads = 1;
     float f = 0;
     dt_report_value v = column_value(c, j);
-    if (dtcast_convert(&f, DTCAST_FLOAT32, &v.v, v.type, 1, &o) != DTCAST_OK)
+    if (dtcast_convert(&f, DTCAST_FLOAT32, &v.v, v.type, 1, &o, NULL) != DTCAST_OK)
         return column_get(c, j);
     return f;
 }
@@ -433,7 +432,7 @@ static dtcast_status decode(void *out, dtcast_type out_type, const void *in, dtc
     dtcast_options_init(&o);
     o.threads = 1;            /* the caller decides the threads */
     o.discard_imaginary = 1;  /* complex against real: the real parts */
-    return dtcast_convert(out, out_type, in, in_type, count, &o);
+    return dtcast_convert(out, out_type, in, in_type, count, &o, NULL);
 }
 
 dtcast_status dt_report_add(dt_report *r, const void *src, const void *dst, size_t count)
@@ -510,11 +509,11 @@ static void format_value(char *buf, size_t size, const dt_report_value *v, dtcas
     dtcast_info info;
     uint8_t code[8];
     if (v->type == DTCAST_FLOAT64 && type != DTCAST_UNDEFINED &&
-        dtcast_type_info(type, &info) == DTCAST_OK &&
-        dtcast_convert(code, dt_part_type(&info), &v->v.f, DTCAST_FLOAT64, 1, NULL) == DTCAST_OK &&
-        dtcast_format_element(buf, size, code, dt_part_type(&info), 0, NULL) == DTCAST_OK)
+        dtcast_type_info(type, &info, NULL) == DTCAST_OK &&
+        dtcast_convert(code, dt_part_type(&info), &v->v.f, DTCAST_FLOAT64, 1, NULL, NULL) == DTCAST_OK &&
+        dtcast_format_element(buf, size, code, dt_part_type(&info), 0, NULL, NULL) == DTCAST_OK)
         return;
-    if (dtcast_format_element(buf, size, &v->v, v->type, 0, NULL) != DTCAST_OK)
+    if (dtcast_format_element(buf, size, &v->v, v->type, 0, NULL, NULL) != DTCAST_OK)
         snprintf(buf, size, "?");
 }
 
@@ -858,8 +857,8 @@ int dt_nonfinite_watch_init(dt_nonfinite_watch *w, dtcast_type src_type, dtcast_
 {
     memset(w, 0, sizeof *w);
     dtcast_info si, di;
-    if (dtcast_type_info(src_type, &si) != DTCAST_OK ||
-        dtcast_type_info(dst_type, &di) != DTCAST_OK || si.kind == DTCAST_KIND_STRING ||
+    if (dtcast_type_info(src_type, &si, NULL) != DTCAST_OK ||
+        dtcast_type_info(dst_type, &di, NULL) != DTCAST_OK || si.kind == DTCAST_KIND_STRING ||
         di.kind == DTCAST_KIND_STRING)
         return 0;
     code_init(&w->dst, &di, di.kind == DTCAST_KIND_COMPLEX ? 2 : 1);
@@ -928,7 +927,7 @@ void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t coun
     if (!buf || size == 0)
         return;
     dtcast_info info;
-    if (dtcast_type_info(dst, &info) != DTCAST_OK) {
+    if (dtcast_type_info(dst, &info, NULL) != DTCAST_OK) {
         snprintf(buf, size, "%s%s%llu finite values became NaN or Inf",
                  tensor_name ? tensor_name : "", tensor_name ? ": " : "",
                  (unsigned long long)count);
@@ -936,7 +935,7 @@ void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t coun
     }
     /* max exactly, as float64 digits (float16's own shortest would be "65500.0") */
     char max[DTCAST_FORMAT_MAX] = "?";
-    if (dtcast_format_element(max, sizeof max, &info.max, DTCAST_FLOAT64, 0, NULL) == DTCAST_OK) {
+    if (dtcast_format_element(max, sizeof max, &info.max, DTCAST_FLOAT64, 0, NULL, NULL) == DTCAST_OK) {
         size_t len = strlen(max);
         if (len > 2 && strcmp(max + len - 2, ".0") == 0)
             max[len - 2] = '\0';

@@ -81,7 +81,7 @@ dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, c
 dtcast_status dt_tensor_alloc(dt_tensor *t, dt_io_error *err)
 {
     size_t nbytes = 0;
-    dtcast_status st = dtcast_storage_size(t->type, t->count, &nbytes);
+    dtcast_status st = dtcast_storage_size(t->type, t->count, &nbytes, NULL);
     if (st != DTCAST_OK)
         return dt_io_fail(err, st, "cannot size %zu elements of type %d: %s", t->count,
                           (int)t->type, dtcast_status_string(st));

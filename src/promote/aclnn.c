@@ -2,6 +2,8 @@
  * library computes it, the bool and uint16/32/64 rules beside it, and 0-dim tensors (SPEC §5). */
 #include "promote/promote.h"
 
+#include "internal.h"
+
 #include <stddef.h>
 
 
@@ -110,11 +112,11 @@ static const char *ge_name(dtcast_type t)
 }
 
 dtcast_status pr_aclnn(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m)
+                       dtcast_error *m)
 {
     dtcast_type joined = derive(a->type, b->type);
     if (joined == DTCAST_UNDEFINED)
-        return pr_fail(m, DTCAST_ERR_PROMOTION, "Self dtype %s and other dtype %s can not promote dtype.",
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "Self dtype %s and other dtype %s can not promote dtype.",
                        ge_name(a->type), ge_name(b->type));
     bool zero_a = a->rank == 0, zero_b = b->rank == 0;
     if (zero_a != zero_b) {

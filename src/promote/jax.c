@@ -5,6 +5,8 @@
  * edges out of the weak types. */
 #include "promote/promote.h"
 
+#include "internal.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,7 +156,7 @@ static int node_of_operand(const dtcast_operand *op)
     }
 }
 
-static dtcast_status no_path(int a, int b, bool strict, pr_message *m)
+static dtcast_status no_path(int a, int b, bool strict, dtcast_error *m)
 {
     const char *why;
     node_group ga = nodes[a].group, gb = nodes[b].group;
@@ -179,7 +181,7 @@ static dtcast_status no_path(int a, int b, bool strict, pr_message *m)
               "can do so explicitly using e.g. x.astype('int32')";
     else
         why = ". Try explicitly casting inputs to the desired output type.";
-    return pr_fail(m, DTCAST_ERR_PROMOTION,
+    return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                    "Input dtypes (%s, %s) have no available implicit dtype promotion path%s",
                    nodes[a].name, nodes[b].name, why);
 }
@@ -208,12 +210,12 @@ static dtcast_type canonical_x32(dtcast_type t)
 }
 
 dtcast_status pr_jax(const dtcast_operand *a, const dtcast_operand *b,
-                     const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m)
+                     const dtcast_promote_attrs *attrs, dtcast_type *out, dtcast_error *m)
 {
     const bool strict = attrs->strict != 0;
     int na = node_of_operand(a), nb = node_of_operand(b);
     if (na < 0 || nb < 0)
-        return pr_fail(m, DTCAST_ERR_PROMOTION,
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                        "dtype=dtype('%s') is not a valid dtype for JAX type promotion.",
                        dtcast_type_name(na < 0 ? a->type : b->type));
     node_set ub[N_COUNT];

@@ -3,6 +3,8 @@
  * own category or above. 0-dim arrays are arrays like any other under NEP 50. */
 #include "promote/promote.h"
 
+#include "internal.h"
+
 #include <stdio.h>
 
 /* NumPy has these types; the others (bfloat16, float8, int4, complex32, ...) are not numpy's. */
@@ -127,12 +129,12 @@ static dtcast_type weak_with(dtcast_scalar_kind kind, dtcast_type t)
 }
 
 dtcast_status pr_numpy(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m)
+                       dtcast_error *m)
 {
     const dtcast_operand *ops[2] = {a, b};
     for (int i = 0; i < 2; i++)
         if (pr_is_tensor(ops[i]) && !numpy_has(ops[i]->type))
-            return pr_fail(m, DTCAST_ERR_PROMOTION, "data type '%s' not understood",
+            return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "data type '%s' not understood",
                            dtcast_type_name(ops[i]->type));
     bool ta = pr_is_tensor(a), tb = pr_is_tensor(b);
     if (ta && tb)

@@ -2,6 +2,8 @@
  * (the upstream evaluate_common_type), with the operation's own error texts. */
 #include "promote/promote.h"
 
+#include "internal.h"
+
 #include <stdio.h>
 
 /* OpenVINO: the element types ConvertPromoteTypes supports (f8e4m3 is OpenVINO's name for
@@ -81,32 +83,32 @@ static const char msg_unsupported[] =
 /* OpenVINO pytorch_scalar_promotion: the rank-0 input takes the dimensioned input's type, in
  * safe mode only when the target holds the scalar's values. */
 static dtcast_status ov_scalar_promotion(dtcast_type target, dtcast_type scalar, bool unsafe,
-                                         dtcast_type *out, pr_message *m)
+                                         dtcast_type *out, dtcast_error *m)
 {
     int tbits = dtcast_type_bits(target), sbits = dtcast_type_bits(scalar);
     bool tsigned = ov_is_signed(target), ssigned = ov_is_signed(scalar);
     bool safe = (tsigned == ssigned && tbits >= sbits) || (tsigned && !ssigned && 2 * tbits >= sbits);
     if (!unsafe && !safe)
-        return pr_fail(m, DTCAST_ERR_PROMOTION, "%s", msg_scalar);
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "%s", msg_scalar);
     *out = target;
     return DTCAST_OK;
 }
 
 dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
-                          const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m)
+                          const dtcast_promote_attrs *attrs, dtcast_type *out, dtcast_error *m)
 {
     const bool unsafe = attrs->promote_unsafe != 0;
     const bool torch_mode = attrs->pytorch_scalar_promotion != 0;
     dtcast_type u64_target = attrs->u64_target == DTCAST_UNDEFINED ? DTCAST_FLOAT32
                                                                     : attrs->u64_target;
     if (u64_target != DTCAST_TYPE_DYNAMIC && !dtcast_type_name(u64_target))
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
                        "u64_integer_promotion_target: unknown type %d", (int)u64_target);
     const dtcast_type t0 = a->type, t1 = b->type;
 
     /* OpenVINO: unsupported element types fail first (a check without its own text). */
     if (!ov_supported(t0) || !ov_supported(t1))
-        return pr_fail(m, DTCAST_ERR_PROMOTION,
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                        "Check 'is_type_supported(input_0_type) && is_type_supported(input_1_type)' "
                        "failed: ConvertPromoteTypes does not support element type %s.",
                        label(ov_supported(t0) ? t1 : t0));
@@ -130,7 +132,7 @@ dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
         dtcast_type real = ov_is_real(t0) ? t0 : t1;
         int ibits = ov_is_real(t0) ? bits1 : bits0;
         if (!unsafe && dtcast_type_bits(real) < 2 * ibits)
-            return pr_fail(m, DTCAST_ERR_PROMOTION, "%s", msg_int_float);
+            return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "%s", msg_int_float);
         *out = real;
         return DTCAST_OK;
     }
@@ -158,7 +160,7 @@ dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
             return DTCAST_OK;
         }
         if (!unsafe)
-            return pr_fail(m, DTCAST_ERR_PROMOTION, "%s", msg_unsigned);
+            return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "%s", msg_unsigned);
         *out = u64_target;
         return DTCAST_OK;
     }
@@ -176,5 +178,5 @@ dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
         *out = DTCAST_FLOAT32;
         return DTCAST_OK;
     }
-    return pr_fail(m, DTCAST_ERR_PROMOTION, "%s", msg_unsupported);
+    return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "%s", msg_unsupported);
 }

@@ -1,5 +1,5 @@
 /* The operand model the rule sets share: categories of types, Python scalar kinds, the operand
- * syntax of the CLI ("int64@0", "py:float"), and the message a rule set fails with. */
+ * syntax of the CLI ("int64@0", "py:float"). */
 #include "promote/promote.h"
 
 #include "internal.h"
@@ -8,17 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-dtcast_status pr_fail(pr_message *m, dtcast_status status, const char *fmt, ...)
-{
-    if (m && m->text && m->size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(m->text, m->size, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 pr_category pr_category_of(dtcast_type type)
 {
@@ -122,10 +111,11 @@ static bool parse_rank(const char *text, int *rank)
     return true;
 }
 
-dtcast_status dtcast_operand_parse(const char *text, dtcast_operand *operand)
+dtcast_status dtcast_operand_parse(const char *text, dtcast_operand *operand, dtcast_error *error)
 {
     if (!text || !operand)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "operand: NULL %s",
+                       text ? "operand" : "text");
     if (strncasecmp(text, "py:", 3) == 0) {
         for (size_t i = 0; i < sizeof python_scalars / sizeof python_scalars[0]; i++) {
             if (strcasecmp(text + 3, python_scalars[i].name) == 0) {
@@ -135,23 +125,29 @@ dtcast_status dtcast_operand_parse(const char *text, dtcast_operand *operand)
                 return DTCAST_OK;
             }
         }
-        return DTCAST_ERR_UNKNOWN_TYPE;
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX,
+                       "operand \"%.60s\": Python scalars are py:bool, py:int, py:float, "
+                       "py:complex",
+                       text);
     }
     char name[64];
     const char *at = strchr(text, '@');
     size_t len = at ? (size_t)(at - text) : strlen(text);
     if (len == 0 || len >= sizeof name)
-        return DTCAST_ERR_UNKNOWN_TYPE;
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX,
+                       "operand \"%.60s\": no type name", text);
     memcpy(name, text, len);
     name[len] = 0;
     int rank = 1; /* a bare type name is a dimensioned tensor */
     if (at && !parse_rank(at + 1, &rank))
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                       "operand \"%.60s\": the rank after '@' is 0 to 99 or ?", text);
     dtcast_type type;
     if (strcasecmp(name, "dynamic") == 0)
         type = DTCAST_TYPE_DYNAMIC;
-    else if (dtcast_type_from_name(name, &type) != DTCAST_OK)
-        return DTCAST_ERR_UNKNOWN_TYPE;
+    else if (dtcast_type_from_name(name, &type, NULL) != DTCAST_OK)
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "operand \"%.60s\": unknown type",
+                       text);
     operand->type = type;
     operand->rank = rank;
     operand->scalar = DTCAST_SCALAR_NONE;

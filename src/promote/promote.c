@@ -23,35 +23,38 @@ const char *dtcast_promote_rules_name(dtcast_promote_rules rules)
     return rules_names[rules];
 }
 
-dtcast_status dtcast_promote_rules_from_name(const char *name, dtcast_promote_rules *rules)
+dtcast_status dtcast_promote_rules_from_name(const char *name, dtcast_promote_rules *rules,
+                                             dtcast_error *error)
 {
     if (!name || !rules)
-        return DTCAST_ERR_INVALID_ARGUMENT;
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "rule set: NULL %s",
+                       name ? "rules" : "name");
     for (size_t i = 0; i < NRULES; i++) {
         if (strcasecmp(name, rules_names[i]) == 0) {
             *rules = (dtcast_promote_rules)i;
             return DTCAST_OK;
         }
     }
-    return DTCAST_ERR_INVALID_ARGUMENT;
+    return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                   "unknown rule set \"%.60s\" (openvino, aclnn, torch, numpy, jax)", name);
 }
 
 /* The checks that do not depend on the rule set: a known scalar kind, a rank of -1 or more, a
  * type that is a type (or dynamic). */
-static dtcast_status check_operand(const dtcast_operand *op, const char *which, pr_message *m)
+static dtcast_status check_operand(const dtcast_operand *op, const char *which, dtcast_error *m)
 {
     if (!op)
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s is NULL", which);
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "operand %s is NULL", which);
     if ((unsigned)op->scalar > (unsigned)DTCAST_SCALAR_COMPLEX)
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s: invalid Python scalar kind %d",
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "operand %s: invalid Python scalar kind %d",
                        which, (int)op->scalar);
     if (!pr_is_tensor(op))
         return DTCAST_OK;
     if (op->rank < DTCAST_RANK_UNKNOWN)
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT, "operand %s: invalid rank %d", which,
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "operand %s: invalid rank %d", which,
                        op->rank);
     if (op->type != DTCAST_TYPE_DYNAMIC && !dtcast_type_name(op->type))
-        return pr_fail(m, DTCAST_ERR_UNKNOWN_TYPE, "operand %s: unknown type %d", which,
+        return dt_fail(m, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "operand %s: unknown type %d", which,
                        (int)op->type);
     return DTCAST_OK;
 }
@@ -59,39 +62,38 @@ static dtcast_status check_operand(const dtcast_operand *op, const char *which, 
 /* What only some rule sets take: dynamic (openvino), Python scalars (torch, numpy, jax), an
  * unknown rank (openvino; numpy and jax never look at ranks). */
 static dtcast_status check_for_rules(dtcast_promote_rules rules, const dtcast_operand *op,
-                                     const char *which, pr_message *m)
+                                     const char *which, dtcast_error *m)
 {
     const char *name = rules_names[rules];
     if (pr_is_tensor(op) && op->type == DTCAST_TYPE_DYNAMIC && rules != DTCAST_RULES_OPENVINO)
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
                        "operand %s: dynamic is OpenVINO's element type; the %s rules do not take it",
                        which, name);
     if (!pr_is_tensor(op) && (rules == DTCAST_RULES_OPENVINO || rules == DTCAST_RULES_ACLNN))
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
                        "operand %s: the %s rules take tensors, not Python scalars", which, name);
     if (pr_is_tensor(op) && op->rank == DTCAST_RANK_UNKNOWN &&
         (rules == DTCAST_RULES_TORCH || rules == DTCAST_RULES_ACLNN))
-        return pr_fail(m, DTCAST_ERR_INVALID_ARGUMENT,
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
                        "operand %s: the %s rules need the rank (0 or at least 1)", which, name);
     return DTCAST_OK;
 }
 
-dtcast_status dtcast_promote(dtcast_promote_rules rules, const dtcast_operand *a,
-                             const dtcast_operand *b, const dtcast_promote_attrs *attrs,
-                             dtcast_type *result, char *message, size_t message_size)
+dtcast_status dtcast_promote(dtcast_type *result, dtcast_promote_rules rules,
+                             const dtcast_operand *a, const dtcast_operand *b,
+                             const dtcast_promote_attrs *attrs, dtcast_error *error)
 {
-    pr_message m = {message, message_size};
-    if (message && message_size > 0)
-        message[0] = 0;
+    dtcast_error *m = error;
     if ((unsigned)rules >= NRULES)
-        return pr_fail(&m, DTCAST_ERR_INVALID_ARGUMENT, "unknown rule set %d", (int)rules);
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "unknown rule set %d",
+                       (int)rules);
     if (!result)
-        return pr_fail(&m, DTCAST_ERR_INVALID_ARGUMENT, "result is NULL");
+        return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "result is NULL");
     dtcast_status st;
-    if ((st = check_operand(a, "a", &m)) != DTCAST_OK ||
-        (st = check_operand(b, "b", &m)) != DTCAST_OK ||
-        (st = check_for_rules(rules, a, "a", &m)) != DTCAST_OK ||
-        (st = check_for_rules(rules, b, "b", &m)) != DTCAST_OK)
+    if ((st = check_operand(a, "a", m)) != DTCAST_OK ||
+        (st = check_operand(b, "b", m)) != DTCAST_OK ||
+        (st = check_for_rules(rules, a, "a", m)) != DTCAST_OK ||
+        (st = check_for_rules(rules, b, "b", m)) != DTCAST_OK)
         return st;
     dtcast_promote_attrs defaults;
     dtcast_promote_attrs_init(&defaults);
@@ -101,19 +103,19 @@ dtcast_status dtcast_promote(dtcast_promote_rules rules, const dtcast_operand *a
     dtcast_type out = DTCAST_UNDEFINED;
     switch (rules) {
     case DTCAST_RULES_OPENVINO:
-        st = pr_openvino(a, b, attrs, &out, &m);
+        st = pr_openvino(a, b, attrs, &out, m);
         break;
     case DTCAST_RULES_ACLNN:
-        st = pr_aclnn(a, b, &out, &m);
+        st = pr_aclnn(a, b, &out, m);
         break;
     case DTCAST_RULES_TORCH:
-        st = pr_torch(a, b, &out, &m);
+        st = pr_torch(a, b, &out, m);
         break;
     case DTCAST_RULES_NUMPY:
-        st = pr_numpy(a, b, &out, &m);
+        st = pr_numpy(a, b, &out, m);
         break;
     default:
-        st = pr_jax(a, b, attrs, &out, &m);
+        st = pr_jax(a, b, attrs, &out, m);
         break;
     }
     if (st == DTCAST_OK)

@@ -1,9 +1,11 @@
-/* Type promotion (SPEC §5): what the rule sets share. Not installed.
+/* Type promotion (docs/promotion.md, "Operands", "Computing a common type"): what the rule sets
+ * share. Not installed.
  *
  * dtcast_promote() (promote.c) checks the operands every rule set needs checked and hands them to
  * one rule set (openvino.c, aclnn.c, torch.c, numpy.c, jax.c). A rule set only ever sees tensors
  * whose type is a dtcast type (or DTCAST_TYPE_DYNAMIC, for openvino) and Python scalars of a
- * known kind; it refuses what its system refuses, with the system's text, in a pr_message. */
+ * known kind; it refuses what its system refuses, with the system's text, through dt_fail (internal.h) into the caller's
+ * dtcast_error (which may be NULL). */
 #ifndef DTCAST_PROMOTE_PROMOTE_H
 #define DTCAST_PROMOTE_PROMOTE_H
 
@@ -11,19 +13,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* Where a rule set writes its reason for failing (text may be NULL: no message wanted). */
-typedef struct pr_message {
-    char *text;
-    size_t size;
-} pr_message;
-
-/* Writes a printf-style message into m (truncated, NUL-terminated) and returns status. */
-dtcast_status pr_fail(pr_message *m, dtcast_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* The categories torch, aclnn, numpy and jax rank types by, lowest first. */
 typedef enum pr_category {
@@ -49,14 +38,14 @@ bool pr_is_tensor(const dtcast_operand *op);
 
 /* The rule sets. Operands are checked (see above); attrs is never NULL. On success *out is set. */
 dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
-                          const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m);
+                          const dtcast_promote_attrs *attrs, dtcast_type *out, dtcast_error *m);
 dtcast_status pr_aclnn(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m);
+                       dtcast_error *m);
 dtcast_status pr_torch(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m);
+                       dtcast_error *m);
 dtcast_status pr_numpy(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m);
+                       dtcast_error *m);
 dtcast_status pr_jax(const dtcast_operand *a, const dtcast_operand *b,
-                     const dtcast_promote_attrs *attrs, dtcast_type *out, pr_message *m);
+                     const dtcast_promote_attrs *attrs, dtcast_type *out, dtcast_error *m);
 
 #endif /* DTCAST_PROMOTE_PROMOTE_H */

@@ -4,6 +4,8 @@
  * when its category is higher. Default dtype float32 (complex64). */
 #include "promote/promote.h"
 
+#include "internal.h"
+
 #include <stddef.h>
 
 #define B1 DTCAST_BOOL
@@ -113,7 +115,7 @@ static const char *scalar_type_name(dtcast_type t)
 
 /* torch.promote_types(a, b); DTCAST_UNDEFINED on either side stands for "no participant yet"
  * (c10's promote_skip_undefined). */
-static dtcast_status promote(dtcast_type a, dtcast_type b, dtcast_type *out, pr_message *m)
+static dtcast_status promote(dtcast_type a, dtcast_type b, dtcast_type *out, dtcast_error *m)
 {
     if (a == DTCAST_UNDEFINED || a == b) {
         *out = b;
@@ -125,7 +127,7 @@ static dtcast_status promote(dtcast_type a, dtcast_type b, dtcast_type *out, pr_
     }
     /* torch: float8 types promote only with themselves. */
     if (is_float8(a) || is_float8(b))
-        return pr_fail(m, DTCAST_ERR_PROMOTION,
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                        "Promotion for Float8 Types is not supported, attempted to promote %s and %s",
                        scalar_type_name(a), scalar_type_name(b));
     /* torch: uint16/32/64 promote only with floats (to the float) or themselves. */
@@ -134,7 +136,7 @@ static dtcast_status promote(dtcast_type a, dtcast_type b, dtcast_type *out, pr_
             *out = is_floating(a) ? a : b;
             return DTCAST_OK;
         }
-        return pr_fail(m, DTCAST_ERR_PROMOTION,
+        return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                        "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                        "promote %s and %s",
                        scalar_type_name(a), scalar_type_name(b));
@@ -146,7 +148,7 @@ static dtcast_status promote(dtcast_type a, dtcast_type b, dtcast_type *out, pr_
 /* torch: combine_categories(higher, lower) of c10's result_type: the higher-priority
  * participants decide unless the lower one's category is higher. */
 static dtcast_status combine(dtcast_type higher, dtcast_type lower, dtcast_type *out,
-                             pr_message *m)
+                             dtcast_error *m)
 {
     if (is_complex(higher)) {
         *out = higher;
@@ -160,7 +162,7 @@ static dtcast_status combine(dtcast_type higher, dtcast_type lower, dtcast_type 
         /* torch: keep the float's precision in its complex type (toComplexType). */
         dtcast_type c = pr_complex_of(higher);
         if (c == DTCAST_UNDEFINED)
-            return pr_fail(m, DTCAST_ERR_PROMOTION, "Unknown Complex ScalarType for %s",
+            return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "Unknown Complex ScalarType for %s",
                            scalar_type_name(higher));
         *out = c;
         return DTCAST_OK;
@@ -191,12 +193,12 @@ static dtcast_type wrapped_type(dtcast_scalar_kind kind)
 }
 
 dtcast_status pr_torch(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
-                       pr_message *m)
+                       dtcast_error *m)
 {
     const dtcast_operand *ops[2] = {a, b};
     for (int i = 0; i < 2; i++)
         if (pr_is_tensor(ops[i]) && !scalar_type_name(ops[i]->type))
-            return pr_fail(m, DTCAST_ERR_PROMOTION, "torch has no dtype %s",
+            return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX, "torch has no dtype %s",
                            dtcast_type_name(ops[i]->type));
     /* torch: each participant joins its category's running result, in argument order. */
     dtcast_type dim = DTCAST_UNDEFINED, zero = DTCAST_UNDEFINED, wrapped = DTCAST_UNDEFINED;

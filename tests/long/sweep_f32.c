@@ -163,7 +163,7 @@ static int setup_target(target *t, dtcast_type type)
     memset(t, 0, sizeof *t);
     t->type = type;
     t->f = dt_format_of(type);
-    if (!t->f || dtcast_type_info(type, &t->info) != DTCAST_OK)
+    if (!t->f || dtcast_type_info(type, &t->info, NULL) != DTCAST_OK)
         return 0;
     t->bits = t->f->bits;
     t->stride = t->f->stride_bits;
@@ -202,7 +202,7 @@ static int setup_target(target *t, dtcast_type type)
         /* cross-check with the library's decode (code -> float64) */
         uint8_t in[2] = {(uint8_t)c, (uint8_t)(c >> 8)};
         double lib = 0;
-        if (dtcast_convert(&lib, DTCAST_FLOAT64, in, type, 1, NULL) != DTCAST_OK || lib != v)
+        if (dtcast_convert(&lib, DTCAST_FLOAT64, in, type, 1, NULL, NULL) != DTCAST_OK || lib != v)
             mismatches++;
         if (t->nvals && v <= t->vals[t->nvals - 1]) {
             printf("FAIL sweep/%s/values: code 0x%x is not above its predecessor\n", t->f->name, c);
@@ -721,7 +721,7 @@ static void *worker(void *arg)
                 o.float_overflow =
                     c->saturate ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
             const double t0 = now();
-            if (dtcast_convert(out, c->t->type, in, DTCAST_FLOAT32, n, &o) != DTCAST_OK) {
+            if (dtcast_convert(out, c->t->type, in, DTCAST_FLOAT32, n, &o, NULL) != DTCAST_OK) {
                 fprintf(stderr, "sweep_f32: dtcast_convert failed for %s\n", c->name);
                 exit(2);
             }

@@ -25,15 +25,14 @@ ERR_COMPLEX_TO_REAL = 4
 
 
 class Error(ct.Structure):
-    _fields_ = [('status', ct.c_int), ('index', ct.c_size_t), ('message', ct.c_char * 256)]
+    _fields_ = [('status', ct.c_int), ('index', ct.c_size_t), ('message', ct.c_char * 512)]
 
 
 class Options(ct.Structure):
-    _fields_ = [('round', ct.c_int), ('float_overflow', ct.c_int), ('int_overflow', ct.c_int),
-                ('threads', ct.c_uint), ('discard_imaginary', ct.c_int),
-                ('string_style', ct.c_int), ('string_to_bool_numeric', ct.c_int),
-                ('float4_nan_as_max', ct.c_int), ('via_float32', ct.c_int),
-                ('error', ct.POINTER(Error))]
+    _fields_ = [('size', ct.c_size_t), ('round', ct.c_int), ('float_overflow', ct.c_int),
+                ('int_overflow', ct.c_int), ('threads', ct.c_uint), ('string_style', ct.c_int),
+                ('discard_imaginary', ct.c_bool), ('string_to_bool_numeric', ct.c_bool),
+                ('float4_nan_as_max', ct.c_bool), ('via_float32', ct.c_bool)]
 
 
 class Info(ct.Structure):
@@ -60,18 +59,19 @@ class Lib:
     def __init__(self, path):
         self.path = path
         L = self.L = ct.CDLL(os.path.abspath(path))
-        L.dtcast_options_init.argtypes = [ct.POINTER(Options)]
-        L.dtcast_options_init.restype = None
+        L.dtcast_options_init_sized.argtypes = [ct.POINTER(Options), ct.c_size_t]
+        L.dtcast_options_init_sized.restype = None
         L.dtcast_convert.argtypes = [ct.c_void_p, ct.c_int, ct.c_void_p, ct.c_int, ct.c_size_t,
-                                     ct.POINTER(Options)]
+                                     ct.POINTER(Options), ct.POINTER(Error)]
         L.dtcast_convert.restype = ct.c_int
-        L.dtcast_type_info.argtypes = [ct.c_int, ct.POINTER(Info)]
+        L.dtcast_type_info.argtypes = [ct.c_int, ct.POINTER(Info), ct.POINTER(Error)]
         L.dtcast_type_info.restype = ct.c_int
         L.dtcast_type_name.argtypes = [ct.c_int]
         L.dtcast_type_name.restype = ct.c_char_p
         L.dtcast_type_bits.argtypes = [ct.c_int]
         L.dtcast_type_bits.restype = ct.c_int
-        L.dtcast_storage_size.argtypes = [ct.c_int, ct.c_size_t, ct.POINTER(ct.c_size_t)]
+        L.dtcast_storage_size.argtypes = [ct.c_int, ct.c_size_t, ct.POINTER(ct.c_size_t),
+                                          ct.POINTER(Error)]
         L.dtcast_storage_size.restype = ct.c_int
         L.dtcast_type_list.argtypes = [ct.POINTER(ct.c_int), ct.c_size_t]
         L.dtcast_type_list.restype = ct.c_size_t
@@ -81,12 +81,12 @@ class Lib:
     def options(self, mode='default', fov='ieee', iov='wrap', discard_imaginary=0,
                 nan_as_max=0, threads=1):
         o = Options()
-        self.L.dtcast_options_init(ct.byref(o))
+        self.L.dtcast_options_init_sized(ct.byref(o), ct.sizeof(o))
         o.round = ROUND[mode]
         o.float_overflow = FOV[fov]
         o.int_overflow = IOV[iov]
-        o.discard_imaginary = discard_imaginary
-        o.float4_nan_as_max = nan_as_max
+        o.discard_imaginary = bool(discard_imaginary)
+        o.float4_nan_as_max = bool(nan_as_max)
         o.threads = threads
         return o
 
@@ -99,20 +99,18 @@ class Lib:
         err = Error()
         if opts is None:
             opts = self.options()
-        opts.error = ct.pointer(err)
         st = self.L.dtcast_convert(dst.ctypes.data, dst_type, src.ctypes.data, src_type, count,
-                                   ct.byref(opts))
-        opts.error = None
+                                   ct.byref(opts), ct.byref(err))
         return st, dst[:out_size].tobytes(), err.message.decode(errors='replace')
 
     def type_info(self, t):
         info = Info()
-        st = self.L.dtcast_type_info(t, ct.byref(info))
+        st = self.L.dtcast_type_info(t, ct.byref(info), None)
         return st, info
 
     def storage_size(self, t, n):
         b = ct.c_size_t()
-        st = self.L.dtcast_storage_size(t, n, ct.byref(b))
+        st = self.L.dtcast_storage_size(t, n, ct.byref(b), None)
         return st, b.value
 
     def type_list(self):
@@ -130,10 +128,11 @@ int main(void) {
   printf("dtcast_options %zu\n", sizeof(dtcast_options));
   printf("dtcast_error %zu\n", sizeof(dtcast_error));
   printf("dtcast_info %zu\n", sizeof(dtcast_info));
+  P(dtcast_options, size)
   P(dtcast_options, round) P(dtcast_options, float_overflow) P(dtcast_options, int_overflow)
   P(dtcast_options, threads) P(dtcast_options, discard_imaginary) P(dtcast_options, string_style)
   P(dtcast_options, string_to_bool_numeric) P(dtcast_options, float4_nan_as_max)
-  P(dtcast_options, via_float32) P(dtcast_options, error)
+  P(dtcast_options, via_float32)
   P(dtcast_error, status) P(dtcast_error, index) P(dtcast_error, message)
   P(dtcast_info, type) P(dtcast_info, name) P(dtcast_info, kind) P(dtcast_info, bits)
   P(dtcast_info, exponent_bits) P(dtcast_info, mantissa_bits) P(dtcast_info, bias)
