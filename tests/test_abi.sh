@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The options ABI: a program built against the 1.0 header keeps working with a library whose
+# dtcast_options has grown a field, and the library refuses options it cannot read.
+#
+#   tests/test_abi.sh          (CC, default cc; run from the repository's root or anywhere)
+#
+# Self-contained: copies include/dtcast.h to a temporary folder as "the 1.0 header", builds the
+# library's objects twice with $CC (as they are, and with -DDTCAST_TEST_FUTURE_OPTION, the test
+# hook that adds one field at the end of dtcast_options), then builds a small program against the
+# copied header and runs it linked to each library. Prints PASS/FAIL lines; exits 1 on a failure.
+set -u
+cd "$(dirname "$0")/.."
+CC=${CC:-cc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+pass() { echo "PASS abi/$1"; }
+fail() { echo "FAIL abi/$1${2:+: $2}"; failures=$((failures + 1)); }
+
+mkdir -p "$tmp/v1_0" "$tmp/plain" "$tmp/future"
+cp include/dtcast.h "$tmp/v1_0/dtcast.h"
+
+# One object per source file; -O1 keeps the build short, portable_f64.c converts in the rounding
+# mode it sets (as the Makefile builds it).
+CFLAGS_ABI="-std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -Iinclude -Isrc -pthread"
+build_lib() { # folder, extra flags
+    local dir=$1 extra=$2 f o flags
+    for f in src/*.c src/*/*.c; do
+        o="$dir/$(echo "$f" | tr / _).o"
+        flags="$CFLAGS_ABI $extra"
+        case "$f" in src/kernels/portable_f64.c) flags="$flags -frounding-math" ;; esac
+        echo "$CC $flags -c $f -o $o"
+    done | xargs -P 2 -I{} sh -c '{}' || return 1
+    ar rcs "$dir/libdtcast.a" "$dir"/*.o
+}
+if build_lib "$tmp/plain" "" 2>"$tmp/plain.log"; then
+    pass "build library"
+else
+    fail "build library" "$(head -5 "$tmp/plain.log")"
+fi
+if build_lib "$tmp/future" "-DDTCAST_TEST_FUTURE_OPTION" 2>"$tmp/future.log"; then
+    pass "build library with DTCAST_TEST_FUTURE_OPTION"
+else
+    fail "build library with DTCAST_TEST_FUTURE_OPTION" "$(head -5 "$tmp/future.log")"
+fi
+
+cat > "$tmp/abi.c" <<'EOF'
+/* Built against the 1.0 header only; argv[1] says which library it is linked to. */
+#include "dtcast.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+static void check(int ok, const char *name, const char *detail)
+{
+    printf("%s abi/%s%s%s\n", ok ? "PASS" : "FAIL", name, ok ? "" : ": ", ok ? "" : detail);
+    failures += !ok;
+}
+
+/* The 1.0 struct grown by a later header: a field after it, then one more nobody knows. */
+typedef struct newer_options {
+    dtcast_options o;
+    unsigned char after[64];
+} newer_options;
+
+int main(int argc, char **argv)
+{
+    const int future = argc > 1 && strcmp(argv[1], "future") == 0;
+    const float in[5] = {1.5f, -2.7f, 1e6f, NAN, 65520.0f};
+    dtcast_error e;
+
+    /* Options as the 1.0 header knows them. */
+    dtcast_options o;
+    dtcast_options_init(&o);
+    check(o.size == sizeof o, "init sets size", "size is not sizeof(dtcast_options)");
+    o.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
+    int8_t i8[5] = {0};
+    memset(&e, 0, sizeof e);
+    dtcast_status st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, &o, &e);
+    check(st == DTCAST_OK && i8[0] == 1 && i8[1] == -2 && i8[2] == 127 && i8[3] == 0 &&
+              i8[4] == 127,
+          "float32 -> int8 saturating, trunc", e.message);
+    o.round = DTCAST_ROUND_RNE;
+    o.int_overflow = DTCAST_INT_OVERFLOW_WRAP;
+    o.float_overflow = DTCAST_FLOAT_OVERFLOW_SATURATE;
+    uint16_t h[5] = {0};
+    st = dtcast_convert(h, DTCAST_FLOAT16, in, DTCAST_FLOAT32, 5, &o, &e);
+    check(st == DTCAST_OK && h[0] == 0x3E00 && h[1] == 0xC166 && h[2] == 0x7BFF &&
+              (h[3] & 0x7C00) == 0x7C00 && (h[3] & 0x3FF) != 0 && h[4] == 0x7BFF,
+          "float32 -> float16 rne, saturating", e.message);
+    o.float_overflow = DTCAST_FLOAT_OVERFLOW_IEEE;
+    st = dtcast_onnx_cast(h, DTCAST_FLOAT16, in, DTCAST_FLOAT32, 5, 21, 1, NULL, &o, &e);
+    check(st == DTCAST_OK && h[0] == 0x3E00 && h[2] == 0x7C00 && h[4] == 0x7C00,
+          "onnx cast float32 -> float16 with options", e.message);
+
+    /* Never initialised: size 0. */
+    dtcast_options zero;
+    memset(&zero, 0, sizeof zero);
+    memset(&e, 0, sizeof e);
+    st = dtcast_convert(h, DTCAST_FLOAT16, in, DTCAST_FLOAT32, 5, &zero, &e);
+    check(st == DTCAST_ERR_INVALID_ARGUMENT && e.status == st && e.index == (size_t)-1 &&
+              strstr(e.message, "options not initialised") != NULL,
+          "size 0 refused", e.message);
+    zero.size = sizeof zero - 8; /* shorter than any 1.0 struct */
+    st = dtcast_pypto_cast(h, DTCAST_FLOAT16, in, DTCAST_FLOAT32, (const int64_t[]){5}, 1,
+                           DTCAST_CAST_NONE, &zero, &e);
+    check(st == DTCAST_ERR_INVALID_ARGUMENT, "size below 1.0 refused", e.message);
+
+    /* A newer caller: the struct is longer; zero bytes past the library's struct are fine. */
+    newer_options n;
+    memset(&n, 0x5A, sizeof n);
+    dtcast_options_init_sized(&n.o, sizeof n);
+    int zeroed = n.o.size == sizeof n;
+    for (size_t i = 0; i < sizeof n.after; i++)
+        zeroed &= n.after[i] == 0;
+    check(zeroed, "init of a longer struct zeroes the fields it does not know", "not zeroed");
+    n.o.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
+    memset(i8, 0, sizeof i8);
+    st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, &n.o, &e);
+    check(st == DTCAST_OK && i8[2] == 127, "longer struct, zero tail accepted", e.message);
+    /* The first 8 bytes past the 1.0 struct: the future library's extra field, unknown to the
+     * plain one. */
+    n.after[0] = 1;
+    memset(&e, 0, sizeof e);
+    st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, &n.o, &e);
+    if (future)
+        check(st == DTCAST_OK, "a field the library knows is read", e.message);
+    else
+        check(st == DTCAST_ERR_INVALID_ARGUMENT && strstr(e.message, "newer dtcast") != NULL,
+              "a field the library does not know is refused", e.message);
+    n.after[0] = 0;
+    n.after[sizeof n.after - 1] = 1;
+    memset(&e, 0, sizeof e);
+    memset(i8, 0x11, sizeof i8);
+    st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, &n.o, &e);
+    check(st == DTCAST_ERR_INVALID_ARGUMENT && strstr(e.message, "newer dtcast") != NULL &&
+              i8[0] == 0x11,
+          "nonzero bytes past the library's struct refused", e.message);
+    st = dtcast_onnx_options(&o, DTCAST_FLOAT16, DTCAST_FLOAT32, 21, 1, NULL, &n.o, &e);
+    check(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx options refuse them too", e.message);
+
+    /* NULL options are the defaults; NULL error is allowed. */
+    st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, NULL, NULL);
+    check(st == DTCAST_OK && i8[0] == 1 && i8[2] == 64, "NULL options, NULL error", "");
+    return failures ? 1 : 0;
+}
+EOF
+
+for lib in plain future; do
+    if ! $CC -std=c11 -Wall -Wextra -Werror -I"$tmp/v1_0" "$tmp/abi.c" "$tmp/$lib/libdtcast.a" \
+        -lm -pthread -o "$tmp/abi_$lib" 2>"$tmp/abi_$lib.log"; then
+        fail "build program ($lib library)" "$(head -5 "$tmp/abi_$lib.log")"
+        continue
+    fi
+    echo "# 1.0 header, $lib library"
+    "$tmp/abi_$lib" "$lib" || failures=$((failures + 1))
+done
+
+[ "$failures" -eq 0 ] || exit 1
