@@ -1,8 +1,8 @@
-"""An independent safetensors reader and writer (SPEC §8), in plain Python 3 (struct and json
-only), for checking dtcast's files byte for byte.
+"""An independent safetensors reader and writer (docs/files.md, "safetensors"), in plain Python 3
+(struct and json only), for checking dtcast's files byte for byte.
 
     write(path, tensors, metadata=None)   tensors: {name: (dtype, shape, raw_bytes)}
-    read(path) -> (tensors, metadata)     every rule of SPEC §8 checked; SafetensorsError if not
+    read(path) -> (tensors, metadata)     every rule of docs/files.md checked (SafetensorsError)
     serialize(tensors, metadata=None) -> bytes, deserialize(data) -> (tensors, metadata)
 
 The writer does what the reference writer (huggingface safetensors) does: tensors sorted by

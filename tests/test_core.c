@@ -1,6 +1,7 @@
-/* Core behaviour checked against facts stated by SPEC.md and the systems' documents (values
- * written down here by hand, not computed by the library): type table, thresholds, special
- * encodings, single rounding, the ONNX and PyPTO profiles, and every error path of SPEC §6. */
+/* Core behaviour checked against facts stated by docs/ (formats.md, conversion.md, onnx.md,
+ * pypto.md) and the systems' documents (values written down here by hand, not computed by the
+ * library): type table, thresholds, special encodings, single rounding, the ONNX and PyPTO
+ * profiles, and every error path of docs/errors.md ("What is checked", "Bad input"). */
 #include "check.h"
 #include "dtcast.h"
 
@@ -78,7 +79,7 @@ static void test_type_table(void)
 
 static void test_info(void)
 {
-    /* max finite, from SPEC §1. */
+    /* max finite, from docs/formats.md, "Floating-point formats". */
     static const struct {
         dtcast_type type;
         double max;
@@ -131,7 +132,7 @@ static void test_info(void)
           "storage overflow", "not detected");
 }
 
-/* SPEC §3 thresholds and the ONNX saturate tables. */
+/* docs/onnx.md, "saturate": thresholds and the ONNX saturate tables. */
 static void test_float8_thresholds(void)
 {
     dtcast_options sat, ieee;
@@ -223,8 +224,8 @@ static void test_nan_encodings(void)
 
 static void test_integers(void)
 {
-    /* ONNX examples (SPEC §3): int16 200 -> int8 -56; float -> int4 -9 -> 7, 8 -> -8;
-     * float -> uint4 -1 -> 15; NaN and Inf -> 0 under wrap. */
+    /* ONNX examples (docs/onnx.md, "Rounding and integers"): int16 200 -> int8 -56; float -> int4
+     * -9 -> 7, 8 -> -8; float -> uint4 -1 -> 15; NaN and Inf -> 0 under wrap. */
     int16_t s = 200;
     int8_t r = 0;
     dtcast_convert(&r, DTCAST_INT8, &s, DTCAST_INT16, 1, NULL, NULL);
@@ -302,7 +303,8 @@ static void test_single_rounding(void)
     uint16_t bf = 0;
     dtcast_convert(&bf, DTCAST_BFLOAT16, &n, DTCAST_INT64, 1, NULL, NULL);
     CHECK(bf == 0x5381, "int64 -> bfloat16 rounds once", "got %04x", bf);
-    /* float32 -> bfloat16 RNE, subnormal input (SPEC §7: 0x00018000 -> 0x0002) */
+    /* float32 -> bfloat16 RNE, subnormal input (docs/differences.md, "Processors"):
+     * 0x00018000 -> 0x0002 */
     uint32_t sub = 0x00018000;
     dtcast_convert(&bf, DTCAST_BFLOAT16, &sub, DTCAST_FLOAT32, 1, NULL, NULL);
     CHECK(bf == 0x0002, "float32 subnormal -> bfloat16 RNE", "got %04x", bf);
@@ -515,7 +517,7 @@ static void test_pypto_profile(void)
           "pypto mode names", "not parsed");
 }
 
-/* SPEC §6: every entry point validates, names the problem, and leaves the output untouched. */
+/* docs/errors.md: every entry point validates, names the problem, leaves the output untouched. */
 static void test_errors(void)
 {
     dtcast_error err;

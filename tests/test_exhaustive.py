@@ -163,7 +163,7 @@ def crosscheck(sources, targets, per_group, rng):
 
 
 def check_type_info(lib):
-    """type_info against the model's formats (SPEC section 1)."""
+    """type_info against the model's formats (docs/formats.md, "Querying a type")."""
     problems = []
     for name in M.ALL_NAMES:
         t = M.TYPES[name]

@@ -1,6 +1,6 @@
 /* Tests of the file formats: .npy, ONNX TensorProto and ModelProto, whole-file reading and
  * writing. Fixtures are built as bytes here; the ONNX conformance data is read from
- * tests/conformance (the in-repo copy of ../shared/conformance). */
+ * tests/conformance (the ONNX Cast/Q-DQ node test data, copied into the repository). */
 #include "check.h"
 #include "fileio/npy.h"
 

@@ -1,12 +1,14 @@
-/* Type promotion (SPEC §5): every rule set against the systems' own facts.
+/* Type promotion (docs/promotion.md): every rule set against the systems' own facts.
  *
  *   - torch and numpy: every pair of the tables generated from the real torch 1.13 and numpy 1.24
  *     (the CSV files of tests/promote_tables, written by tests/promote_tables/generate.py);
  *   - openvino: every example of the ConvertPromoteTypes-14 document, the cases of OpenVINO's own
- *     type_prop tests, every rule of SPEC §5 with its exact error text, the attributes with ranks;
- *   - aclnn: the document's table cell by cell (its wrong cells as SPEC §5 corrects them), the
- *     bool and uint16/32/64 rules, 0-dim tensors;
- *   - torch types 1.13 lacks (uint16/32/64, float8) and numpy's NEP 50, by SPEC and NEP 50 text;
+ *     type_prop tests, every rule of docs/promotion.md ("openvino") with its exact error text,
+ *     the attributes with ranks;
+ *   - aclnn: the document's table cell by cell (its wrong cells as docs/promotion.md and
+ *     docs/differences.md, "aclnn", correct them), the bool and uint16/32/64 rules, 0-dim tensors;
+ *   - torch types 1.13 lacks (uint16/32/64, float8) and numpy's NEP 50, by docs/promotion.md
+ *     ("torch", "numpy") and NEP 50 text;
  *   - jax: the promotion table of JAX's "Type promotion semantics" document, x64 off, strict mode,
  *     the small types, each error text;
  *   - order independence where the system has it, and the asymmetries where it does not;
@@ -394,7 +396,7 @@ static void test_openvino_upstream(void)
     run_ov_cases(cases, sizeof cases / sizeof cases[0], "upstream type_prop");
 }
 
-/* SPEC §5, rule by rule in its order, and how the two booleans interact with ranks. */
+/* docs/promotion.md, "openvino", rule by rule in its order, and how the two booleans interact with ranks. */
 static void test_openvino_spec(void)
 {
     static const ov_case cases[] = {
@@ -485,7 +487,7 @@ static void test_openvino_spec(void)
         {"bf16", "f64", 0, 0, NULL, "float64"},
         {"f16", "f32", 0, 0, NULL, "float32"},
     };
-    run_ov_cases(cases, sizeof cases / sizeof cases[0], "SPEC");
+    run_ov_cases(cases, sizeof cases / sizeof cases[0], "docs");
 }
 
 static const char *const ov_types[] = {
@@ -585,7 +587,7 @@ static const char *const aclnn_doc[12][12] = {
      "c128"},
 };
 
-/* SPEC §5: the document's wrong cells and the library's values. */
+/* docs/promotion.md and docs/differences.md, "aclnn": the document's wrong cells and the library's values. */
 static const struct {
     const char *a, *b, *value;
 } aclnn_fixed[] = {
@@ -665,7 +667,7 @@ static void test_aclnn_rules(void)
            "invalid: operand a: the aclnn rules need the rank (0 or at least 1)", "argument");
 }
 
-/* SPEC §5: with exactly one 0-dim tensor, a category that is not higher leaves the dimensioned
+/* docs/promotion.md, "aclnn": with exactly one 0-dim tensor, a category that is not higher leaves the dimensioned
  * type; a higher-category complex 0-dim makes a float tensor its complex counterpart. */
 static void test_aclnn_zero_dim(void)
 {
@@ -727,7 +729,7 @@ static void test_aclnn_order(void)
 
 /* ---- torch ---------------------------------------------------------------------------------- */
 
-/* SPEC §5 for the dtypes torch 1.13 lacks: uint16/32/64 promote only with floats or themselves,
+/* docs/promotion.md, "torch", for the dtypes torch 1.13 lacks: uint16/32/64 promote only with floats or themselves,
  * float8 only with itself; the texts are c10's. */
 static void test_torch_newer_types(void)
 {
@@ -773,7 +775,7 @@ static void test_torch_newer_types(void)
         {"float32", "float8e4m3", "error: torch has no dtype float8e4m3"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        expect(DTCAST_RULES_TORCH, NULL, cases[i].a, cases[i].b, cases[i].want, "SPEC");
+        expect(DTCAST_RULES_TORCH, NULL, cases[i].a, cases[i].b, cases[i].want, "docs");
 }
 
 /* The categories of torch.result_type, by the rules of its documentation. */
@@ -844,7 +846,7 @@ static void test_torch_order(void)
 
 /* ---- numpy ---------------------------------------------------------------------------------- */
 
-/* SPEC §5's examples and NEP 50's weak Python scalars (numpy 1.24 itself is value-based). */
+/* docs/promotion.md's examples ("numpy") and NEP 50's weak Python scalars (numpy 1.24 itself is value-based). */
 static void test_numpy_nep50(void)
 {
     static const struct {

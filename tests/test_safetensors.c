@@ -1,4 +1,4 @@
-/* Tests of the safetensors module and its JSON reader: the header rules of SPEC §8 (each broken
+/* Tests of the safetensors module and its JSON reader: the header rules of docs/files.md, "safetensors" (each broken
  * once, with the tensor and the file offset named), the 22 dtypes, the F6 bit stream, the
  * writer's order, padding and escaping (the expected bytes are the reference's own test vectors
  * and outputs of huggingface safetensors 0.8.0 for the same tensors), and the index of sharded
@@ -557,7 +557,7 @@ static void f6_pack_bits(uint8_t *dst, const uint8_t *src, size_t count)
 
 static void test_f6(void)
 {
-    /* every group of four 6-bit values against SPEC's formula, and back */
+    /* every group of four 6-bit values against the formula of docs/files.md, "F4 and F6 layouts", and back */
     int ok = 1;
     uint8_t src[4], packed[3], back[4];
     for (unsigned v = 0; v < 1u << 24 && ok; v++) {

@@ -1,11 +1,11 @@
-"""The CLI on safetensors files (SPEC §8).
+"""The CLI on safetensors files (docs/files.md, "safetensors").
 
     python3 tests/test_safetensors_cli.py build/libdtcast.so      (the CLI is build/dtcast)
 
 Checks `dtcast cast` on .safetensors files and sharded checkpoints against an independent model:
 the expected files are written by tests/safetensors_ref.py (the reference writer's layout, from
-SPEC §8) and the expected values computed here exactly with fractions (round to nearest even,
-IEEE overflow, SPEC §2's canonical NaNs). Every floating-point tensor is converted, the others
+docs/files.md, "safetensors") and the expected values computed here exactly with fractions (round to nearest even,
+IEEE overflow, the canonical NaNs of docs/conversion.md, "NaN inputs"). Every floating-point tensor is converted, the others
 (integers, BOOL, C64) are copied byte for byte, __metadata__ is kept; --select / --exclude pick
 the converted tensors; hostile files fail with status 1, one line on stderr and no output.
 When the real `safetensors` package is importable, it reads dtcast's output too.
@@ -128,7 +128,7 @@ def floor_log2(x):
 
 
 def encode(v, dt):
-    """The code of value v in dt under rne and the ieee overflow policy (SPEC §2)."""
+    """The code of value v in dt under rne and the ieee overflow policy (docs/conversion.md, "Float overflow")."""
     e, m, bias, kind = FMT[dt]
     top = 1 << (e + m)
 

@@ -174,7 +174,7 @@ static void check_format_complex(dtcast_type part, uint64_t re, uint64_t im,
 static void test_format_table(void)
 {
     const dtcast_string_style py = DTCAST_STRING_PYTHON, ort = DTCAST_STRING_ORT;
-    /* SPEC section 3 */
+    /* docs/conversion.md, "Numbers to strings" */
     check_format(DTCAST_FLOAT32, 0x3F800000, py, "1.0");
     check_format(DTCAST_FLOAT32, 0x42C80000, py, "100.0");
     check_format(DTCAST_FLOAT32, 0x80000000, py, "-0.0");

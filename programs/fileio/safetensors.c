@@ -1,8 +1,9 @@
 /* safetensors: the header reader and checker, the writer of the reference's exact header, the
- * F6 bit stream, and the index of sharded checkpoints. The rules are SPEC §8's; where SPEC is
- * silent this follows huggingface/safetensors (safetensors/src/tensor.rs): N <= 100,000,000,
- * "{}" is a valid header, leading and trailing JSON whitespace is allowed, unknown keys inside
- * an entry are ignored, "__metadata__": null means no metadata. */
+ * F6 bit stream, and the index of sharded checkpoints. The rules are those of docs/files.md
+ * ("safetensors", "F4 and F6 layouts", "Sharded checkpoints"); where it is silent this follows
+ * huggingface/safetensors (safetensors/src/tensor.rs): N <= 100,000,000, "{}" is a valid header,
+ * leading and trailing JSON whitespace is allowed, unknown keys inside an entry are ignored,
+ * "__metadata__": null means no metadata. */
 #include "fileio/safetensors.h"
 #include "fileio/json.h"
 
@@ -22,7 +23,8 @@ typedef struct st_dtype {
     int is_float;
 } st_dtype;
 
-/* In SPEC §8's order (which dt_st_dtype_list follows). */
+/* In the order of docs/files.md's dtype table, "safetensors" (dt_st_dtype_list and the writer
+ * follow it). */
 static const st_dtype dtypes[] = {
     {"BOOL", DTCAST_BOOL, 8, 0, 0},
     {"U8", DTCAST_UINT8, 8, 4, 0},

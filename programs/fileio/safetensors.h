@@ -1,7 +1,8 @@
-/* safetensors (SPEC §8), the format of model checkpoints: an 8-byte little-endian header length
- * N, N bytes of a JSON object {name: {"dtype", "shape", "data_offsets": [begin, end]}, optional
- * "__metadata__": {string: string}}, then the byte buffer the offsets point into. Also the
- * *.safetensors.index.json of sharded checkpoints. Used by the CLI; not part of the installed API.
+/* safetensors (docs/files.md, "safetensors"; F6: "F4 and F6 layouts"), the format of model
+ * checkpoints: an 8-byte little-endian header length N, N bytes of a JSON object {name: {"dtype",
+ * "shape", "data_offsets": [begin, end]}, optional "__metadata__": {string: string}}, then the
+ * byte buffer the offsets point into. Also the *.safetensors.index.json of sharded checkpoints.
+ * Used by the CLI; not part of the installed API.
  *
  * F6 layout (dtcast's choice; safetensors prescribes none): the LSB-first bit stream, element i
  * in bits [6i, 6i + 6) counted from the least significant bit of byte 0. F4: two per byte, the
@@ -43,8 +44,8 @@ typedef struct dt_st_header {
 dtcast_status dt_st_json_length(const uint8_t first8[8], uint64_t file_size, uint64_t *n,
                                 dt_io_error *err);
 /* Parses and checks the n-byte JSON header of a file of file_size bytes against every rule of
- * SPEC §8 (unknown keys inside an entry are ignored, as the reference does). Messages name the
- * tensor and the byte offset in the file. On failure h is empty (safe to free). */
+ * docs/files.md, "safetensors" (unknown keys inside an entry are ignored, as the reference does).
+ * Messages name the tensor and the byte offset in the file. On failure h is empty (safe to free). */
 dtcast_status dt_st_parse(const uint8_t *json, size_t n, uint64_t file_size, dt_st_header *h,
                           dt_io_error *err);
 void dt_st_header_free(dt_st_header *h);

@@ -113,8 +113,8 @@ dtcast_status dt_onnx_model_parse(const uint8_t *buf, size_t len, dt_onnx_model 
 const dt_onnx_attr *dt_onnx_model_attr(const dt_onnx_model *m, const char *name);
 
 /* By file name: ".npy", ".pb", ".safetensors", "*.safetensors.index.json", raw (".raw", ".bin",
- * "-"; raw needs the type), or unknown: never read as raw by accident (SPEC: refuse what is not
- * read). */
+ * "-"; raw needs the type), or unknown: never read as raw by accident (docs/files.md, "File
+ * kinds": refuse what is not read). */
 typedef enum dt_file_kind {
     DT_FILE_RAW,
     DT_FILE_NPY,

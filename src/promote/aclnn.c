@@ -1,5 +1,6 @@
-/* Ascend aclnn type derivation (互推导关系): the table of aclnn-promotion.zh.txt as the shipped
- * library computes it, the bool and uint16/32/64 rules beside it, and 0-dim tensors (SPEC §5). */
+/* Ascend aclnn type derivation (互推导关系): the table of Ascend's type-derivation document as
+ * the shipped library computes it, the bool and uint16/32/64 rules beside it, and 0-dim tensors
+ * (docs/promotion.md, "aclnn"). */
 #include "promote/promote.h"
 
 #include "internal.h"
@@ -30,9 +31,9 @@ static const dtcast_type axis[] = {
 #define C128 DTCAST_COMPLEX128
 
 /* aclnn: the document's table. Cells marked * are where the document is wrong and the library's
- * value is used (SPEC §5): bf16 x f16 (document: f64), f64 x c32 and f64 x c64 (document: c64),
- * c32 x f64 (document: c64), c64 x f64 (document: c64), bf16 x c32 and c32 x bf16 (document:
- * c32). */
+ * value is used (docs/differences.md and docs/promotion.md, "aclnn"): bf16 x f16 (document: f64),
+ * f64 x c32 and f64 x c64 (document: c64), c32 x f64 (document: c64), c64 x f64 (document: c64),
+ * bf16 x c32 and c32 x bf16 (document: c32). */
 static const dtcast_type table[NAXIS][NAXIS] = {
     /*          f32   f16   f64    bf16  s8    u8    s16   s32   s64   c32    c64    c128 */
     /* f32  */ {F32,  F32,  F64,   F32,  F32,  F32,  F32,  F32,  F32,  C64,   C64,   C128},

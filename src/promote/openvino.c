@@ -1,5 +1,6 @@
-/* OpenVINO ConvertPromoteTypes-14: the common type of two inputs, by SPEC §5's ordered rules
- * (the upstream evaluate_common_type), with the operation's own error texts. */
+/* OpenVINO ConvertPromoteTypes-14: the common type of two inputs, by the ordered rules of
+ * docs/promotion.md, "openvino" (the upstream evaluate_common_type), with the operation's own
+ * error texts. */
 #include "promote/promote.h"
 
 #include "internal.h"

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """dtmodel -- an independent reference model of dtcast's numeric conversions.
 
-Written only from /work/shared/SPEC.md (section 1: the types, section 2: the conversion model) and
+Written only from docs/formats.md (the types), docs/conversion.md (the conversion model) and
 include/dtcast.h.  It does not look at the library's sources.
 
 Two implementations of the same model live in this file, on purpose different in method, and the
 conformance tests compare them with each other on samples (so the fast one is itself tested):
 
-* The SLOW model (decode_slow / encode_slow) is scalar and written as plainly as the SPEC reads:
+* The SLOW model (decode_slow / encode_slow) is scalar and written as plainly as docs/conversion.md
+  ("The model") reads:
   a code decodes to an exact value (fractions.Fraction magnitude + sign, or a NaN / Inf marker);
   encoding finds the two neighbours of the exact value among the target's values -- for targets of at
   most 16 bits by listing every code of the target, decoding it and sorting (a "grid"), for float32 /
@@ -27,13 +28,13 @@ conformance tests compare them with each other on samples (so the fast one is it
   bits; shifts by >= 64 are handled as separate cases), and the rounding decision uses only the
   exact remainder.  No float64 operation is used on values, so no hidden rounding can occur.
 
-Conventions (SPEC section 2, binding):
+Conventions (docs/conversion.md: "Rounding modes", "Float overflow", "Integer targets"; binding):
   modes: 'rne', 'rna' (= round, ties away), 'floor', 'ceil', 'trunc', 'odd'.
   float overflow policy: 'ieee' or 'saturate'; integer overflow policy: 'wrap' or 'saturate'.
   "odd" takes, for inexact results, the neighbour k*q (q = spacing of the two neighbours) with k odd.
   For ties under rne the neighbour with k even is taken.  With this one definition float8e8m0
   (1-bit significand) has lower = 1*2^e (odd), upper = 2*2^e (even): rne ties go up and odd
-  behaves like trunc -- the SPEC is silent on 'odd' for float8e8m0 (reported as an ambiguity).
+  behaves like trunc (docs/conversion.md, "float8e8m0 targets").
 
 Run `python3 dtmodel.py` for the model's self-tests.
 """
@@ -48,7 +49,8 @@ MODES = ('rne', 'rna', 'floor', 'ceil', 'trunc', 'odd')
 MODE_CODE = {'default': 0, 'rne': 1, 'rna': 2, 'floor': 3, 'ceil': 4, 'trunc': 5, 'odd': 6}
 
 # --------------------------------------------------------------------------------------------
-# Types (SPEC section 1).  Enum values from include/dtcast.h.
+# Types (docs/formats.md: "Names and codes", "Floating-point formats").  Enum values from
+# include/dtcast.h.
 # --------------------------------------------------------------------------------------------
 
 
@@ -91,7 +93,7 @@ class FloatFmt:
         self.maxmant = self.maxcode & mall
 
     def nan_code(self, neg):
-        """Canonical NaN for a NaN input of the given sign (SPEC section 2)."""
+        """Canonical NaN for a NaN input of the given sign (docs/conversion.md, "NaN inputs")."""
         if self.style in ('ieee', 'fn'):
             return self.nancode | (self.signbit if neg else 0)
         return self.nancode  # fnuz 0x80, e8m0 0xFF
@@ -194,7 +196,7 @@ def resolve(mode, dst):
 
 
 # --------------------------------------------------------------------------------------------
-# Storage (SPEC section 1, packing).  Codes are element bit patterns held in uint64 arrays.
+# Storage (docs/formats.md, "Memory layout").  Codes are element bit patterns held in uint64 arrays.
 # --------------------------------------------------------------------------------------------
 
 def storage_bytes(t, n):
@@ -263,7 +265,7 @@ def padding_ok(t, data, n):
 
 
 # ============================================================================================
-# SLOW model: scalar, Fraction based, as the SPEC reads.
+# SLOW model: scalar, Fraction based, as docs/conversion.md ("The model") reads.
 # A value is a tuple (kind, neg, mag): kind in 'num', 'inf', 'nan'; mag a Fraction >= 0.
 # ============================================================================================
 
@@ -442,7 +444,8 @@ def encode_slow(t, x, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
         if f.style == 'none':
             if nan_as_max:
                 return f.maxcode
-            return 0 if neg else f.signbit  # SPEC: +NaN -> code of -0, -NaN -> 0 (ONNX data)
+            # docs/conversion.md, "Targets without NaN": +NaN -> code of -0, -NaN -> 0 (ONNX data)
+            return 0 if neg else f.signbit
         return f.nan_code(neg)
     if kind_ == 'inf':
         if fov == 'saturate':
@@ -790,7 +793,7 @@ def _selftest():
             print('FAIL', name, 'got', got, 'expected', exp)
 
     f = lambda n: TYPES[n]
-    # SPEC facts
+    # docs/formats.md, "Floating-point formats" (e8m0: docs/conversion.md, "float8e8m0 targets")
     e4 = f('float8e4m3fn')
     check('max e4m3fn', _maxval(e4), 448)
     check('max e4m3fnuz', _maxval(f('float8e4m3fnuz')), 240)
