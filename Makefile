@@ -15,8 +15,8 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 PYTHON  ?= python3
 
-VERSION := 0.1.0
-SOMAJOR := 0
+VERSION := 1.0.0
+SOMAJOR := 1
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L

@@ -16,7 +16,7 @@ fail() { echo "FAIL $1: $2"; }
 
 if make -s BUILD="$build" PREFIX="$prefix" install >"$tmp/install.log" 2>&1 &&
     [ -f "$prefix/include/dtcast.h" ] && [ -x "$prefix/bin/dtcast" ] &&
-    [ -f "$prefix/lib/libdtcast.a" ] && [ -e "$prefix/lib/libdtcast.so.0" ]; then
+    [ -f "$prefix/lib/libdtcast.a" ] && [ -e "$prefix/lib/libdtcast.so.1" ]; then
     pass install_layout
 else
     fail install_layout "$(tail -n 5 "$tmp/install.log")"
