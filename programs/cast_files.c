@@ -481,13 +481,18 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
         c->options = base;
         break;
     case CLI_PROFILE_ONNX:
+        /* On a refusal the profile leaves c->options untouched: start it from base. */
+        c->options = base;
         st = dtcast_onnx_options(&c->options, (int64_t)r->to, t->type, s->opset, s->saturate,
                                  s->round_mode, &base, &error);
-        c->options.via_float32 |= s->options.via_float32;
-        c->options.float4_nan_as_max |= s->options.float4_nan_as_max;
-        c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
+        if (st == DTCAST_OK) {
+            c->options.via_float32 |= s->options.via_float32;
+            c->options.float4_nan_as_max |= s->options.float4_nan_as_max;
+            c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
+        }
         break;
     case CLI_PROFILE_PYPTO:
+        c->options = base;
         st = dtcast_pypto_check_shape(t->dims, t->ndim, &error);
         if (st == DTCAST_OK)
             st = dtcast_pypto_options(&c->options, r->to, t->type, s->cast_mode, &base, &error);
