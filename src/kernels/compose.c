@@ -98,7 +98,7 @@ static void chain_run(const dt_kernel *k, void *dst, const void *src, size_t beg
 {
     const dt_chain *c = k->chain;
     const size_t sb = (size_t)k->sf->stride_bits;
-    if (c->steps == 1) { /* complex -> complex: the part kernel over the parts, no blocks */
+    if (c->steps == 1) { /* one kernel over the parts (complex -> complex) or the elements */
         const dt_kernel *st = &c->step[0];
         st->fn(st, dst, src, begin * (size_t)c->scale, end * (size_t)c->scale);
         return;
@@ -212,6 +212,20 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
         return sp != dp && plan_real(c, dp, sp, r, 2 * count);
     }
     if (cs) {
+        /* portable: complex128 -> floats of <= 16 bits in one kernel that reads the real parts
+         * in place (no copy through L1; the float64 kernel's speed) */
+        if (c->lo == DT_ISA_PORTABLE && sf->type == DTCAST_COMPLEX128) {
+            dt_kernel *k = &c->step[0];
+            memset(k, 0, sizeof *k);
+            k->df = df;
+            k->sf = sf;
+            k->r = *r;
+            if (dt_pfpu_find(k, df, sf, r)) {
+                k->compute_bound = true;
+                c->steps = 1;
+                return true;
+            }
+        }
         add_part_step(c, real_part_fn(sp->bits), sp, sf, &exact_rules);
         return plan_real(c, df, sp, r, count);
     }

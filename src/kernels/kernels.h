@@ -116,6 +116,11 @@ bool dt_kernel_find_direct(dt_kernel *k, const dt_format *df, const dt_format *s
  * (compose.c); false when no chain covers the pair. */
 bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf,
                           const dt_rules *r, size_t count, dt_isa step_isa);
+/* float32 -> float16 in rne, float64 -> floats of at most 16 bits and float8e8m0 by the float
+ * unit, where the environment rounds to nearest and flushes nothing (else the narrowing kernel)
+ * (portable_fpu.c): fills k and returns true, or returns false. complex128 -> the same targets
+ * (the real parts) too: the registry never offers complex pairs; compose.c asks for them. */
+bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* Whether a chain of vector kernels beats one kernel for the pair on isa (compose.c). */
 bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa);
 

@@ -87,6 +87,7 @@ struct dt_pnarrow {
     uint32_t imask, imax, isat;
     uint32_t limf0, limfx; /* the limits as float bits, by sign (saturating targets of <= 16 bits) */
     dt_pblock_fn inner;    /* portable_fpu.c: the float32 block after the float64 step */
+    dt_pblock_fn outer;    /* portable_fpu.c: the float64 block after gathering complex128 parts */
 };
 
 /* The portable narrowing kernel for sf -> df under r (float32/float16/bfloat16/float64 sources),
@@ -97,10 +98,7 @@ dt_kernel_fn dt_pnarrow_pick(const dt_format *df, const dt_format *sf, const dt_
 /* Runs the narrowing kernel of constants *p (its block function) over elements [begin, end)
  * (portable_narrow.c). */
 void dt_pnarrow_run(const dt_pnarrow *p, void *dst, const void *src, size_t begin, size_t end);
-/* float32 -> float16 in rne, float64 -> floats of at most 16 bits and float8e8m0 by the float
- * unit, where the environment rounds to nearest and flushes nothing (else the narrowing kernel)
- * (portable_fpu.c): fills k and returns true, or returns false. */
-bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* dt_pfpu_find (portable_fpu.c): in kernels.h, as compose.c calls it too. */
 
 /* Packs codes c (one per byte, within obits = 1, 2 or 4 bits) into bytes of packed output, element
  * 2k in the low nibble as ONNX (portable_narrow.c). */

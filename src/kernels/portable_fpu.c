@@ -2,7 +2,8 @@
  * and flushes nothing (read at each call; elsewhere the narrowing kernels of portable_narrow.c
  * run): float32 -> float16 in rne by a float addition, and float64 -> floats of at most 16 bits
  * and float8e8m0 through float32 rounded to odd by the hardware's conversion (which rounds like
- * float64 into every one of them: float32 keeps at least 2 more bits). */
+ * float64 into every one of them: float32 keeps at least 2 more bits). complex128 sources go to
+ * the same targets here too, their real parts read in place (compose.c asks: no copy into L1). */
 #include "portable.h"
 
 #include <fenv.h>
@@ -50,21 +51,46 @@ DT_PINLINE uint32_t f32_f16(uint32_t x, uint32_t ovf)
     return c | ((x >> 16) & 0x8000u);
 }
 
-/* Three loops per block: float64 -> float32 rounded to odd, -> float16 codes in 32-bit lanes,
- * -> 16-bit codes (SSE2 has no 32 -> 16-bit narrowing that keeps the loops 4 lanes wide). */
+/* float64 -> float16, rne, in one rounding by a float addition: C = 2^(e + 42) for |x|'s exponent
+ * e (at least -14: the subnormals share its quantum) has its ulp at the float16 quantum of |x|,
+ * so (|x| + C) - C is |x| rounded to float16 (a carry into the next binade included); that
+ * value is a float32 exactly, whose bits give the code as f32_f16 does, with nothing to round.
+ * ovf as for f32_f16. (The steps between 64- and 32-bit lanes are conversions, which SSE2
+ * vectorises, not integer truncations, which it does not.) */
+DT_PINLINE uint32_t f64_f16(double x, uint32_t ovf)
+{
+    /* (|x| from 2^982 on, Inf and NaN make C or the sum Inf and the result NaN, which the
+     * overflow test below sends to ovf; a NaN x is caught by its float32) */
+    const double a = __builtin_fabs(x);
+    /* 2^e, at least 2^-14: the exponent field of |x| alone */
+    const double ea = dt_f64_of_bits(dt_bits_of_f64(a) & 0x7FF0000000000000u);
+    const double c = (ea > 0x1p-14 ? ea : 0x1p-14) * 0x1p42;
+    /* |x| rounded, exact in float32 (the sign cleared: x86's default NaN is negative) */
+    const uint32_t r = dt_bits_of_f32((float)((a + c) - c)) & 0x7FFFFFFFu;
+    const uint32_t xs = dt_bits_of_f32((float)x);             /* x's sign and NaN-ness */
+    const uint32_t cn = (r - (112u << 23)) >> 13;             /* normal: rebias 127 -> 15 */
+    /* below 2^-14: r + 1/2 puts r's quanta (2^-24, the ulp of 1/2) in the low bits */
+    const uint32_t cs = dt_bits_of_f32(dt_f32_of_bits(r) + 0.5f) - 0x3F000000u;
+    uint32_t c16 = dt_psel(0u - ((r - 0x38800000u) >> 31), cs, cn); /* r < 2^-14 */
+    c16 = dt_psel(0u - ((c16 - ovf) >> 31), c16, ovf);              /* c16 < ovf */
+    c16 = dt_psel(0u - ((0x7F800000u - (xs & 0x7FFFFFFFu)) >> 31), 0x7E00u, c16); /* NaN */
+    return c16 | ((xs >> 16) & 0x8000u);
+}
+
+/* Two loops per block: float16 codes in 32-bit lanes, then 16-bit codes (SSE2 has no 32 -> 16-bit
+ * narrowing that keeps the loops 4 lanes wide). SB:
+ * source bytes per element (float32 4, float64 8, complex128 16: its real part first). */
 #define HALF_BLOCK(name, SB)                                                                    \
     static void name(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)              \
     {                                                                                           \
         const uint32_t ovf = p->ovf0;                                                           \
         _Alignas(64) uint32_t v[DT_PBLOCK];                                                     \
-        if (SB == 8) {                                                                          \
+        if (SB >= 8) {                                                                          \
             for (size_t i = 0; i < n; i++) {                                                    \
                 double x;                                                                       \
-                memcpy(&x, src + 8 * i, 8);                                                     \
-                v[i] = odd_f32(x);                                                              \
+                memcpy(&x, src + SB * i, 8);                                                    \
+                v[i] = f64_f16(x, ovf);                                                         \
             }                                                                                   \
-            for (size_t i = 0; i < n; i++)                                                      \
-                v[i] = f32_f16(v[i], ovf);                                                      \
         } else {                                                                                \
             for (size_t i = 0; i < n; i++) {                                                    \
                 uint32_t x;                                                                     \
@@ -78,18 +104,32 @@ DT_PINLINE uint32_t f32_f16(uint32_t x, uint32_t ovf)
     }
 HALF_BLOCK(half_f32, 4)
 HALF_BLOCK(half_f64, 8)
+HALF_BLOCK(half_c128, 16)
 
-/* the narrowing kernel's constants (its own block: the fallback) and this file's block */
-/* float64 -> float32 rounded to odd, then the float32 block of the same target */
-static void odd_then_f32(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)
-{
-    _Alignas(64) uint32_t v[DT_PBLOCK];
-    for (size_t i = 0; i < n; i++) {
-        double x;
-        memcpy(&x, src + 8 * i, 8);
-        v[i] = odd_f32(x);
+/* float64 (or the real parts of complex128) -> float32 rounded to odd, then the float32 block of
+ * the same target */
+#define ODD_THEN_F32(name, SB)                                                                  \
+    static void name(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)              \
+    {                                                                                           \
+        _Alignas(64) uint32_t v[DT_PBLOCK];                                                     \
+        for (size_t i = 0; i < n; i++) {                                                        \
+            double x;                                                                           \
+            memcpy(&x, src + SB * i, 8);                                                        \
+            v[i] = odd_f32(x);                                                                  \
+        }                                                                                       \
+        p->inner(out, (const uint8_t *)v, n, p);                                                \
     }
-    p->inner(out, (const uint8_t *)v, n, p);
+ODD_THEN_F32(odd_then_f32, 8)
+ODD_THEN_F32(odd_then_f32_c128, 16)
+
+/* The fallback for complex128 (an environment that rounds otherwise or flushes): the real parts
+ * gathered, then the narrowing kernel's float64 block (p->outer) */
+static void real_parts_then_f64(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)
+{
+    _Alignas(64) uint64_t v[DT_PBLOCK];
+    for (size_t i = 0; i < n; i++)
+        memcpy(&v[i], src + 16 * i, 8);
+    p->outer(out, (const uint8_t *)v, n, p);
 }
 
 typedef struct {
@@ -118,20 +158,26 @@ bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
 {
     fpu_local f;
     memset(&f, 0, sizeof f);
-    const bool f64 = sf->type == DTCAST_FLOAT64;
+    const bool c128 = sf->type == DTCAST_COMPLEX128;
+    const bool f64 = c128 || sf->type == DTCAST_FLOAT64;
     if ((!f64 && sf->type != DTCAST_FLOAT32) || (df->tc != DT_TC_FLOAT && df->tc != DT_TC_E8M0) ||
-        !dt_pnarrow_pick(df, sf, r, &f.p))
+        !dt_pnarrow_pick(df, c128 ? dt_format_of(DTCAST_FLOAT64) : sf, r, &f.p))
         return false;
     if (df->type == DTCAST_FLOAT16 && r->round == DTCAST_ROUND_RNE && half_rules(&f.p)) {
-        f.fast = f64 ? half_f64 : half_f32;
+        f.fast = c128 ? half_c128 : f64 ? half_f64 : half_f32;
     } else if (f64) {
         dt_pnarrow p32;
         if (!dt_pnarrow_pick(df, dt_format_of(DTCAST_FLOAT32), r, &p32))
             return false;
         f.p.inner = p32.block;
-        f.fast = odd_then_f32;
+        f.fast = c128 ? odd_then_f32_c128 : odd_then_f32;
     } else {
         return false;
+    }
+    if (c128) { /* 16 source bytes an element; the fallback gathers the real parts first */
+        f.p.outer = f.p.block;
+        f.p.block = real_parts_then_f64;
+        f.p.sbytes = 16;
     }
     _Static_assert(sizeof f <= sizeof k->local, "the constants fit the kernel's bytes");
     memcpy(k->local, &f, sizeof f);
