@@ -247,7 +247,7 @@ typedef struct dtcast_info {
     int bits; /* of one element */
     /* Floats (complex: of each part). */
     int exponent_bits, mantissa_bits, bias;
-    int has_inf, has_nan, has_negative_zero;
+    bool has_inf, has_nan, has_negative_zero;
     double max;           /* largest finite */
     double lowest;        /* most negative finite */
     double min_normal;    /* smallest positive normal */

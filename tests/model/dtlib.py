@@ -38,7 +38,7 @@ class Options(ct.Structure):
 class Info(ct.Structure):
     _fields_ = [('type', ct.c_int), ('name', ct.c_char_p), ('kind', ct.c_int), ('bits', ct.c_int),
                 ('exponent_bits', ct.c_int), ('mantissa_bits', ct.c_int), ('bias', ct.c_int),
-                ('has_inf', ct.c_int), ('has_nan', ct.c_int), ('has_negative_zero', ct.c_int),
+                ('has_inf', ct.c_bool), ('has_nan', ct.c_bool), ('has_negative_zero', ct.c_bool),
                 ('max', ct.c_double), ('lowest', ct.c_double), ('min_normal', ct.c_double),
                 ('min_subnormal', ct.c_double), ('epsilon', ct.c_double),
                 ('max_bits', ct.c_uint64), ('inf_bits', ct.c_uint64), ('nan_bits', ct.c_uint64),
