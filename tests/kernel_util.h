@@ -1,4 +1,4 @@
-/* Helpers shared by the kernel tests (test_kernels.c, test_kernels_stream.c). */
+/* Helpers shared by the kernel tests (test_kernels.c, test_kernels_stream.c, test_registry.c). */
 #ifndef DTCAST_TESTS_KERNEL_UTIL_H
 #define DTCAST_TESTS_KERNEL_UTIL_H
 
@@ -26,6 +26,22 @@ static void clear_padding(const dt_format *f, uint8_t *p, size_t n)
     const size_t per = f->stride_bits < 8 ? 8u / (size_t)f->stride_bits : 1;
     if (per > 1 && n % per)
         p[n / per] &= (uint8_t)((1u << (n % per * (size_t)f->stride_bits)) - 1);
+}
+
+/* Every real type of the library's type table (dtcast_type_list(), without complex and string
+ * types), in its order, into out (room for max); returns the count. */
+static inline size_t real_types(dtcast_type *out, size_t max)
+{
+    dtcast_type all[64];
+    const size_t n = dtcast_type_list(all, 64);
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 64; i++) {
+        dtcast_info info;
+        if (k < max && dtcast_type_info(all[i], &info, NULL) == DTCAST_OK &&
+            info.kind != DTCAST_KIND_COMPLEX && info.kind != DTCAST_KIND_STRING)
+            out[k++] = all[i];
+    }
+    return k;
 }
 
 #endif
