@@ -174,6 +174,16 @@ printf '1.5\n2\001\n\303\251\n' >"$TMP/strings.raw"
 run compare --from string --to string "$TMP/strings.raw"
 expect_ok escape_compare_strings && { grep -qF '"2\x01"' "$TMP/out" && grep -qF '"é"' "$TMP/out" &&
     pass escape_compare_strings || fail escape_compare_strings "$(cat "$TMP/out")"; }
+# A tensor name with a control character (JSON \u001b) in the report and in the warning.
+header='{"w\u001b[31m":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+{ printf "\\$(printf '%03o' ${#header})\\000\\000\\000\\000\\000\\000\\000%s" "$header"
+  printf '\000\000\200\077\312\362\111\161'; } >"$TMP/esc.safetensors" # 1.0, 1e30
+run cast --to f16 --report "$TMP/esc.safetensors" "$TMP/esc_out.safetensors"
+expect_ok escape_tensor_name_report && { grep -qF 'w\x1b[31m: float32 -> float16' "$TMP/err" &&
+    pass escape_tensor_name_report || fail escape_tensor_name_report "$(head -2 "$TMP/err")"; }
+run cast --to f16 "$TMP/esc.safetensors" "$TMP/esc_out.safetensors"
+expect_ok escape_tensor_name_warning && { grep -qF 'dtcast: warning: w\x1b[31m: 1 finite value' "$TMP/err" &&
+    pass escape_tensor_name_warning || fail escape_tensor_name_warning "$(cat "$TMP/err")"; }
 # Against Python's UTF-8 decoder (backslashreplace, then C0/DEL/C1 controls as their bytes):
 # random mixes of ASCII, valid and invalid sequences (overlong, surrogates, above U+10FFFF, cut).
 if command -v python3 >/dev/null 2>&1; then
