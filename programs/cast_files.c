@@ -505,12 +505,11 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
     }
     if (st == DTCAST_OK)
         return CLI_OK;
-    char a[32], b[32], profile[32];
+    char a[32], b[32], profile[32], why[sizeof error.message + 64];
     cli_profile_label(s, profile, sizeof profile);
-    const char *why = error.message[0] ? error.message : dtcast_status_string(st);
     return cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
                     cli_type_label(t->type, a, sizeof a), cli_type_label(r->to, b, sizeof b),
-                    profile, why ? why : "failed");
+                    profile, cli_error_text(s, st, error.message, why, sizeof why));
 }
 
 /* What a conversion job sees of each block: the report and the NaN/Inf watch. */
@@ -601,8 +600,10 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
                          : cli_fail("%s: %s", what, err.message);
     }
     if (status == CLI_OK && o.reporting) {
+        char shown[2048]; /* the name escaped as messages are */
         dt_progress_clear(j->progress);
-        dt_report_print(&o.report, where ? where : t->name, stderr);
+        cli_escape(shown, sizeof shown, where ? where : t->name);
+        dt_report_print(&o.report, shown, stderr);
     }
     if (o.nonfinite) {
         if (j->warn->tensors++ == 0) {
@@ -700,7 +701,8 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
     const cast_request *r = j->r;
     source *s = j->s;
     if (!dt_st_dtype_name(r->to))
-        return cli_usage("cast", "--to %s: safetensors cannot hold it; it holds %s",
+        return cli_usage("cast", "%s %s: safetensors cannot hold it; it holds %s",
+                         cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"),
                          dtcast_type_name(r->to), dt_st_dtype_list());
     dt_st_tensor *entries = calloc(s->n ? s->n : 1, sizeof *entries);
     src_tensor **sorted = calloc(s->n ? s->n : 1, sizeof *sorted);
@@ -786,9 +788,9 @@ static void print_warning(const cast_request *r, const warnings *w)
     char line[512];
     dt_nonfinite_warning(line, sizeof line, w->to, w->nonfinite, w->first);
     if (w->tensors > 1)
-        fprintf(stderr, "dtcast: warning: %s (and in %zu more tensors)\n", line, w->tensors - 1);
+        cli_warn("%s (and in %zu more tensors)", line, w->tensors - 1);
     else
-        fprintf(stderr, "dtcast: warning: %s\n", line);
+        cli_warn("%s", line);
 }
 
 /* One input file to one output file. */

@@ -20,21 +20,56 @@
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
+typedef struct cli_option cli_option;
+
 /* ---- messages (cli_args.c) ------------------------------------------------------------------ */
 
 /* "dtcast: <message>" on stderr; returns CLI_FAIL. */
 int cli_fail(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* "dtcast: <cmd>: <message> (see 'dtcast <cmd> --help')" on stderr; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* "dtcast: warning: <message>" on stderr. */
+void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* Copies text for a message or a display: bytes that are not valid UTF-8, and control
+ * characters (C0, DEL, C1), become \xNN; valid UTF-8 passes through. Every message above goes
+ * through it, so names, values and arguments from the command line or a file print safely.
+ * out is always terminated; size of at least 4 * strlen(text) + 1 holds all of it. */
+void cli_escape(char *out, size_t size, const char *text);
+
+/* ---- suggestions (cli_args.c) --------------------------------------------------------------- */
+
+/* Edit distance ignoring ASCII case: insertions, deletions, substitutions and swaps of two
+ * adjacent characters (optimal string alignment); texts past 63 bytes count as far. */
+int cli_edit_distance(const char *a, const char *b);
+
+/* The candidates closest to what the user typed: feed them with cli_suggest_add, then
+ * cli_suggest_hint gives " (did you mean 'float16'?)" or "" when none is close. */
+typedef struct cli_suggest {
+    const char *text;       /* what the user typed */
+    int best;               /* distance of the closest candidates so far */
+    int n;                  /* how many distinct candidates are at that distance */
+    char shown[3][64];      /* the first three of them, as they would be written */
+} cli_suggest;
+
+void cli_suggest_init(cli_suggest *s, const char *text);
+/* Compares key with the text; shown is the spelling to suggest (NULL: key itself). */
+void cli_suggest_add(cli_suggest *s, const char *key, const char *shown);
+/* " (did you mean 'a'?)", " (did you mean 'a' or 'b'?)", " (... 'a', 'b' or 'c'?)", or "". */
+const char *cli_suggest_hint(const cli_suggest *s, char *buf, size_t size);
+/* The hint for a misspelt type name, over the library's table (dtcast_type_list). */
+const char *cli_type_hint(const char *text, char *buf, size_t size);
+/* The hint for a misspelt option ("--roud", "--TO") over a command's option table. */
+const char *cli_option_hint(const cli_option *options, const char *spelled, char *buf,
+                            size_t size);
 
 /* ---- argument parsing (cli_args.c) ---------------------------------------------------------- */
 
-typedef struct cli_option {
+struct cli_option {
     const char *name;  /* long name without the dashes: "to" for --to */
     char short_name;   /* 'h' for -h, or 0 */
     int takes_value;   /* --name VALUE or --name=VALUE */
     int id;            /* what cli_args_next() returns */
-} cli_option;          /* tables end with an entry whose name is NULL */
+};                     /* tables end with an entry whose name is NULL */
 
 enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
 
@@ -46,7 +81,9 @@ typedef struct cli_args {
     int only_positional; /* after "--" */
     const cli_option *options;
     const char *value;   /* the option's value, or the positional argument */
-    const char *spelled; /* the option as the user wrote it ("--to", "-h") */
+    const char *spelled; /* the option as the user wrote it ("--to", "-h"): spelled_buf, so
+                          * valid until the next cli_args_next (copy it to keep it) */
+    char spelled_buf[80];
 } cli_args;
 
 void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv, const cli_option *options);
@@ -95,7 +132,8 @@ void cli_element_store(void *buf, dtcast_type type, const uint64_t code[2]);
 void cli_format_code(char *buf, size_t size, dtcast_type type, const uint64_t code[2]);
 /* The low `bits` binary digits of an encoding (groups of four joined by '_' beyond 8 bits). */
 void cli_format_binary(char *buf, size_t size, int bits, const uint64_t code[2]);
-/* The value of element index as text (dtcast_format_element; strings quoted as they are). */
+/* The value of element index as text (dtcast_format_element; strings quoted, escaped as
+ * cli_escape does). */
 void cli_format_value(char *buf, size_t size, const dt_tensor *t, size_t index,
                       dtcast_string_style style);
 /* A type's name for messages: canonical name, or "type 123". */
@@ -167,6 +205,12 @@ int cli_settings_check(const cli_settings *s, const char *cmd);
  * cli_tensor_free_converted). Prints the error naming `what` (the input) on failure. */
 int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type to,
                        dt_tensor *dst, const char *what);
+/* The flag of option id as the user spelled it ("-r"), or flag when it was not given. */
+const char *cli_settings_flag(const cli_settings *s, int id, const char *flag);
+/* A conversion error's text for the user (message, else the status's), with the library's
+ * option field names replaced by the flags that set them; buf holds a rewritten text. */
+const char *cli_error_text(const cli_settings *s, dtcast_status status, const char *message,
+                           char *buf, size_t size);
 /* "exact", "onnx:25", "pypto". */
 void cli_profile_label(const cli_settings *s, char *buf, size_t size);
 

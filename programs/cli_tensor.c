@@ -326,7 +326,16 @@ void cli_format_value(char *buf, size_t size, const dt_tensor *t, size_t index,
 {
     if (t->type == DTCAST_STRING) {
         const char *s = ((char *const *)t->data)[index];
-        snprintf(buf, size, "\"%s\"", s ? s : "");
+        if (size < 3) {
+            snprintf(buf, size, "\"");
+            return;
+        }
+        /* Quoted, with bytes that are not UTF-8 and control characters escaped. */
+        buf[0] = '"';
+        cli_escape(buf + 1, size - 2, s ? s : "");
+        size_t used = strlen(buf);
+        buf[used] = '"';
+        buf[used + 1] = 0;
         return;
     }
     dtcast_options opts;

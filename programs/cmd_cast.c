@@ -103,7 +103,25 @@ void cli_settings_init(cli_settings *s)
     s->cast_mode = DTCAST_CAST_NONE;
 }
 
-static int parse_profile(cli_settings *s, const char *cmd, const char *text)
+/* " (did you mean 'onnx:21'?)" for "onxx:21", over the profile names; "" when none is close. */
+static const char *profile_hint(const char *text, char *buf, size_t size)
+{
+    static const char *const profiles[] = {"exact", "onnx", "pypto"};
+    size_t head = strcspn(text, ":-@");
+    char typed[64];
+    snprintf(typed, sizeof typed, "%.*s", (int)(head < 60 ? head : 60), text);
+    cli_suggest sg;
+    cli_suggest_init(&sg, typed);
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++) {
+        char shown[64];
+        /* onnx keeps the opset the user gave. */
+        snprintf(shown, sizeof shown, "%s%.40s", profiles[i], i == 1 ? text + head : "");
+        cli_suggest_add(&sg, profiles[i], shown);
+    }
+    return cli_suggest_hint(&sg, buf, size);
+}
+
+static int parse_profile(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
     if (strcasecmp(text, "exact") == 0) {
         s->profile = CLI_PROFILE_EXACT;
@@ -125,26 +143,38 @@ static int parse_profile(cli_settings *s, const char *cmd, const char *text)
         if (!isdigit((unsigned char)*opset) || strlen(opset) > 3 ||
             (v = strtoul(opset, NULL, 10)) < 1 || v > DTCAST_ONNX_OPSET_MAX ||
             strspn(opset, "0123456789") != strlen(opset))
-            return cli_usage(cmd, "--profile: bad ONNX opset in '%s' (1 to %d)", text,
+            return cli_usage(cmd, "%s: bad ONNX opset in '%s' (1 to %d)", flag, text,
                              DTCAST_ONNX_OPSET_MAX);
         s->opset = (int)v;
         return CLI_OK;
     }
-    return cli_usage(cmd, "--profile: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto)",
+    char hint[256];
+    if (profile_hint(text, hint, sizeof hint)[0])
+        return cli_usage(cmd, "%s: unknown profile '%s'%s", flag, text, hint);
+    return cli_usage(cmd, "%s: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto)", flag,
                      text);
 }
 
-static int parse_round(cli_settings *s, const char *cmd, const char *text)
+static int parse_round(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
     if (dtcast_round_from_name(text, &s->options.round, NULL) == DTCAST_OK)
         return CLI_OK;
+    /* The library's names of its rounding modes. */
+    cli_suggest sg;
+    const char *name;
+    char hint[256];
+    cli_suggest_init(&sg, text);
+    for (int i = 0; (name = dtcast_round_name((dtcast_round)i)) != NULL; i++)
+        cli_suggest_add(&sg, name, NULL);
+    if (cli_suggest_hint(&sg, hint, sizeof hint)[0])
+        return cli_usage(cmd, "%s: unknown rounding mode '%s'%s", flag, text, hint);
     return cli_usage(cmd,
-                     "--round: unknown rounding mode '%s' (one of: rne, round, floor, ceil, trunc, "
+                     "%s: unknown rounding mode '%s' (one of: rne, round, floor, ceil, trunc, "
                      "odd)",
-                     text);
+                     flag, text);
 }
 
-static int parse_cast_mode(cli_settings *s, const char *cmd, const char *text)
+static int parse_cast_mode(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
     if (dtcast_pypto_mode_from_name(text, &s->cast_mode, NULL) == DTCAST_OK)
         return CLI_OK;
@@ -156,23 +186,36 @@ static int parse_cast_mode(cli_settings *s, const char *cmd, const char *text)
         *p = (char)toupper((unsigned char)*p);
     if (dtcast_pypto_mode_from_name(upper, &s->cast_mode, NULL) == DTCAST_OK)
         return CLI_OK;
+    /* The library's mode names, compared with and without CAST_ ("flor" -> CAST_FLOOR). */
+    cli_suggest sg;
+    const char *name;
+    char hint[256];
+    cli_suggest_init(&sg, text);
+    for (int i = 0; (name = dtcast_pypto_mode_name((dtcast_pypto_mode)i)) != NULL; i++) {
+        cli_suggest_add(&sg, name, NULL);
+        if (strncmp(name, "CAST_", 5) == 0)
+            cli_suggest_add(&sg, name + 5, name);
+    }
+    if (cli_suggest_hint(&sg, hint, sizeof hint)[0])
+        return cli_usage(cmd, "%s: unknown mode '%s'%s", flag, text, hint);
     return cli_usage(cmd,
-                     "--cast-mode: unknown mode '%s' (one of: CAST_NONE, CAST_RINT, CAST_ROUND, "
+                     "%s: unknown mode '%s' (one of: CAST_NONE, CAST_RINT, CAST_ROUND, "
                      "CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD)",
-                     text);
+                     flag, text);
 }
 
-static int parse_saturate(cli_settings *s, const char *cmd, const char *text)
+static int parse_saturate(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
     static const char *const choices[] = {"0", "1", "false", "true", NULL};
     int i;
-    if (cli_parse_choice(cmd, "--saturate", text, choices, &i) != CLI_OK)
+    if (cli_parse_choice(cmd, flag, text, choices, &i) != CLI_OK)
         return CLI_USAGE;
     s->saturate = i % 2;
     return CLI_OK;
 }
 
-static int parse_enum_option(cli_settings *s, const char *cmd, int id, const char *text)
+static int parse_enum_option(cli_settings *s, const char *cmd, int id, const char *flag,
+                             const char *text)
 {
     static const char *const overflow[] = {"ieee", "saturate", NULL};
     static const char *const int_overflow[] = {"wrap", "saturate", NULL};
@@ -181,22 +224,22 @@ static int parse_enum_option(cli_settings *s, const char *cmd, int id, const cha
     int i;
     switch (id) {
     case CLI_OPT_OVERFLOW:
-        if (cli_parse_choice(cmd, "--overflow", text, overflow, &i) != CLI_OK)
+        if (cli_parse_choice(cmd, flag, text, overflow, &i) != CLI_OK)
             return CLI_USAGE;
         s->options.float_overflow = i ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
         return CLI_OK;
     case CLI_OPT_INT_OVERFLOW:
-        if (cli_parse_choice(cmd, "--int-overflow", text, int_overflow, &i) != CLI_OK)
+        if (cli_parse_choice(cmd, flag, text, int_overflow, &i) != CLI_OK)
             return CLI_USAGE;
         s->options.int_overflow = i ? DTCAST_INT_OVERFLOW_SATURATE : DTCAST_INT_OVERFLOW_WRAP;
         return CLI_OK;
     case CLI_OPT_ROUND_MODE:
-        if (cli_parse_choice(cmd, "--round-mode", text, round_mode, &i) != CLI_OK)
+        if (cli_parse_choice(cmd, flag, text, round_mode, &i) != CLI_OK)
             return CLI_USAGE;
         s->round_mode = round_mode[i];
         return CLI_OK;
     case CLI_OPT_STRING_STYLE:
-        if (cli_parse_choice(cmd, "--string-style", text, style, &i) != CLI_OK)
+        if (cli_parse_choice(cmd, flag, text, style, &i) != CLI_OK)
             return CLI_USAGE;
         s->options.string_style = i ? DTCAST_STRING_ORT : DTCAST_STRING_PYTHON;
         return CLI_OK;
@@ -211,21 +254,22 @@ int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int
         return -1;
     s->given |= 1u << id;
     snprintf(s->given_spelling[id], sizeof s->given_spelling[id], "%s", a->spelled);
+    const char *flag = s->given_spelling[id];
     unsigned long n;
     switch (id) {
     case CLI_OPT_FROM:
-        return cli_parse_type(cmd, "--from", a->value, &s->input.from);
+        return cli_parse_type(cmd, flag, a->value, &s->input.from);
     case CLI_OPT_SHAPE:
         s->input.has_shape = 1;
-        return cli_parse_shape(cmd, "--shape", a->value, s->input.dims, &s->input.ndim);
+        return cli_parse_shape(cmd, flag, a->value, s->input.dims, &s->input.ndim);
     case CLI_OPT_PROFILE:
-        return parse_profile(s, cmd, a->value);
+        return parse_profile(s, cmd, flag, a->value);
     case CLI_OPT_ROUND:
-        return parse_round(s, cmd, a->value);
+        return parse_round(s, cmd, flag, a->value);
     case CLI_OPT_SATURATE:
-        return parse_saturate(s, cmd, a->value);
+        return parse_saturate(s, cmd, flag, a->value);
     case CLI_OPT_CAST_MODE:
-        return parse_cast_mode(s, cmd, a->value);
+        return parse_cast_mode(s, cmd, flag, a->value);
     case CLI_OPT_DISCARD_IMAG:
         s->options.discard_imaginary = 1;
         return CLI_OK;
@@ -239,12 +283,12 @@ int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int
         s->options.via_float32 = 1;
         return CLI_OK;
     case CLI_OPT_THREADS:
-        if (cli_parse_uint(cmd, "--threads", a->value, 1024, &n) != CLI_OK)
+        if (cli_parse_uint(cmd, flag, a->value, 1024, &n) != CLI_OK)
             return CLI_USAGE;
         s->options.threads = (unsigned)n;
         return CLI_OK;
     default:
-        return parse_enum_option(s, cmd, id, a->value);
+        return parse_enum_option(s, cmd, id, flag, a->value);
     }
 }
 
@@ -300,10 +344,40 @@ int cli_settings_check(const cli_settings *s, const char *cmd)
     for (size_t i = 0; i < sizeof refused_flags / sizeof refused_flags[0]; i++) {
         const refused_flag *r = &refused_flags[i];
         if (r->profile == s->profile && (s->given & (1u << r->id)))
-            return cli_usage(cmd, "%s is not an option of --profile %s: %s",
-                             s->given_spelling[r->id], profile, r->why);
+            return cli_usage(cmd, "%s is not an option of %s %s: %s",
+                             s->given_spelling[r->id],
+                             cli_settings_flag(s, CLI_OPT_PROFILE, "--profile"), profile, r->why);
     }
+    /* The attributes an older opset lacks, named as the user gave them (the library would name
+     * the ONNX attribute). */
+    if (s->profile == CLI_PROFILE_ONNX && s->saturate == 0 && s->opset < 19)
+        return cli_usage(cmd, "%s 0 needs ONNX opset 19 or later (Cast-%d has no saturate "
+                              "attribute)", s->given_spelling[CLI_OPT_SATURATE], s->opset);
+    if (s->profile == CLI_PROFILE_ONNX && s->round_mode && s->opset < 24)
+        return cli_usage(cmd, "%s needs ONNX opset 24 or later (Cast-%d has no round_mode "
+                              "attribute)", s->given_spelling[CLI_OPT_ROUND_MODE], s->opset);
     return CLI_OK;
+}
+
+const char *cli_settings_flag(const cli_settings *s, int id, const char *flag)
+{
+    return (s->given & (1u << id)) && s->given_spelling[id][0] ? s->given_spelling[id] : flag;
+}
+
+const char *cli_error_text(const cli_settings *s, dtcast_status status, const char *message,
+                           char *buf, size_t size)
+{
+    const char *why = message && message[0] ? message : dtcast_status_string(status);
+    static const char field[] = "(set discard_imaginary)";
+    const char *at = why ? strstr(why, field) : NULL;
+    if (!why)
+        return "failed";
+    if (!at)
+        return why;
+    /* The library names its option field; the user gives a flag. */
+    snprintf(buf, size, "%.*s(give %s)%s", (int)(at - why), why,
+             cli_settings_flag(s, CLI_OPT_DISCARD_IMAG, "--discard-imag"), at + strlen(field));
+    return buf;
 }
 
 /* ---- conversion ----------------------------------------------------------------------------- */
@@ -371,12 +445,11 @@ int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type 
     dtcast_status st = convert_with_profile(s, src, dst, &error);
     if (st == DTCAST_OK)
         return CLI_OK;
-    char a[32], b[32], profile[32];
+    char a[32], b[32], profile[32], why[sizeof error.message + 64];
     cli_profile_label(s, profile, sizeof profile);
-    const char *why = error.message[0] ? error.message : dtcast_status_string(st);
     cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
              cli_type_label(src->type, a, sizeof a), cli_type_label(to, b, sizeof b), profile,
-             why ? why : "failed");
+             cli_error_text(s, st, error.message, why, sizeof why));
     cli_tensor_free_converted(dst);
     return CLI_FAIL;
 }
@@ -474,6 +547,9 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
         }
         if (id == CLI_OPT_TO) {
             r->to_name = a.value;
+            r->settings.given |= 1u << CLI_OPT_TO; /* for the messages that name it */
+            snprintf(r->settings.given_spelling[CLI_OPT_TO], sizeof r->settings.given_spelling[0],
+                     "%s", a.spelled);
             continue;
         }
         int own = cast_option(r, id, a.value);
@@ -486,7 +562,8 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
     }
     if (!r->to_name)
         return cli_usage(cmd, "missing --to TYPE");
-    if (cli_parse_type(cmd, "--to", r->to_name, &r->to) != CLI_OK)
+    if (cli_parse_type(cmd, cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"), r->to_name,
+                       &r->to) != CLI_OK)
         return CLI_USAGE;
     if (!r->in)
         return cli_usage(cmd, "missing IN and OUT");

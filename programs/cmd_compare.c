@@ -9,7 +9,7 @@
 #define COMPARE_MAX_TYPES 32
 #define CELL_SIZE 96
 
-enum { OPT_HEX = CLI_OPT_COMMAND, OPT_LIMIT, OPT_ALL };
+enum { OPT_HEX = CLI_OPT_COMMAND, OPT_LIMIT, OPT_ALL, OPT_FORMAT };
 
 static const char compare_help[] =
     "usage: dtcast compare [options] IN --to TYPE[,TYPE...]\n"
@@ -36,6 +36,7 @@ static const cli_option compare_options[] = {
     {"hex", 'x', 0, OPT_HEX},
     {"limit", 'n', 1, OPT_LIMIT},
     {"all", 'a', 0, OPT_ALL},
+    {"format", 0, 1, OPT_FORMAT}, /* in cli_conversion_help's Input section */
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -49,19 +50,19 @@ typedef struct compare_request {
     size_t limit;
 } compare_request;
 
-static int add_types(compare_request *r, const char *list)
+static int add_types(compare_request *r, const char *flag, const char *list)
 {
     char name[64];
     const char *p = list;
     while (*p) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= sizeof name)
-            return cli_usage("compare", "--to: bad type list '%s'", list);
+            return cli_usage("compare", "%s: bad type list '%s'", flag, list);
         memcpy(name, p, len);
         name[len] = 0;
         if (r->ntypes == COMPARE_MAX_TYPES)
-            return cli_usage("compare", "--to: at most %d types", COMPARE_MAX_TYPES);
-        if (cli_parse_type("compare", "--to", name, &r->types[r->ntypes]) != CLI_OK)
+            return cli_usage("compare", "%s: at most %d types", flag, COMPARE_MAX_TYPES);
+        if (cli_parse_type("compare", flag, name, &r->types[r->ntypes]) != CLI_OK)
             return CLI_USAGE;
         r->ntypes++;
         p += len;
@@ -76,18 +77,26 @@ static int compare_option(compare_request *r, const cli_args *a, int id)
     unsigned long n;
     switch (id) {
     case CLI_OPT_TO:
-        return add_types(r, a->value);
+        return add_types(r, a->spelled, a->value);
     case OPT_HEX:
         r->hex = 1;
         return CLI_OK;
     case OPT_LIMIT:
-        if (cli_parse_uint("compare", "--limit", a->value, 1000000000ul, &n) != CLI_OK)
+        if (cli_parse_uint("compare", a->spelled, a->value, 1000000000ul, &n) != CLI_OK)
             return CLI_USAGE;
         r->limit = n;
         return CLI_OK;
     case OPT_ALL:
         r->limit = (size_t)-1;
         return CLI_OK;
+    case OPT_FORMAT: {
+        static const char *const formats[] = {"raw", NULL};
+        int i;
+        if (cli_parse_choice("compare", a->spelled, a->value, formats, &i) != CLI_OK)
+            return CLI_USAGE;
+        r->settings.input.format_raw = 1;
+        return CLI_OK;
+    }
     default:
         return cli_settings_option(&r->settings, "compare", a, id) == CLI_OK ? CLI_OK
                                                                               : CLI_USAGE;
@@ -211,10 +220,11 @@ static int print_comparison(compare_request *r, const dt_tensor *src, const char
     fill_column(&g, 1, src, r->hex, r->settings.options.string_style);
     int status = fill_converted(r, &g, src, what);
     if (status == CLI_OK) {
-        char shape[128], profile[32];
+        char shape[128], profile[32], file[4096];
         cli_format_shape(shape, sizeof shape, src->ndim, src->dims);
         cli_profile_label(&r->settings, profile, sizeof profile);
-        printf("%s: %s, shape %s (%zu element%s), profile %s\n", what, name, shape,
+        cli_escape(file, sizeof file, what);
+        printf("%s: %s, shape %s (%zu element%s), profile %s\n", file, name, shape,
                src->count, src->count == 1 ? "" : "s", profile);
         print_grid(&g);
         if (shown < src->count)

@@ -356,7 +356,7 @@ static int parse_table_args(int argc, char **argv, dtcast_type *type, dtcast_str
             return -1;
         }
         if (id == CLI_OPT_STRING_STYLE) {
-            if (cli_parse_choice("table", "--string-style", a.value, styles, &i) != CLI_OK)
+            if (cli_parse_choice("table", a.spelled, a.value, styles, &i) != CLI_OK)
                 return CLI_USAGE;
             *style = i ? DTCAST_STRING_ORT : DTCAST_STRING_PYTHON;
         } else if (name) {

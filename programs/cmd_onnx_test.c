@@ -572,7 +572,7 @@ static int parse_onnx_test_args(runner *r, int argc, char **argv, name_list *tes
             r->verbose = 1;
             break;
         case CLI_OPT_THREADS:
-            if (cli_parse_uint("onnx-test", "--threads", a.value, 1024, &n) != CLI_OK)
+            if (cli_parse_uint("onnx-test", a.spelled, a.value, 1024, &n) != CLI_OK)
                 return CLI_USAGE;
             r->threads = (unsigned)n;
             break;

@@ -106,8 +106,9 @@ typedef struct promote_request {
     int rules_given;
     dtcast_promote_rules rules;
     dtcast_promote_attrs attrs;
-    const char *openvino_flag; /* an openvino attribute as spelled, if given */
-    const char *jax_flag;      /* a jax attribute as spelled, if given */
+    char openvino_flag[24]; /* an openvino attribute as spelled, if given */
+    char jax_flag[24];      /* a jax attribute as spelled, if given */
+    char rules_flag[24];    /* --rules as spelled */
     int table;
     int csv;
     int npositional;
@@ -117,38 +118,50 @@ typedef struct promote_request {
 /* The attribute flags both commands share; returns -1 when id is not one of them. */
 static int attribute_option(promote_request *r, const cli_args *a, int id)
 {
+    /* a->spelled lasts until the next option: the request keeps copies. */
     switch (id) {
-    case OPT_RULES:
-        if (dtcast_promote_rules_from_name(a->value, &r->rules, NULL) != DTCAST_OK)
-            return cli_usage(r->cmd,
-                             "--rules: unknown rule set '%s' (one of: openvino, aclnn, torch, "
-                             "numpy, jax)",
-                             a->value);
-        r->rules_given = 1;
-        return CLI_OK;
+    case OPT_RULES: {
+        snprintf(r->rules_flag, sizeof r->rules_flag, "%s", a->spelled);
+        if (dtcast_promote_rules_from_name(a->value, &r->rules, NULL) == DTCAST_OK) {
+            r->rules_given = 1;
+            return CLI_OK;
+        }
+        /* The library's names of its rule sets. */
+        cli_suggest sg;
+        const char *name;
+        char hint[256];
+        cli_suggest_init(&sg, a->value);
+        for (int i = 0; (name = dtcast_promote_rules_name((dtcast_promote_rules)i)) != NULL; i++)
+            cli_suggest_add(&sg, name, NULL);
+        if (cli_suggest_hint(&sg, hint, sizeof hint)[0])
+            return cli_usage(r->cmd, "%s: unknown rule set '%s'%s", a->spelled, a->value, hint);
+        return cli_usage(r->cmd,
+                         "%s: unknown rule set '%s' (one of: openvino, aclnn, torch, numpy, jax)",
+                         a->spelled, a->value);
+    }
     case OPT_UNSAFE:
         r->attrs.promote_unsafe = 1;
-        r->openvino_flag = a->spelled;
+        snprintf(r->openvino_flag, sizeof r->openvino_flag, "%s", a->spelled);
         return CLI_OK;
     case OPT_PYTORCH:
         r->attrs.pytorch_scalar_promotion = 1;
-        r->openvino_flag = a->spelled;
+        snprintf(r->openvino_flag, sizeof r->openvino_flag, "%s", a->spelled);
         return CLI_OK;
     case OPT_U64_TARGET:
-        r->openvino_flag = a->spelled;
-        return cli_parse_type(r->cmd, "--u64-target", a->value, &r->attrs.u64_target);
+        snprintf(r->openvino_flag, sizeof r->openvino_flag, "%s", a->spelled);
+        return cli_parse_type(r->cmd, a->spelled, a->value, &r->attrs.u64_target);
     case OPT_X64: {
         static const char *const choices[] = {"0", "1", "false", "true", "off", "on", NULL};
         int i;
-        r->jax_flag = a->spelled;
-        if (cli_parse_choice(r->cmd, "--x64", a->value, choices, &i) != CLI_OK)
+        snprintf(r->jax_flag, sizeof r->jax_flag, "%s", a->spelled);
+        if (cli_parse_choice(r->cmd, a->spelled, a->value, choices, &i) != CLI_OK)
             return CLI_USAGE;
         r->attrs.x64 = i % 2;
         return CLI_OK;
     }
     case OPT_STRICT:
         r->attrs.strict = 1;
-        r->jax_flag = a->spelled;
+        snprintf(r->jax_flag, sizeof r->jax_flag, "%s", a->spelled);
         return CLI_OK;
     default:
         return -1;
@@ -159,11 +172,13 @@ static int attribute_option(promote_request *r, const cli_args *a, int id)
 static int check_attributes(const promote_request *r)
 {
     const char *name = dtcast_promote_rules_name(r->rules);
-    if (r->openvino_flag && r->rules != DTCAST_RULES_OPENVINO)
-        return cli_usage(r->cmd, "%s is an attribute of --rules openvino, not %s",
-                         r->openvino_flag, name);
-    if (r->jax_flag && r->rules != DTCAST_RULES_JAX)
-        return cli_usage(r->cmd, "%s is an attribute of --rules jax, not %s", r->jax_flag, name);
+    const char *rules = r->rules_flag[0] ? r->rules_flag : "--rules";
+    if (r->openvino_flag[0] && r->rules != DTCAST_RULES_OPENVINO)
+        return cli_usage(r->cmd, "%s is an attribute of %s openvino, not %s", r->openvino_flag,
+                         rules, name);
+    if (r->jax_flag[0] && r->rules != DTCAST_RULES_JAX)
+        return cli_usage(r->cmd, "%s is an attribute of %s jax, not %s", r->jax_flag, rules,
+                         name);
     return CLI_OK;
 }
 
@@ -198,7 +213,7 @@ static int parse_args(promote_request *r, int argc, char **argv, const char *hel
         if (id == OPT_FORMAT) {
             static const char *const formats[] = {"grid", "csv", NULL};
             int i;
-            if (cli_parse_choice(r->cmd, "--format", a.value, formats, &i) != CLI_OK)
+            if (cli_parse_choice(r->cmd, a.spelled, a.value, formats, &i) != CLI_OK)
                 return CLI_USAGE;
             r->csv = i == 1;
             continue;
@@ -261,6 +276,29 @@ static int parse_operand(const promote_request *r, const char *which, const char
         return CLI_OK;
     if (st == DTCAST_ERR_INVALID_ARGUMENT)
         return cli_usage(r->cmd, "%s: bad rank in '%s' (TYPE@0, TYPE@N or TYPE@?)", which, text);
+    /* A close name: a Python scalar, dynamic, or a type (keeping the @RANK the user gave). */
+    size_t head = strcspn(text, "@");
+    char typed[64], hint[256];
+    snprintf(typed, sizeof typed, "%.*s", (int)(head < 60 ? head : 60), text);
+    cli_suggest sg;
+    cli_suggest_init(&sg, typed);
+    for (size_t i = 1; i < sizeof scalar_names / sizeof scalar_names[0]; i++)
+        cli_suggest_add(&sg, scalar_names[i], NULL);
+    cli_suggest_add(&sg, "dynamic", NULL);
+    if (!cli_suggest_hint(&sg, hint, sizeof hint)[0]) {
+        dtcast_type types[256];
+        size_t n = dtcast_type_list(types, 256);
+        for (size_t i = 0; i < n && i < 256; i++) {
+            const char *name = dtcast_type_name(types[i]);
+            char shown[64];
+            if (!name)
+                continue;
+            snprintf(shown, sizeof shown, "%s%.20s", name, text + head);
+            cli_suggest_add(&sg, name, shown);
+        }
+    }
+    if (cli_suggest_hint(&sg, hint, sizeof hint)[0])
+        return cli_usage(r->cmd, "%s: unknown type '%s'%s", which, text, hint);
     return cli_usage(r->cmd,
                      "%s: unknown type '%s' (a type, TYPE@RANK, dynamic, or py:bool, py:int, "
                      "py:float, py:complex)",
@@ -553,7 +591,7 @@ int cmd_convert_promote(int argc, char **argv)
     if (status != CLI_OK)
         return status < 0 ? CLI_OK : status;
     if (r.rules_given && r.rules != DTCAST_RULES_OPENVINO && r.rules != DTCAST_RULES_ACLNN)
-        return cli_usage(r.cmd, "--rules: convert-promote takes openvino or aclnn");
+        return cli_usage(r.cmd, "%s: convert-promote takes openvino or aclnn", r.rules_flag);
     if ((status = check_attributes(&r)) != CLI_OK)
         return status;
     if (r.npositional < 4)

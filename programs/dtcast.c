@@ -34,6 +34,7 @@ static void print_help(void)
     for (size_t i = 0; i < NSUBCOMMANDS; i++)
         printf("  %-16s %s\n", subcommands[i].name, subcommands[i].summary);
     printf("  %-16s %s\n", "help", "show the help of a command (dtcast help cast)");
+    printf("  %-16s %s\n", "version", "show the version (as --version)");
     printf("\n"
            "Options:\n"
            "  -h, --help      show this help\n"
@@ -59,16 +60,44 @@ static const subcommand *find_subcommand(const char *name)
     return NULL;
 }
 
-/* "dtcast help [COMMAND]": the command's own --help. */
+/* "unknown command 'cats' (did you mean 'cast'?)"; options as main() takes them. */
+static int unknown_command(const char *name)
+{
+    static const char *const options[] = {"--help", "--version"};
+    cli_suggest s;
+    char hint[256];
+    cli_suggest_init(&s, name);
+    if (name[0] == '-') {
+        for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+            cli_suggest_add(&s, options[i], NULL);
+        return cli_usage(NULL, "unknown option '%s'%s", name,
+                         cli_suggest_hint(&s, hint, sizeof hint));
+    }
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        cli_suggest_add(&s, subcommands[i].name, NULL);
+    cli_suggest_add(&s, "help", NULL);
+    cli_suggest_add(&s, "version", NULL);
+    return cli_usage(NULL, "unknown command '%s'%s", name,
+                     cli_suggest_hint(&s, hint, sizeof hint));
+}
+
+static int is_help_flag(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/* "dtcast help [COMMAND]": the command's own --help, the same text as 'dtcast COMMAND --help'. */
 static int run_help(int argc, char **argv)
 {
-    if (argc < 3) {
+    if (argc < 3 || is_help_flag(argv[2]) || strcmp(argv[2], "help") == 0) {
         print_help();
         return CLI_OK;
     }
+    if (argc > 3)
+        return cli_usage(NULL, "help takes one command (got '%s' after '%s')", argv[3], argv[2]);
     const subcommand *c = find_subcommand(argv[2]);
     if (!c)
-        return cli_usage(NULL, "unknown command '%s'", argv[2]);
+        return unknown_command(argv[2]);
     char help_flag[] = "--help";
     char *args[] = {argv[2], help_flag, NULL};
     return c->run(2, args);
@@ -79,23 +108,22 @@ int main(int argc, char **argv)
     if (argc < 2)
         return cli_usage(NULL, "missing command");
     const char *first = argv[1];
-    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0) {
+    if (is_help_flag(first)) {
         print_help();
         return CLI_OK;
     }
     if (strcmp(first, "-V") == 0 || strcmp(first, "--version") == 0 ||
         strcmp(first, "version") == 0) {
-        printf("dtcast %s\n", DTCAST_VERSION_STRING);
+        /* The library's version (the CLI links it statically: the header's is the library's). */
+        printf("dtcast %d.%d.%d\n", DTCAST_VERSION_MAJOR, DTCAST_VERSION_MINOR,
+               DTCAST_VERSION_PATCH);
         return CLI_OK;
     }
     if (strcmp(first, "help") == 0)
         return run_help(argc, argv);
     const subcommand *c = find_subcommand(first);
-    if (!c) {
-        if (first[0] == '-')
-            return cli_usage(NULL, "unknown option '%s'", first);
-        return cli_usage(NULL, "unknown command '%s'", first);
-    }
+    if (!c)
+        return unknown_command(first);
     int status = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 && status == CLI_OK)
         return cli_fail("cannot write to stdout");

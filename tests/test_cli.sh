@@ -138,6 +138,219 @@ run cast --to f16 --profile pypto --round rne "$WEIGHTS" "$TMP/x.npy"
 expect_error pypto_refuses_round 2 "--round" "cast-mode"
 expect_absent usage_error_writes_nothing "$TMP/x.npy"
 
+# ---- messages: escaped bytes, suggestions, flags as typed ---------------------------------------
+
+# expect_error_fixed NAME STATUS TEXT [ABSENT]: as expect_error, with TEXT a fixed string that the
+# stderr line must hold (and ABSENT one it must not).
+expect_error_fixed() {
+    local name=$1 want=$2 text=$3 absent=${4:-}
+    if [ "$status" -ne "$want" ]; then
+        fail "$name" "exit $status, expected $want (stderr: $(head -c 300 "$TMP/err"))"
+    elif [ "$(wc -l <"$TMP/err")" -ne 1 ] || ! grep -q '^dtcast: ' "$TMP/err"; then
+        fail "$name" "expected one 'dtcast: ...' line on stderr, got: $(head -c 300 "$TMP/err")"
+    elif ! grep -qF -- "$text" "$TMP/err"; then
+        fail "$name" "stderr lacks '$text': $(cat "$TMP/err")"
+    elif [ -n "$absent" ] && grep -qF -- "$absent" "$TMP/err"; then
+        fail "$name" "stderr holds '$absent': $(cat "$TMP/err")"
+    else
+        pass "$name"
+    fi
+}
+
+# Bytes that are not UTF-8, and control characters, print as \xNN; valid UTF-8 as it is.
+run cast --to f16 "$TMP/w$(printf '\377')x.npy" "$TMP/x.npy"
+expect_error_fixed escape_file_name 1 "w\\xffx.npy"
+LC_ALL=C grep -q "$(printf '\377')" "$TMP/err" && fail escape_file_name_raw "a raw 0xff byte on stderr" ||
+    pass escape_file_name_raw
+run cast --to "$(printf 'fl\377oat')" "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed escape_type_argument 2 "unknown type 'fl\\xffoat'"
+run cast --to f16 "--r$(printf '\377')und=rne" "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed escape_flag 2 "unknown option '--r\\xffund'"
+run cast --to "$(printf 'a\033[31mb\nc')" "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed escape_control_characters 2 "'a\\x1b[31mb\\x0ac'"
+run cast --to f16 "$TMP/café.npy" "$TMP/x.npy"
+expect_error_fixed utf8_passes_through 1 "café.npy" "\\x"
+printf '1.5\n2\001\n\303\251\n' >"$TMP/strings.raw"
+run compare --from string --to string "$TMP/strings.raw"
+expect_ok escape_compare_strings && { grep -qF '"2\x01"' "$TMP/out" && grep -qF '"é"' "$TMP/out" &&
+    pass escape_compare_strings || fail escape_compare_strings "$(cat "$TMP/out")"; }
+# A tensor name with a control character (JSON \u001b) in the report and in the warning.
+header='{"w\u001b[31m":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+{ printf "\\$(printf '%03o' ${#header})\\000\\000\\000\\000\\000\\000\\000%s" "$header"
+  printf '\000\000\200\077\312\362\111\161'; } >"$TMP/esc.safetensors" # 1.0, 1e30
+run cast --to f16 --report "$TMP/esc.safetensors" "$TMP/esc_out.safetensors"
+expect_ok escape_tensor_name_report && { grep -qF 'w\x1b[31m: float32 -> float16' "$TMP/err" &&
+    pass escape_tensor_name_report || fail escape_tensor_name_report "$(head -2 "$TMP/err")"; }
+run cast --to f16 "$TMP/esc.safetensors" "$TMP/esc_out.safetensors"
+expect_ok escape_tensor_name_warning && { grep -qF 'dtcast: warning: w\x1b[31m: 1 finite value' "$TMP/err" &&
+    pass escape_tensor_name_warning || fail escape_tensor_name_warning "$(cat "$TMP/err")"; }
+# Against Python's UTF-8 decoder (backslashreplace, then C0/DEL/C1 controls as their bytes):
+# random mixes of ASCII, valid and invalid sequences (overlong, surrogates, above U+10FFFF, cut).
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$DTCAST" >"$TMP/escape.log" 2>&1 <<'PY'
+import random, subprocess, sys
+rng = random.Random(13)
+pieces = [b"a", b"Z", b"~", b"\x01", b"\x1f", b"\x7f", b"\xc3\xa9", b"\xc2\x9b", b"\xc2\xa0",
+          b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xff", b"\xfe", b"\x80", b"\xbf", b"\xc0\xaf",
+          b"\xc1\xbf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf4\x90\x80\x80",
+          b"\xf4\x8f\xbf\xbf", b"\xf5\x80", b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3", b"\\"]
+def expected(raw):
+    out = []
+    for ch in raw.decode("utf-8", "backslashreplace"):
+        if ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0:
+            out.append("".join("\\x%02x" % b for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    return "".join(out)
+bad = 0
+for i in range(150):
+    raw = b"zq" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+    p = subprocess.run([sys.argv[1], raw], capture_output=True)
+    want = ("dtcast: unknown command '%s' (see 'dtcast --help')\n" % expected(raw)).encode()
+    if p.returncode != 2 or p.stderr != want:
+        bad += 1
+        if bad <= 3:
+            print("arg %r: got %r, want %r" % (raw, p.stderr, want))
+print("%d of 150 differ" % bad)
+sys.exit(1 if bad else 0)
+PY
+    [ $? -eq 0 ] && pass escape_matches_python_utf8 || fail escape_matches_python_utf8 "$(cat "$TMP/escape.log")"
+else
+    echo "SKIP escape_matches_python_utf8: no python3"
+fi
+
+# "did you mean": each kind of name, and none when nothing is close.
+run cast --to flaot16 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_type 2 "unknown type 'flaot16' (did you mean 'float16'?)"
+run cast --to qqqqqqqq "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_type_none 2 "(see 'dtcast types')" "did you mean"
+run info bflaot16
+expect_error_fixed suggest_type_info 2 "(did you mean 'bfloat16'?)"
+run compare "$WEIGHTS" --to float8e4m3fn,float8e4m3fm
+expect_error_fixed suggest_type_compare 2 "(did you mean 'float8e4m3fn'"
+run cast --to f16 --round flor "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_round 2 "unknown rounding mode 'flor' (did you mean 'floor'?)"
+run cast --to int32 --profile pypto --cast-mode CAST_FLOR "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_cast_mode 2 "(did you mean 'CAST_FLOOR'?)"
+run cast --to float8e8m0 --profile onnx --round-mode nearst "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_round_mode 2 "(did you mean 'nearest'?)"
+run cast --to f16 --profile onxx:21 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_profile 2 "unknown profile 'onxx:21' (did you mean 'onnx:21'?)"
+run cast --to f16 --profile pytpo "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_profile_pypto 2 "(did you mean 'pypto'?)"
+run cast --to f16 --overflow satruate "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_value 2 "(did you mean 'saturate'?)"
+run cast --to f16 --roud rne "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_flag 2 "unknown option '--roud' (did you mean '--round'?)"
+run cast --to f16 --external-dta never "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_flag_cast_only 2 "(did you mean '--external-data'?)"
+run cast --to f16 --frobnicate "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_flag_none 2 "unknown option '--frobnicate'" "did you mean"
+run cats --to f16 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed suggest_command 2 "unknown command 'cats' (did you mean 'cast'?)"
+run help compre
+expect_error_fixed suggest_command_help 2 "unknown command 'compre' (did you mean 'compare'?)"
+run --verison
+expect_error_fixed suggest_main_option 2 "unknown option '--verison' (did you mean '--version'?)"
+# The type candidates are the library's table: every name that 'dtcast types' lists, with two
+# adjacent letters swapped, gets itself suggested.
+run types
+if expect_ok suggest_every_type; then
+    missed=""
+    for name in $(awk 'NR > 1 {print $3}' "$TMP/out"); do
+        swapped=$(printf '%s' "$name" | sed -E 's/^(.)(.)/\2\1/')
+        [ "$swapped" = "$name" ] && continue
+        "$DTCAST" info "$swapped" >/dev/null 2>"$TMP/err2" && continue # the swap is a name too
+        grep -qF "'$name'" "$TMP/err2" || missed="$missed $name"
+    done
+    [ -z "$missed" ] && pass suggest_every_type || fail suggest_every_type "no suggestion for:$missed"
+fi
+
+# Messages name the flag as the user typed it, never a C field.
+run cast -t f16 -r sideways "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_round 2 "-r: unknown rounding mode" "--round"
+run cast -t flaot16 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_to 2 "-t: unknown type" "--to"
+run cast -t f16 -p onnx:99 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_profile 2 "-p: bad ONNX opset" "--profile"
+run cast -t f16 -T lots "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_threads 2 "-T: 'lots'" "--threads"
+run cast -t f16 -p onnx -r trunc "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_refusal 2 "-r is not an option of -p onnx:" "--round is"
+run compare -n x "$WEIGHTS" -t f16
+expect_error_fixed flag_as_typed_limit 2 "-n: 'x'" "--limit"
+run cast --to f16 --profile onnx:18 --saturate 0 "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_saturate_opset 2 "--saturate 0 needs ONNX opset 19" "'saturate'"
+run cast --to float8e8m0 --profile onnx:23 --round-mode up "$WEIGHTS" "$TMP/x.npy"
+expect_error_fixed flag_as_typed_round_mode_opset 2 "--round-mode needs ONNX opset 24" "'round_mode'"
+printf '\000\000\200\077\000\000\000\100' >"$TMP/c1.raw"
+run cast --from complex64 --to float32 "$TMP/c1.raw" -
+expect_error_fixed flag_not_field_discard_imag 1 "(give --discard-imag)" "discard_imaginary"
+
+# ---- help and version ---------------------------------------------------------------------------
+
+run --help
+expect_ok help_lists_commands && {
+    commands=$(sed -n '/^Commands:/,/^$/p' "$TMP/out" | awk 'NF > 1 {print $1}')
+    [ -n "$commands" ] && pass help_lists_commands || fail help_lists_commands "no Commands section"; }
+# 'dtcast help CMD', 'dtcast CMD --help' and 'dtcast CMD -h': the same text, exit 0.
+for cmd in $commands; do
+    [ "$cmd" = help ] || [ "$cmd" = version ] && continue
+    "$DTCAST" help "$cmd" >"$TMP/h1" 2>&1; s1=$?
+    "$DTCAST" "$cmd" --help >"$TMP/h2" 2>&1; s2=$?
+    "$DTCAST" "$cmd" -h >"$TMP/h3" 2>&1; s3=$?
+    if [ $s1$s2$s3 = 000 ] && cmp -s "$TMP/h1" "$TMP/h2" && cmp -s "$TMP/h1" "$TMP/h3" &&
+        grep -q "^usage: dtcast $cmd" "$TMP/h1"; then
+        pass "help_same_text_$cmd"
+    else
+        fail "help_same_text_$cmd" "exit $s1/$s2/$s3; $(diff "$TMP/h1" "$TMP/h2" | head -5)"
+    fi
+done
+"$DTCAST" help >"$TMP/h1"; "$DTCAST" --help >"$TMP/h2"; "$DTCAST" help --help >"$TMP/h3"
+cmp -s "$TMP/h1" "$TMP/h2" && cmp -s "$TMP/h1" "$TMP/h3" && pass help_alone_is_main_help ||
+    fail help_alone_is_main_help "dtcast help differs from dtcast --help"
+# --version: "dtcast X.Y.Z", the library's version as the header and the Makefile give it.
+want_version=$(sed -n 's/^#define DTCAST_VERSION_STRING "\(.*\)"$/\1/p' "$ROOT/include/dtcast.h")
+make_version=$(sed -n 's/^VERSION := //p' "$ROOT/Makefile")
+for flag in --version -V version; do
+    run $flag
+    if [ "$status" -eq 0 ] && [ "$(cat "$TMP/out")" = "dtcast $want_version" ] &&
+        [ "$want_version" = "$make_version" ] && [ ! -s "$TMP/err" ]; then
+        pass "version_$flag"
+    else
+        fail "version_$flag" "printed '$(cat "$TMP/out")', header $want_version, Makefile $make_version"
+    fi
+done
+
+# ---- the manual page ----------------------------------------------------------------------------
+
+MAN=$ROOT/docs/dtcast.1
+# Its text with roff escapes undone enough to find flags: \- is -, fonts dropped.
+sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$MAN" >"$TMP/man.txt"
+missing=""
+for cmd in $commands; do
+    grep -qE "^\.SS \"?dtcast $cmd( |\"|$)" "$TMP/man.txt" || missing="$missing $cmd"
+    [ "$cmd" = help ] || [ "$cmd" = version ] && continue
+    "$DTCAST" "$cmd" --help >"$TMP/h1"
+    # Option lines of the help: "  -t, --to TYPE ...", "      --select GLOB ...".
+    for flag in $(grep -oE '^ +(-[A-Za-z], )?--[a-z0-9][a-z0-9-]*' "$TMP/h1" | grep -oE -- '-{1,2}[A-Za-z0-9][a-z0-9-]*'); do
+        grep -qE -- "(^|[^a-z0-9-])$flag([^a-z0-9-]|$)" "$TMP/man.txt" || missing="$missing $cmd:$flag"
+    done
+done
+for flag in --help -h --version -V; do
+    grep -qE -- "(^|[^a-z0-9-])$flag([^a-z0-9-]|$)" "$TMP/man.txt" || missing="$missing $flag"
+done
+for section in SYNOPSIS DESCRIPTION FILES ENVIRONMENT "EXIT STATUS" EXAMPLES DTCAST_ISA; do
+    grep -q "$section" "$TMP/man.txt" || missing="$missing section:$section"
+done
+[ -z "$missing" ] && pass man_page_names_every_flag || fail man_page_names_every_flag "missing:$missing"
+if command -v groff >/dev/null 2>&1; then
+    warnings=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+    [ -z "$warnings" ] && pass man_page_renders || fail man_page_renders "$warnings"
+else
+    echo "SKIP man_page_renders: no groff"
+fi
+
 # ---- files ------------------------------------------------------------------------------------
 
 run cast --to f16 "$TMP/missing.npy" "$TMP/out.npy"

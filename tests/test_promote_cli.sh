@@ -132,6 +132,17 @@ expect_error unsafe_needs_openvino 2 "--promote-unsafe is an attribute of --rule
     promote --rules torch --promote-unsafe i8 f32
 expect_error bad_x64 2 "--x64" promote --rules jax --x64 2 i8 f32
 expect_error bad_u64_target 2 "float7" promote --rules openvino --u64-target float7 u64 i8
+# Suggestions, and flags named as typed (the spelling outlives the options parsed after it).
+expect_error suggest_rules 2 "unknown rule set 'jxa' (did you mean 'jax'?)" promote -r jxa i8 f32
+expect_error suggest_operand 2 "unknown type 'flaot32@0' (did you mean 'float32@0'?)" \
+    promote --rules torch i8 flaot32@0
+expect_error suggest_scalar 2 "(did you mean 'py:float'?)" promote --rules torch i8 py:flaot
+expect_error suggest_flag 2 "unknown option '--promote-unsaf' (did you mean '--promote-unsafe'?)" \
+    promote --rules openvino --promote-unsaf i8 u8
+expect_error flag_kept_as_typed 2 "--promote-unsafe is an attribute of -r openvino, not jax" \
+    promote -r jax --promote-unsafe --table
+expect_error u64_target_as_typed 2 "--u64-target: unknown type 'flaot32' (did you mean 'float32'?)" \
+    promote --rules openvino --u64-target flaot32 u64 i8
 expect_error format_needs_table 2 "--format applies to --table" \
     promote --rules numpy --format csv i8 f32
 expect_error bad_format 2 "--format" promote --rules numpy --table --format html
