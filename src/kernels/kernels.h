@@ -181,6 +181,12 @@ bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, c
 /* int64/uint64 -> float16/bfloat16 in one pass on AVX2 (kernels_avx2_half.c) */
 bool dt_i64_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
                            const dt_rules *r, size_t count);
+/* int32/uint32 -> float16/bfloat16 in one pass on AVX2 (kernels_avx2_half.c) */
+bool dt_i32_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count);
+/* float16/bfloat16 -> 8- and 64-bit integers through float32 lanes on AVX2 (kernels_avx2_hint.c) */
+bool dt_half_int_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count);
 /* integer -> integer on AVX2 (kernels_avx2_int.c), or NULL */
 dt_kernel_fn dt_int_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* integer <-> float32/float64, float64 <-> float32, float16/bfloat16 -> float64 on AVX2

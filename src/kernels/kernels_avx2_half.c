@@ -1,11 +1,11 @@
 /* AVX2 + F16C kernels for the 16-bit floats: float32 -> float16 with vcvtps2ph (its immediate
  * picks rne or a directed mode; the others take the narrowing template), 8- and 16-bit integers
- * -> float16 and 8-bit integers -> bfloat16 through their exact float32, 64-bit integers ->
- * float16 (clamped, exact in float32, then vcvtps2ph) and -> bfloat16 (rounded to odd as float32
- * bits in registers, then rounded on the bits) in every mode, float16 -> float32 with vcvtph2ps
- * and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference makes:
- * NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest finite
- * (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
+ * -> float16 and 8-bit integers -> bfloat16 through their exact float32, 32- and 64-bit
+ * integers -> float16 (clamped, exact in float32, then vcvtps2ph) and -> bfloat16 (rounded to
+ * odd as float32 bits in registers, then rounded on the bits) in every mode, float16 -> float32
+ * with vcvtph2ps and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference
+ * makes: NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest
+ * finite (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
  * kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
  * the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -353,6 +353,104 @@ bool dt_i64_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *s
         (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) || m < 0)
         return false;
     k->fn = i64_half_fns[d == DTCAST_BFLOAT16][s == DTCAST_UINT64][m];
+    return true;
+}
+
+/* ---- 32-bit integers -> float16 / bfloat16 --------------------------------------------------- */
+/* float16: x clamped to [-c, c] as the 64-bit integers are (c = 2^16, or 65504 under saturation:
+ * every integer beyond rounds as c does), exact in float32, then int_f16 rounds it once */
+static FN DT_INLINE __m256 i32_clamped(__m256i x, int ss, __m256i c, __m256i nc)
+{
+    const __m256i y = ss ? _mm256_min_epi32(_mm256_max_epi32(x, nc), c) : _mm256_min_epu32(x, c);
+    return _mm256_cvtepi32_ps(y);
+}
+static FN DT_INLINE void i32_f16_16(const uint8_t *in, uint8_t *out, int ss, int mode, __m256i c,
+                                    __m256i nc)
+{
+    const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)in);
+    const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+    const __m128i h0 = int_f16(i32_clamped(x0, ss, c, nc), mode);
+    const __m128i h1 = int_f16(i32_clamped(x1, ss, c, nc), mode);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_set_m128i(h1, h0));
+}
+
+/* bfloat16: x rounded to odd as float32 bits (MXCSR toward zero: vcvtdq2ps truncates; the lsb
+ * set where the truncation converts back to another integer), then bf16_top's rounding. A
+ * uint32 >= 2^31 is halved first, its dropped bit ORed into the lsb (below the 24 bits kept: the
+ * same odd rounding), and doubled after as float32 bits (exponent + 1). */
+static FN DT_INLINE __m256i i32_odd24(__m256i x, int ss)
+{
+    __m256i big = _mm256_setzero_si256();
+    if (!ss) {
+        big = _mm256_srai_epi32(x, 31); /* all ones where x >= 2^31 */
+        const __m256i h = _mm256_or_si256(_mm256_srli_epi32(x, 1),
+                                          _mm256_and_si256(x, _mm256_set1_epi32(1)));
+        x = _mm256_blendv_epi8(x, h, big);
+    }
+    const __m256 t = _mm256_cvtepi32_ps(x); /* truncated: |t| <= |x| < 2^31 converts back */
+    const __m256i exact = _mm256_cmpeq_epi32(_mm256_cvttps_epi32(t), x);
+    __m256i f = _mm256_or_si256(_mm256_castps_si256(t),
+                                _mm256_andnot_si256(exact, _mm256_set1_epi32(1)));
+    if (!ss)
+        f = _mm256_add_epi32(f, _mm256_and_si256(big, _mm256_set1_epi32(1 << 23)));
+    return f;
+}
+static FN DT_INLINE void i32_bf16_16(const uint8_t *in, uint8_t *out, int ss, int mode)
+{
+    const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)in);
+    const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+    const __m256i b0 = _mm256_srli_epi32(bf16_top(i32_odd24(x0, ss), mode), 16);
+    const __m256i b1 = _mm256_srli_epi32(bf16_top(i32_odd24(x1, ss), mode), 16);
+    /* packus interleaves the 128-bit halves: the permute puts them back in order */
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(b0, b1), 0xD8));
+}
+
+/* one kernel per signedness and mode, as for the 64-bit integers */
+#define I32_F16_BODY(in, out) i32_f16_16((in), (out), ss_, mode_, c, nc)
+#define I32_BF16_BODY(in, out) i32_bf16_16((in), (out), ss_, mode_)
+#define I32_HALF(name, ss, mode)                                                                \
+    static FN void name##_f16(const dt_kernel *k, void *dst, const void *src, size_t begin,    \
+                              size_t end)                                                       \
+    {                                                                                           \
+        enum { ss_ = ss, mode_ = mode };                                                        \
+        const __m256i c = _mm256_set1_epi32(k->r.saturate_float ? 65504 : 65536);               \
+        const __m256i nc = _mm256_sub_epi32(_mm256_setzero_si256(), c);                         \
+        BLOCKS16(4, 2, I32_F16_BODY)                                                            \
+    }                                                                                           \
+    static FN void name##_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin,   \
+                               size_t end)                                                      \
+    {                                                                                           \
+        enum { ss_ = ss, mode_ = mode };                                                        \
+        (void)k;                                                                                \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(0x7F80);                                                                     \
+        __asm__ __volatile__("" ::: "memory"); /* loads after the new word, stores before */   \
+        BLOCKS16(4, 2, I32_BF16_BODY)                                                           \
+        __asm__ __volatile__("" ::: "memory");                                                  \
+        _mm_setcsr(csr);                                                                        \
+    }
+#define I32_HALF_MODES(name, ss)                                                                \
+    I32_HALF(name##_rne, ss, M_RNE) I32_HALF(name##_rna, ss, M_RNA)                             \
+    I32_HALF(name##_floor, ss, M_FLOOR) I32_HALF(name##_ceil, ss, M_CEIL)                       \
+    I32_HALF(name##_trunc, ss, M_TRUNC) I32_HALF(name##_odd, ss, M_ODD)
+I32_HALF_MODES(i32, 1)
+I32_HALF_MODES(u32, 0)
+/* [bfloat16][uint32][mode] */
+static const dt_kernel_fn i32_half_fns[2][2][M_MODES] = {
+    {I64_HALF_ROW(i32, f16), I64_HALF_ROW(u32, f16)},
+    {I64_HALF_ROW(i32, bf16), I64_HALF_ROW(u32, bf16)}};
+
+bool dt_i32_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count)
+{
+    (void)count;
+    const dtcast_type s = sf->type, d = df->type;
+    const int m = dt_mode_of(r->round);
+    if ((s != DTCAST_INT32 && s != DTCAST_UINT32) ||
+        (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) || m < 0)
+        return false;
+    k->fn = i32_half_fns[d == DTCAST_BFLOAT16][s == DTCAST_UINT32][m];
     return true;
 }
 
