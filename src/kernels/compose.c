@@ -242,8 +242,9 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
  * kernels (the source rounded to odd into float32, then the float32 kernel) are faster than
  * one kernel that converts the wide lanes element by element, but for AVX2's narrowing
  * template, which loads 32-bit integers rounded to odd itself: one kernel into floats of at
- * most 8 bits (measured 1.0-1.4x faster), and for AVX2's fused 32- and 64-bit integer ->
- * float16/bfloat16 kernels (64-bit: 1.6-2x faster than the chain; 32-bit: 2-3.5x in L2). */
+ * most 8 bits and float8e8m0 (measured 1.0-1.4x faster), and for AVX2's fused 32- and 64-bit
+ * integer -> float16/bfloat16 kernels (64-bit: 1.6-2x faster than the chain; 32-bit: 2-3.5x in
+ * L2). */
 bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
 {
     if (sf->tc == DT_TC_COMPLEX)
@@ -253,8 +254,8 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
     const bool int_source = sf->tc == DT_TC_SINT || sf->tc == DT_TC_UINT;
     if (isa == DT_ISA_PORTABLE) /* the portable float64 narrowing beats the chain through float32 */
         return false;
-    if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 && df->tc == DT_TC_FLOAT &&
-        df->bits <= 8)
+    if (int_source && sf->bits == 32 && isa == DT_ISA_AVX2 &&
+        ((df->tc == DT_TC_FLOAT && df->bits <= 8) || df->tc == DT_TC_E8M0))
         return false;
     /* 32- and 64-bit integers into float16 and bfloat16: AVX2's fused kernels
      * (kernels_avx2_half.c) */

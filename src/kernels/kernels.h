@@ -200,10 +200,15 @@ bool dt_table_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, 
  * (kernels_avx512w.c), or NULL when not covered; its constants: dt_narrow_setup with *lane. */
 dt_kernel_fn dt_narrow16_pick_avx512(const dt_format *df, const dt_format *sf, const dt_rules *r,
                                      const dt_format **lane);
-/* float16/bfloat16/int16/uint16 -> 1/2/4/8-bit floats, float8e8m0 and integers on 16 lanes of 16
- * bits (kernels_avx2w.c), or NULL when not covered; its constants: dt_narrow_setup with *lane. */
+/* float16/bfloat16/int16/uint16 -> 1/2/4/8-bit floats, float8e8m0 and integers, float32 and
+ * int32/uint32 -> 4/6/8-bit floats (int32/uint32: float8e8m0 too) on 16 lanes of 16 bits
+ * (kernels_avx2w.c), or NULL when not covered; its constants: dt_narrow_setup with *lane. */
 dt_kernel_fn dt_narrow16_pick_avx2(const dt_format *df, const dt_format *sf, const dt_rules *r,
                                    const dt_format **lane);
+/* Sets k up with that kernel and its constants (dt_narrow_setup, and k->local for float4e2m1),
+ * or returns false. */
+bool dt_narrow16_setup_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                            const dt_rules *r);
 #endif
 
 #endif

@@ -37,10 +37,8 @@ static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
                        size_t count)
 {
     (void)count;
-    const dt_format *lane;
-    k->fn = dt_narrow16_pick_avx2(df, sf, r, &lane);
     k->compute_bound = true;
-    return k->fn && dt_narrow_setup(&k->n, df, lane, r);
+    return dt_narrow16_setup_avx2(k, df, sf, r);
 }
 
 /* the narrowing template on 8 lanes of 32 bits */
@@ -49,9 +47,13 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
 {
     (void)count;
     const dt_format *lane;
+    const int m = dt_mode_of(r->round);
     if (dt_narrow16_pick_avx2(df, sf, r, &lane) || dt_cvt_pick_avx2(df, sf, r))
         return false; /* the 16-bit lanes' pairs; float16/bfloat16 -> 16/32-bit integers (the
                        * int <-> float entry) */
+    if (sf->type == DTCAST_FLOAT32 && ((df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD) ||
+                                       df->type == DTCAST_BFLOAT16))
+        return false; /* F16C's (dt_half_find_avx2), e_bf16's */
     k->fn = narrow_pick_avx2(df, sf, r);
     k->compute_bound = true;
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);

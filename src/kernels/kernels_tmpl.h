@@ -1,11 +1,12 @@
 /* One template, instantiated once per instruction set (kernels_avx2.c, kernels_avx2w.c,
  * kernels_avx512.c, kernels_avx512w.c): float bits -> a narrow float, float8e8m0 or integer
  * code, in every rounding mode, with integer ops only. The lanes hold float32 bits (loaded from
- * float32, float16, bfloat16, or float64, int32 and uint32 rounded to odd) or, with DT_LANE16, 16-bit floats
- * (twice the lanes per register; float and integer targets of 4 and 8 bits, and of 1 and 2
- * bits or float8e8m0 where the layer asks): bfloat16 or float16 as they are, float32, float64,
- * int16 and uint16 rounded to odd into bfloat16 (v_load32, v_load64odd, v_loadi16/u16: for
- * targets of at most 5 significand bits, which it keeps two bits beyond). The including file
+ * float32, float16, bfloat16, or float64, int32 and uint32 rounded to odd) or, with DT_LANE16,
+ * 16-bit floats (twice the lanes per register; float and integer targets of 4 and 8 bits, and
+ * of 1 and 2 bits or float8e8m0 where the layer asks): bfloat16 or float16 as they are,
+ * float32, float64, int16, uint16, int32 and uint32 rounded to odd into bfloat16 (v_load32,
+ * v_load64odd, v_loadi16/u16, v_loadi32odd/u32odd: for targets of at most 5 significand bits,
+ * which it keeps two bits beyond). The including file
  * defines, for its lanes:
  *   VW            lanes per vector           V, K          vector and lane-mask types
  *   FN            function attributes        NAME(x)       x with the ISA's suffix
@@ -19,10 +20,11 @@
  *   v_signs(v) (the sign bit of every lane as the bits of a uint32_t, lane 0 in bit 0)
  *   v_opaque(&v) (keeps v in a register: no refolded loads)
  *   HAVE_F64ODD + v_load64odd(p): VW float64 -> float32 bits rounded to odd.
- *   HAVE_I32ODD + v_loadi32odd/u32odd(p): VW int32 / uint32 -> float32 bits rounded to odd
- *   (float and float8e8m0 targets).
+ *   HAVE_I32ODD + v_loadi32odd/u32odd(p): VW int32 / uint32 -> the lane bits rounded to odd
+ *   (float targets; float8e8m0 too on 16-bit lanes).
+ *   v_srl(a, n) (every lane shifted right by one run-time count): with integer sources.
  * and, with DT_LANE16, optionally:
- *   DT_NO_LOAD32: no v_load32 nor v_load64odd (16-bit sources only)
+ *   DT_NO_LOAD32: no v_load32 (16-bit sources only); float64 sources need HAVE_F64ODD too
  *   HAVE_I16 + v_loadi16/u16(p): VW int16 / uint16 -> bfloat16 bits rounded to odd (float targets)
  *   DT_LANE16_E8M0: float8e8m0 targets on bfloat16 lanes (its exponent is bfloat16's)
  *   v_signs(v): packed 1- and 2-bit targets (VW <= 16: 2-bit codes fill at most 32 bits)
@@ -139,10 +141,59 @@ static FN DT_INLINE V NAME(round_shift)(V v, V sh, V sgn, int mode)
 }
 #endif
 
+#if defined(HAVE_I16) || defined(HAVE_I32ODD)
+/* Narrow float target from an integer source: a nonzero integer is at least 1, normal in every
+ * target (bias >= 1), so the clamped exponent is ec_hi and the rounding shift s1 - ec_hi the
+ * same in every lane (the layer's v_srl: a shift by one run-time count); 0 stays 0 (the
+ * subtraction saturates), and no result is -0, Inf or NaN. */
+static FN DT_INLINE V NAME(narrow_float_int)(V x, const dt_narrow *n, int mode)
+{
+    const V a = v_and(x, v_set1(L_ABS));
+    const K neg = k_neg(x);
+    const V c = v_set1((n->ec_hi - 1) << L_MAN(S_I16));
+    const V v = v_sub(a, v_minu(a, c)); /* a - ((ec_hi - 1) << L_MAN), 0 for 0 */
+    const int sh = (int)(n->s1 - n->ec_hi);
+    const V one = v_set1(1);
+    const V hm1 = v_set1((1u << sh >> 1) - 1); /* half the dropped range minus one */
+    const V mask = v_set1((1u << sh) - 1);     /* the dropped bits */
+    const V t = v_srl(v, sh);
+    const V sgn = v_sub(v_set1(0), v_srli(x, L_BITS - 1));
+    V mag;
+    switch (mode) {
+    case M_RNE: /* add half - 1, plus one more if the kept lsb is odd: ties go to even */
+        mag = v_srl(v_add(v_add(v, hm1), v_and(t, one)), sh);
+        break;
+    case M_RNA: /* add half: ties go away from zero */
+        mag = v_srl(v_add(v, v_add(hm1, one)), sh);
+        break;
+    case M_FLOOR: /* negative values round their magnitude up: add all dropped-bit ones */
+        mag = v_srl(v_add(v, v_and(mask, sgn)), sh);
+        break;
+    case M_CEIL: /* positive values do */
+        mag = v_srl(v_add(v, v_andn(sgn, mask)), sh);
+        break;
+    case M_TRUNC:
+        mag = t;
+        break;
+    default: /* odd: an inexact result gets its lsb set */
+        mag = v_or(t, v_minu(v_and(v, mask), one));
+        break;
+    }
+    const V ovf = mode == M_FLOOR || mode == M_CEIL
+                      ? v_sel(neg, v_set1(n->ovf[1]), v_set1(n->ovf[0])) : v_set1(n->ovf[0]);
+    mag = v_sel(k_gt(mag, v_set1(n->maxc)), ovf, mag);
+    return v_or(mag, v_sel(neg, v_set1(n->sign), v_set1(0))); /* negative values are never 0 */
+}
+
+#endif
 /* Narrow float target: a format of fewer significand bits than the lanes'. Its bias B is at
  * most the lanes' (up = 0), or above it (up = 1: float16 lanes -> float8e5m2fnuz). */
 static FN DT_INLINE V NAME(narrow_float)(V x, const dt_narrow *n, int mode, int sk, int up)
 {
+#if defined(HAVE_I16) || defined(HAVE_I32ODD)
+    if (sk >= S_I16 && !up)
+        return NAME(narrow_float_int)(x, n, mode);
+#endif
     const V a = v_and(x, v_set1(L_ABS));
     const K neg = k_neg(x);
     const V e = v_srli(a, L_MAN(sk));
@@ -409,7 +460,7 @@ static int NAME(source_kind)(const dt_format *sf)
     case DTCAST_UINT16:
         return S_U16;
 #endif
-#if defined(HAVE_I32ODD) && !defined(DT_LANE16)
+#if defined(HAVE_I32ODD)
     case DTCAST_INT32:
         return S_I32;
     case DTCAST_UINT32:
@@ -478,11 +529,14 @@ DT_NARROW_MODES(K_INT, S_BF16)
 #if !defined(DT_NO_LOAD32)
 DT_NARROW_MODES(K_FLOAT, S_F32)
 DT_NARROW_MODES(K_INT, S_F32)
-DT_NARROW_MODES(K_FLOAT, S_F64)
 #define T_ROW_F32 {DT_NARROW_ROW(K_FLOAT, S_F32), {NULL}, DT_NARROW_ROW(K_INT, S_F32), {NULL}}
-#define T_ROW_F64 {DT_NARROW_ROW(K_FLOAT, S_F64), {NULL}, {NULL}, {NULL}}
 #else
 #define T_ROW_F32 {{NULL}}
+#endif
+#if !defined(DT_NO_LOAD32) && defined(HAVE_F64ODD)
+DT_NARROW_MODES(K_FLOAT, S_F64)
+#define T_ROW_F64 {DT_NARROW_ROW(K_FLOAT, S_F64), {NULL}, {NULL}, {NULL}}
+#else
 #define T_ROW_F64 {{NULL}}
 #endif
 #if defined(T_E8M0)
@@ -502,9 +556,20 @@ DT_NARROW_MODES(K_E8M0, S_U16)
 #else
 #define T_ROW_I16(sk) {{NULL}}
 #endif
+#if defined(HAVE_I32ODD) /* int32 and uint32 rounded to odd into bfloat16, as int16 and uint16 */
+DT_NARROW_MODES(K_FLOAT, S_I32)
+DT_NARROW_MODES(K_FLOAT, S_U32)
+#if defined(T_E8M0)
+DT_NARROW_MODES(K_E8M0, S_I32)
+DT_NARROW_MODES(K_E8M0, S_U32)
+#endif
+#define T_SOURCES 8
+#else
+#define T_SOURCES 6
+#endif
 
 /* [source][kind: float, float with a larger bias, integer, e8m0][mode] */
-static const dt_kernel_fn NAME(narrow_fns)[6][4][6] = {
+static const dt_kernel_fn NAME(narrow_fns)[T_SOURCES][4][6] = {
     T_ROW_F32,
     {DT_NARROW_ROW(K_FLOAT, S_F16), DT_NARROW_ROW(K_FLOAT_UP, S_F16), DT_NARROW_ROW(K_INT, S_F16),
      {NULL}},
@@ -512,12 +577,16 @@ static const dt_kernel_fn NAME(narrow_fns)[6][4][6] = {
     T_ROW_F64,
     T_ROW_I16(S_I16),
     T_ROW_I16(S_U16),
+#if defined(HAVE_I32ODD)
+    T_ROW_I16(S_I32),
+    T_ROW_I16(S_U32),
+#endif
 };
 
 /* The kernel for sf -> df under r on 16-bit lanes, or NULL; *lane: the lanes' float format,
  * for dt_narrow_setup. Targets: floats of fewer significand bits and integers, of 4 or 8 bits
  * (integers of 1 and 2 bits too where the layer packs them); float8e8m0 on bfloat16 lanes where
- * the layer asks. From float32, float64, int16 and uint16 (rounded to odd into bfloat16): floats
+ * the layer asks. From float32, float64 and integers (rounded to odd into bfloat16): floats
  * of at most 5 significand bits, and from float32 saturating 4-bit integers (|x| < 2^6 keeps two
  * bits below 1, larger values saturate). */
 static dt_kernel_fn NAME(narrow_pick)(const dt_format *df, const dt_format *sf, const dt_rules *r,

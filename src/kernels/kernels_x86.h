@@ -116,29 +116,6 @@ static FN inline V v_load16b(const uint8_t *p)
 {
     return _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
 }
-/* 32-bit integers -> float32 bits rounded to odd at 2^8 (at least 17 significant bits, enough
- * for targets of up to 15): below 2^24 the exact float; above, the float of a >> 8 with the
- * lost bits ORed into its lowest (exact: under 2^24), times 2^8 by an exponent add. Every
- * conversion is exact, whatever MXCSR says. */
-#define HAVE_I32ODD 1
-static FN inline V v_u32odd(V a)
-{
-    const V t = _mm256_srli_epi32(a, 8);
-    const V exact = _mm256_cmpeq_epi32(_mm256_and_si256(a, _mm256_set1_epi32(0xFF)),
-                                       _mm256_setzero_si256());
-    const V odd = _mm256_or_si256(t, _mm256_andnot_si256(exact, _mm256_set1_epi32(1)));
-    const V big = _mm256_castps_si256(_mm256_cvtepi32_ps(odd));
-    const V small = _mm256_castps_si256(_mm256_cvtepi32_ps(a));
-    const V isbig = _mm256_cmpgt_epi32(t, _mm256_set1_epi32(0xFFFF)); /* a >= 2^24 */
-    return _mm256_blendv_epi8(small, _mm256_add_epi32(big, _mm256_set1_epi32(8 << 23)), isbig);
-}
-static FN inline V v_loadu32odd(const uint8_t *p) { return v_u32odd(v_load32(p)); }
-static FN inline V v_loadi32odd(const uint8_t *p)
-{
-    const V x = v_load32(p); /* |INT32_MIN| is 2^31 as an unsigned magnitude */
-    return _mm256_or_si256(v_u32odd(_mm256_abs_epi32(x)),
-                           _mm256_and_si256(x, _mm256_set1_epi32((int)0x80000000u)));
-}
 /* byte k of every 32-bit lane (k = 0) gathered to the low bytes of each 128-bit half */
 static FN inline void v_store8(uint8_t *p, V c)
 {
