@@ -87,7 +87,7 @@ static void fuzz_real(const dt_format *f, uint64_t code)
     dt_int_parts ip;
     if (!dt_text_parse(text, &v, &ip))
         fail("formatted text does not parse", text);
-    const dt_rules r = {DTCAST_ROUND_RNE, false, false, false};
+    const dt_rules r = {DTCAST_ROUND_RNE, false, false, false, false};
     uint64_t back;
     if (f->tc == DT_TC_UINT || f->tc == DT_TC_SINT)
         back = dt_encode_int_parts(f, &ip, &r);
@@ -110,7 +110,7 @@ static void fuzz_complex(const dt_format *part, uint64_t re, uint64_t im)
     dt_int_parts ir, ii;
     if (!dt_text_parse_complex(text, &vr, &ir, &vi, &ii))
         fail("formatted complex does not parse", text);
-    const dt_rules r = {DTCAST_ROUND_RNE, false, false, false};
+    const dt_rules r = {DTCAST_ROUND_RNE, false, false, false, false};
     if (!same_number(part, re, dt_encode(part, &vr, &r)) ||
         !same_number(part, im, dt_encode(part, &vi, &r)))
         fail("complex round trip changed a part", text);

@@ -80,8 +80,10 @@ typedef enum dtcast_type {
     DTCAST_FLOAT8E4M3 = 102,        /* IEEE-like 4/3/7, Inf 0x78, max 240 */
     DTCAST_FLOAT8E3M4 = 103,        /* IEEE-like 3/4/3, max 15.5 */
     DTCAST_FLOAT8E4M3B11FNUZ = 104, /* 4/3/11, NaN 0x80, no -0, max 30 */
-    DTCAST_FLOAT6E2M3FN = 105,      /* 2/3/1, no Inf/NaN, max 7.5; one per byte, low 6 bits */
-    DTCAST_FLOAT6E3M2FN = 106,      /* 3/2/3, no Inf/NaN, max 28; one per byte, low 6 bits */
+    DTCAST_FLOAT6E2M3FN = 105,      /* 2/3/1, no Inf/NaN, max 7.5; one per byte, low 6 bits
+                                     * (4 in 3 bytes with float6_packed) */
+    DTCAST_FLOAT6E3M2FN = 106,      /* 3/2/3, no Inf/NaN, max 28; one per byte, low 6 bits
+                                     * (4 in 3 bytes with float6_packed) */
     DTCAST_UINT1 = 107              /* packed 8 per byte, element 8k+j in bit j */
 } dtcast_type;
 
@@ -115,10 +117,13 @@ typedef enum dtcast_round {
 
 typedef enum dtcast_float_overflow {
     DTCAST_FLOAT_OVERFLOW_IEEE = 0, /* +-Inf, else NaN, else +-max; directed modes as IEEE 754 */
-    DTCAST_FLOAT_OVERFLOW_SATURATE  /* +-max finite; +-Inf inputs become +-max too (but
+    DTCAST_FLOAT_OVERFLOW_SATURATE, /* +-max finite; +-Inf inputs become +-max too (but
                                      * float8e8m0 maps NaN and +-Inf to 0xFF always: see
                                      * docs/conversion.md, "float8e8m0 targets" and "Infinity
                                      * inputs") */
+    DTCAST_FLOAT_OVERFLOW_INF       /* (1.1) as IEEE, but the directed modes overflow to +-Inf
+                                     * (else NaN) too: never +-max for a result beyond it. ONNX
+                                     * saturate = 0 (float8e8m0 with round_mode "down") */
 } dtcast_float_overflow;
 
 typedef enum dtcast_int_overflow {
@@ -128,7 +133,7 @@ typedef enum dtcast_int_overflow {
 
 typedef enum dtcast_string_style {
     DTCAST_STRING_PYTHON = 0, /* shortest round-trip digits, Python repr layout: 1.0, 1e-05, nan */
-    DTCAST_STRING_ORT         /* ONNX Runtime: %.8g (float64: %.17g), NaN, INF, -INF, bool 1/0 */
+    DTCAST_STRING_ORT         /* ONNX Runtime: %.8g (float64 too), NaN, INF, -INF, bool 1/0 */
 } dtcast_string_style;
 
 /* Longest message a dtcast_error holds, including the NUL (JAX's promotion errors run to ~300
@@ -153,6 +158,9 @@ typedef struct dtcast_options {
                                        * true); default: "" -> 0, any other string -> 1 (ONNX) */
     bool float4_nan_as_max;           /* NaN -> +max for NaN-less targets (older ONNX text: 0x7) */
     bool via_float32;                 /* reproduce the ONNX reference: round to float32 first */
+    /* (1.1) float6e2m3fn / float6e3m2fn buffers (source and destination) are packed four
+     * elements in three bytes (docs/formats.md, "Memory layout"), not one per byte */
+    bool float6_packed;
 #ifdef DTCAST_TEST_FUTURE_OPTION
     /* Test hook (tests/test_abi.sh): a field a later version might add. Its default, 0, changes
      * nothing; the library only checks that it reads it. Never defined in a normal build. */
@@ -176,7 +184,11 @@ DTCAST_API void dtcast_options_init_sized(dtcast_options *opts, size_t size);
  *
  * dst and src hold count elements of their types, packed as ONNX packs them (int4/uint4/float4e2m1
  * two per byte, element 2k in the low nibble; int2/uint2 four per byte; uint1 eight per byte), an
- * odd tail padded with zero bits. Multi-byte elements are little-endian, native alignment is not
+ * odd tail padded with zero bits. float6 is one element per byte (low 6 bits), or with
+ * opts->float6_packed four elements in three bytes: a bit stream from bit 0 of byte 0 up, element
+ * i in bits 6i .. 6i+5 (byte 0 = e0 | e1 << 6, byte 1 = e1 >> 2 | e2 << 4, byte 2 = e2 >> 4 |
+ * e3 << 2), ceil(6 * count / 8) bytes, the last padded with zero bits. The same option applies
+ * to dtcast_format_element and dtcast_parse_element (index counts elements). Multi-byte elements are little-endian, native alignment is not
  * required. Complex types are (real, imag) pairs.
  *
  * Strings: a DTCAST_STRING source is an array of count NUL-terminated `const char *`. A
@@ -228,6 +240,11 @@ DTCAST_API int dtcast_type_bits(dtcast_type type);
 /* Bytes that count packed elements occupy (string: count pointers). */
 DTCAST_API dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes,
                                             dtcast_error *error);
+/* (1.1) The same in the layout opts asks for (NULL = defaults): with float6_packed, a float6
+ * type takes ceil(6 * count / 8) bytes; every other type as dtcast_storage_size. */
+DTCAST_API dtcast_status dtcast_storage_size_opts(dtcast_type type, size_t count,
+                                                 const dtcast_options *opts, size_t *bytes,
+                                                 dtcast_error *error);
 /* The types, in a fixed order: fills up to max entries, returns how many there are. */
 DTCAST_API size_t dtcast_type_list(dtcast_type *types, size_t max);
 
@@ -277,7 +294,8 @@ DTCAST_API dtcast_status dtcast_round_from_name(const char *name, dtcast_round *
  *
  * opts (NULL = defaults) is the base the profile starts from. The profile sets round (rne; trunc
  * for float -> integer and string -> integer; round_mode's choice for float8e8m0), int_overflow
- * (wrap), float_overflow (saturate for float8 targets when saturate is 1, else IEEE),
+ * (wrap), float_overflow (saturate for float8 targets when saturate is 1; INF for float8e8m0 when
+ * saturate is 0: NaN beyond the range whatever round_mode says; else IEEE),
  * discard_imaginary and string_to_bool_numeric (false). It keeps the base's threads,
  * string_style, float4_nan_as_max (older ONNX text: NaN -> float4e2m1 0x7) and via_float32 (round
  * to float32 first, as the ONNX reference implementation does).

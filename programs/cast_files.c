@@ -332,7 +332,8 @@ static int open_raw(source *s, const cast_request *r)
     char tname[32];
     cli_type_label(spec->from, tname, sizeof tname);
     t->type = spec->from;
-    t->layout = (dt_layout){spec->from, DT_STORE_NATIVE};
+    const int packed6 = r->float6_packed && dtcast_type_bits(spec->from) == 6;
+    t->layout = (dt_layout){spec->from, packed6 ? DT_STORE_F6_PACKED : DT_STORE_NATIVE};
     t->file = &s->file;
     unsigned stride = dt_stride_bits(spec->from);
     if (spec->has_shape) {
@@ -342,7 +343,7 @@ static int open_raw(source *s, const cast_request *r)
         if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
             return cli_fail("%s", err.message);
         set_shape(t, shape.ndim, shape.dims, shape.count);
-        if (dt_native_bytes(t->type, t->count, &t->file_bytes) != DTCAST_OK)
+        if (dt_layout_bytes(&t->layout, t->count, &t->file_bytes) != DTCAST_OK)
             return cli_fail("--shape: too many %s elements", tname);
         if (s->file.seekable && s->file.size != t->file_bytes)
             return cli_fail("%s: %llu bytes, but --shape asks for %llu %s elements (%llu bytes)",
@@ -368,6 +369,8 @@ static int open_raw(source *s, const cast_request *r)
         return cli_fail("%s: %llu bytes is not a whole number of %s elements (%u bytes each)",
                         s->shown, (unsigned long long)size, tname, stride / 8);
     uint64_t count = stride >= 8 ? size / (stride / 8) : size * (8 / stride);
+    if (packed6) /* every whole 6 bits: ceil(6n/8) bytes hold n elements for two n, the larger */
+        count = size / 3 * 4 + size % 3 * 8 / 6;
     int64_t dim = (int64_t)count;
     set_shape(t, 1, &dim, count);
     t->file_bytes = size;
@@ -651,9 +654,11 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     dt_io_error err = {""};
     uint8_t *head = NULL;
     size_t head_len = 0;
-    dt_layout dst = {r->to, DT_STORE_NATIVE};
+    dt_layout dst = {r->to, kind == DT_FILE_RAW && r->float6_packed && dtcast_type_bits(r->to) == 6
+                                ? DT_STORE_F6_PACKED
+                                : DT_STORE_NATIVE};
     uint64_t nbytes = 0;
-    if (dt_native_bytes(r->to, t->count, &nbytes) != DTCAST_OK)
+    if (dt_layout_bytes(&dst, t->count, &nbytes) != DTCAST_OK)
         return cli_fail("%s: %llu %s elements are too many", j->s->shown,
                         (unsigned long long)t->count, dtcast_type_name(r->to));
     dtcast_status st = DTCAST_OK;

@@ -28,6 +28,7 @@ typedef struct cast_request {
     cli_globs select, exclude;
     cli_external external_data;
     int single_output;   /* set by the job: OUT holds one tensor */
+    int float6_packed;   /* --float6-packed: raw float6 input and output four in three bytes */
 } cast_request;
 
 /* Returned by cli_cast_files, before anything is written, for string tensors: the command

@@ -25,7 +25,8 @@ const char cli_conversion_help[] =
     "Profile exact:\n"
     "  -r, --round MODE       rne | round | floor | ceil | trunc | odd\n"
     "                         (default: rne; float to integer truncates)\n"
-    "      --overflow P       ieee (default) | saturate: float results beyond the max finite\n"
+    "      --overflow P       ieee (default) | saturate | inf: float results beyond the max\n"
+    "                         finite (inf: as ieee, but Inf/NaN in the directed modes too)\n"
     "      --int-overflow P   wrap (default) | saturate: integer results out of range\n"
     "      --discard-imag     complex to real keeps the real part (else an error)\n"
     "\n"
@@ -72,6 +73,9 @@ static const char cast_help[] =
     "      --report           per tensor: exact, rounded, overflowed, underflowed and NaN\n"
     "                         counts, the largest errors and the SQNR (on stderr)\n"
     "      --external-data W  .pb output: auto (default: over 2 GiB) | always | never\n"
+    "      --float6-packed    raw float6 input and output: four elements in three bytes (the\n"
+    "                         bit stream of safetensors F6), not one per byte; .npy keeps one\n"
+    "                         per byte\n"
     "  -q, --quiet            no progress line, no warning about values that became NaN/Inf\n"
     "\n";
 
@@ -217,7 +221,9 @@ static int parse_saturate(cli_settings *s, const char *cmd, const char *flag, co
 static int parse_enum_option(cli_settings *s, const char *cmd, int id, const char *flag,
                              const char *text)
 {
-    static const char *const overflow[] = {"ieee", "saturate", NULL};
+    static const char *const overflow[] = {"ieee", "saturate", "inf", NULL};
+    static const dtcast_float_overflow overflow_value[] = {
+        DTCAST_FLOAT_OVERFLOW_IEEE, DTCAST_FLOAT_OVERFLOW_SATURATE, DTCAST_FLOAT_OVERFLOW_INF};
     static const char *const int_overflow[] = {"wrap", "saturate", NULL};
     static const char *const round_mode[] = {"up", "down", "nearest", NULL};
     static const char *const style[] = {"python", "ort", NULL};
@@ -226,7 +232,7 @@ static int parse_enum_option(cli_settings *s, const char *cmd, int id, const cha
     case CLI_OPT_OVERFLOW:
         if (cli_parse_choice(cmd, flag, text, overflow, &i) != CLI_OK)
             return CLI_USAGE;
-        s->options.float_overflow = i ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
+        s->options.float_overflow = overflow_value[i];
         return CLI_OK;
     case CLI_OPT_INT_OVERFLOW:
         if (cli_parse_choice(cmd, flag, text, int_overflow, &i) != CLI_OK)
@@ -456,7 +462,7 @@ int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type 
 
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
-       OPT_EXTERNAL };
+       OPT_EXTERNAL, OPT_FLOAT6_PACKED };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -469,6 +475,7 @@ static const cli_option cast_options[] = {
     {"exclude", 0, 1, OPT_EXCLUDE},
     {"format", 0, 1, OPT_FORMAT},
     {"external-data", 0, 1, OPT_EXTERNAL},
+    {"float6-packed", 0, 0, OPT_FLOAT6_PACKED},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -514,6 +521,9 @@ static int cast_option(cast_request *r, int id, const char *value)
         if (cli_parse_choice("cast", "--external-data", value, external, &i) != CLI_OK)
             return CLI_USAGE;
         r->external_data = (cli_external)i;
+        return CLI_OK;
+    case OPT_FLOAT6_PACKED:
+        r->float6_packed = 1;
         return CLI_OK;
     default:
         return -1;
@@ -587,6 +597,9 @@ int cmd_cast(int argc, char **argv)
         if (status != CLI_IN_MEMORY)
             return status;
     }
+    if (r.float6_packed && (dtcast_type_bits(r.to) == 6 || dtcast_type_bits(r.settings.input.from) == 6))
+        return cli_fail("--float6-packed: strings convert in memory, one float6 per byte; convert "
+                        "to or from a one-per-byte file first");
     dt_tensor src, dst;
     status = cli_load_tensor("cast", r.in, &r.settings.input, &src);
     if (status != CLI_OK)

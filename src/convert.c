@@ -18,7 +18,7 @@ static dtcast_status check_options(const dtcast_options *o, dtcast_error *error)
     if ((unsigned)o->round > DTCAST_ROUND_ODD)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid rounding mode %d",
                        (int)o->round);
-    if ((unsigned)o->float_overflow > DTCAST_FLOAT_OVERFLOW_SATURATE)
+    if ((unsigned)o->float_overflow > DTCAST_FLOAT_OVERFLOW_INF)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
                        "invalid float overflow policy %d", (int)o->float_overflow);
     if ((unsigned)o->int_overflow > DTCAST_INT_OVERFLOW_SATURATE)
@@ -63,7 +63,7 @@ static void load_value(const dt_format *f, const dt_format *part, const void *sr
  * via_float32 reproduces it; by default dtcast rounds once. */
 static void through_float32(dt_value *v)
 {
-    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
     dt_decode(f32, dt_encode(f32, v, &rne), v);
 }
@@ -124,7 +124,9 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
         j.dpart = dt_format_of(df->part);
     j.float32_first = wants_float32_first(o, j.spart, j.dpart);
     dt_rules_for(j.dpart, o, &j.rules);
-    if (!j.float32_first)
+    /* packed float6 (stride 6) and the inf overflow policy: the reference path alone */
+    if (!j.float32_first && !j.rules.overflow_any_round && df->stride_bits != 6 &&
+        sf->stride_bits != 6)
         j.has_kernel = dt_kernel_find(&j.kernel, df, sf, &j.rules, count);
 
     /* In place, only a forward pass on one thread is safe. A fast kernel moves bytes, not
@@ -138,11 +140,10 @@ static void convert_numbers(void *dst, const dt_format *df, const void *src, con
         dt_kernel_release(&j.kernel);
 
     if (df->stride_bits < 8) { /* zero the padding bits after the last element */
-        const size_t per_byte = (size_t)(8 / df->stride_bits);
-        if (count % per_byte) {
-            uint8_t *last = (uint8_t *)dst + count / per_byte;
-            *last &= (uint8_t)((1u << ((count % per_byte) * (unsigned)df->stride_bits)) - 1);
-        }
+        const unsigned used = (unsigned)(count % 8 * (size_t)df->stride_bits % 8); /* in the last byte */
+        size_t bytes;
+        if (used && dt_format_bytes(df, count, &bytes))
+            ((uint8_t *)dst)[bytes - 1] &= (uint8_t)((1u << used) - 1);
     }
 }
 
@@ -435,8 +436,8 @@ dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
     if (st != DTCAST_OK)
         return st;
     opts = &o;
-    const dt_format *df = dt_format_of(dst_type);
-    const dt_format *sf = dt_format_of(src_type);
+    const dt_format *df = dt_format_in(dst_type, opts);
+    const dt_format *sf = dt_format_in(src_type, opts);
     if (!sf)
         return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown source type %d",
                        (int)src_type);
@@ -452,8 +453,7 @@ dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
                        "%s -> %s would discard the imaginary part (set discard_imaginary)",
                        sf->name, df->name);
     size_t src_bytes, dst_bytes;
-    if (dtcast_storage_size(src_type, count, &src_bytes, NULL) != DTCAST_OK ||
-        dtcast_storage_size(dst_type, count, &dst_bytes, NULL) != DTCAST_OK)
+    if (!dt_format_bytes(sf, count, &src_bytes) || !dt_format_bytes(df, count, &dst_bytes))
         return dt_fail(error, DTCAST_ERR_SIZE_OVERFLOW, NO_INDEX,
                        "%zu elements of %s -> %s do not fit in memory", count, sf->name, df->name);
     if (count == 0)
@@ -485,7 +485,7 @@ dtcast_status dtcast_format_element(char *buf, size_t size, const void *src, dtc
     if (st != DTCAST_OK)
         return st;
     opts = &o;
-    const dt_format *sf = dt_format_of(src_type);
+    const dt_format *sf = dt_format_in(src_type, opts);
     if (!sf)
         return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX, "unknown type %d", (int)src_type);
     if (!buf || !src || size == 0)
@@ -539,6 +539,16 @@ dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index
         string_target t = {.df = df, .store_bytes = df->stride_bits / 8};
         store_code(&t, dst, index, code);
         return DTCAST_OK;
+    }
+    if (opts->float6_packed && dt_format_in(dst_type, opts) != df) {
+        /* packed float6: the code parsed into a byte, then stored in the element's 6 bits */
+        uint8_t code = 0;
+        string_target t;
+        string_target_init(&t, df, opts, error);
+        st = parse_into(&code, &t, 0, text);
+        if (st == DTCAST_OK)
+            dt_store(dt_format_in(dst_type, opts), dst, index, code);
+        return st;
     }
     string_target t;
     string_target_init(&t, df, opts, error);

@@ -138,7 +138,7 @@ static uint64_t nan_result(const dt_format *f, bool neg, const dt_rules *r)
 
 static uint64_t overflow_result(const dt_format *f, bool neg, const dt_rules *r)
 {
-    if (r->saturate_float || dt_mag_down(r->round, neg))
+    if (r->saturate_float || (dt_mag_down(r->round, neg) && !r->overflow_any_round))
         return sign_of(f, neg) | dt_float_max_code(f);
     if (dt_float_has_inf(f))
         return dt_float_inf_code(f, neg);
@@ -224,7 +224,7 @@ static uint64_t encode_e8m0(const dt_value *v, const dt_rules *r)
             e++;
     }
     if (e > 127) {
-        if (r->saturate_float || dt_mag_down(r->round, false))
+        if (r->saturate_float || (dt_mag_down(r->round, false) && !r->overflow_any_round))
             return 0xFE;
         return 0xFF;
     }
@@ -333,6 +333,12 @@ void dt_rules_for(const dt_format *target, const dtcast_options *opts, dt_rules 
     r->saturate_float = opts->float_overflow == DTCAST_FLOAT_OVERFLOW_SATURATE;
     r->saturate_int = opts->int_overflow == DTCAST_INT_OVERFLOW_SATURATE;
     r->nan_as_max = opts->float4_nan_as_max != 0;
+    /* only where it changes a result: float8e8m0 ignores the sign, other floats round some
+     * magnitude down in every directed mode */
+    const bool directed = r->round != DTCAST_ROUND_RNE && r->round != DTCAST_ROUND_RNA;
+    r->overflow_any_round = opts->float_overflow == DTCAST_FLOAT_OVERFLOW_INF &&
+                            (target->tc == DT_TC_E8M0 ? dt_mag_down(r->round, false)
+                                                      : target->tc == DT_TC_FLOAT && directed);
 }
 
 /* ---- element access ------------------------------------------------------------------------ */
@@ -341,6 +347,14 @@ uint64_t dt_load(const dt_format *f, const void *base, size_t index)
 {
     const uint8_t *p = base;
     const int stride = f->stride_bits;
+    if (stride == 6) { /* packed float6: bits 6i .. 6i+5 of a stream from bit 0 of byte 0 */
+        const size_t bit = index / 4 * 24 + index % 4 * 6; /* 4 elements per 3 bytes */
+        const unsigned shift = (unsigned)(bit % 8);
+        unsigned v = p[bit / 8] >> shift;
+        if (shift > 2) /* the element runs into the next byte */
+            v |= (unsigned)p[bit / 8 + 1] << (8 - shift);
+        return v & 63u;
+    }
     if (stride < 8) { /* sub-byte: element k of a byte sits at bit k*stride */
         const size_t per_byte = (size_t)(8 / stride);
         const unsigned shift = (unsigned)(index % per_byte) * (unsigned)stride;
@@ -358,6 +372,15 @@ void dt_store(const dt_format *f, void *base, size_t index, uint64_t code)
 {
     uint8_t *p = base;
     const int stride = f->stride_bits;
+    if (stride == 6) { /* packed float6: only the element's own bits change */
+        const size_t bit = index / 4 * 24 + index % 4 * 6;
+        const unsigned shift = (unsigned)(bit % 8), v = (unsigned)code & 63u;
+        uint8_t *b = &p[bit / 8];
+        *b = (uint8_t)((*b & ~(63u << shift)) | v << shift); /* the bits that fit in this byte */
+        if (shift > 2) /* the rest: the low shift - 2 bits of the next byte */
+            b[1] = (uint8_t)((b[1] & ~(63u >> (8 - shift))) | v >> (8 - shift));
+        return;
+    }
     if (stride < 8) {
         const size_t per_byte = (size_t)(8 / stride);
         const unsigned shift = (unsigned)(index % per_byte) * (unsigned)stride;

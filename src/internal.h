@@ -45,6 +45,11 @@ typedef struct dt_format {
 
 /* The format of a type, or NULL for a value that is not a type. */
 const dt_format *dt_format_of(dtcast_type type);
+/* The same in the layout opts asks for: with float6_packed, float6 types advance 6 bits per
+ * element (stride_bits 6: a bit stream, element i at bit 6i). */
+const dt_format *dt_format_in(dtcast_type type, const dtcast_options *opts);
+/* Bytes of count elements of f (ceil(count * stride_bits / 8)); false when they overflow. */
+bool dt_format_bytes(const dt_format *f, size_t count, size_t *bytes);
 
 /* Floats: encodings derived from the parameters. */
 uint64_t dt_float_max_code(const dt_format *f); /* largest finite, positive */
@@ -91,6 +96,10 @@ typedef struct dt_rules {
     bool saturate_float;
     bool saturate_int;
     bool nan_as_max; /* NaN -> +max for targets without NaN */
+    /* DTCAST_FLOAT_OVERFLOW_INF in a mode where it differs from IEEE (one that rounds some
+     * magnitudes down): overflow gives Inf/NaN there too. The kernels do not know it: set, the
+     * conversion takes the reference path. */
+    bool overflow_any_round;
 } dt_rules;
 
 /* Decodes a code (the element's bits, right-aligned) of a non-complex, non-string type. */

@@ -136,9 +136,13 @@ dtcast_status dtcast_onnx_options(dtcast_options *out, int64_t to, dtcast_type s
     if (sf->tc == DT_TC_STRING && is_integer_type(df))
         o.round = DTCAST_ROUND_TRUNC;
     o.int_overflow = DTCAST_INT_OVERFLOW_WRAP;
-    /* saturate governs float8 targets only; every other float overflows to Inf. */
+    /* saturate governs float8 targets only; every other float overflows to Inf. With
+     * saturate = 0 a magnitude beyond float8e8m0's range (2^128 and above) is NaN (0xFF) in every
+     * round_mode, "down" included, where IEEE 754's rounding toward zero would give 0xFE: the
+     * reference and ONNX Runtime take it to float32 Inf, then 0xFF. */
     o.float_overflow = (is_float8(dst_type) && saturate) ? DTCAST_FLOAT_OVERFLOW_SATURATE
-                                                          : DTCAST_FLOAT_OVERFLOW_IEEE;
+                       : dst_type == DTCAST_FLOAT8E8M0   ? DTCAST_FLOAT_OVERFLOW_INF
+                                                         : DTCAST_FLOAT_OVERFLOW_IEEE;
     o.discard_imaginary = false;
     o.string_to_bool_numeric = false;
     *out = o;

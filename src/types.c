@@ -92,6 +92,40 @@ const dt_format *dt_format_of(dtcast_type type)
     return &formats[type];
 }
 
+/* float6 packed four in three bytes: the same formats, 6 bits apart */
+static const dt_format float6_packed[2] = {
+    {DTCAST_FLOAT6E2M3FN, "float6e2m3fn", NULL, DT_TC_FLOAT, 6, 6, 2, 3, 1, DT_NAN_NONE, DTCAST_UNDEFINED},
+    {DTCAST_FLOAT6E3M2FN, "float6e3m2fn", NULL, DT_TC_FLOAT, 6, 6, 3, 2, 3, DT_NAN_NONE, DTCAST_UNDEFINED},
+};
+
+const dt_format *dt_format_in(dtcast_type type, const dtcast_options *opts)
+{
+    if (opts && opts->float6_packed && type == DTCAST_FLOAT6E2M3FN)
+        return &float6_packed[0];
+    if (opts && opts->float6_packed && type == DTCAST_FLOAT6E3M2FN)
+        return &float6_packed[1];
+    return dt_format_of(type);
+}
+
+bool dt_format_bytes(const dt_format *f, size_t count, size_t *bytes)
+{
+    if (f->tc == DT_TC_STRING) {
+        if (count > SIZE_MAX / sizeof(char *))
+            return false;
+        *bytes = count * sizeof(char *);
+        return true;
+    }
+    const size_t stride = (size_t)f->stride_bits;
+    if (stride < 8) { /* ceil(count * stride / 8), as count / 8 whole bytes per stride bit */
+        *bytes = count / 8 * stride + (count % 8 * stride + 7) / 8;
+        return true;
+    }
+    if (count > SIZE_MAX / (stride / 8))
+        return false;
+    *bytes = count * (stride / 8);
+    return true;
+}
+
 /* ---- float encodings derived from the parameters ------------------------------------------ */
 
 static uint64_t exp_all_ones(const dt_format *f) { return (UINT64_C(1) << f->exp_bits) - 1; }
@@ -265,22 +299,25 @@ dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes,
         return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "unknown type %d", (int)type);
     if (!bytes)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "storage size: NULL bytes");
-    if (f->tc == DT_TC_STRING) {
-        if (count > SIZE_MAX / sizeof(char *))
-            return too_large(error, f, count);
-        *bytes = count * sizeof(char *);
-        return DTCAST_OK;
-    }
-    size_t per_byte_units = (size_t)f->stride_bits;
-    if (per_byte_units < 8) { /* sub-byte: ceil(count * bits / 8) without overflow */
-        size_t per_byte = 8 / per_byte_units;
-        *bytes = count / per_byte + (count % per_byte != 0);
-        return DTCAST_OK;
-    }
-    size_t size = per_byte_units / 8;
-    if (count > SIZE_MAX / size)
+    if (!dt_format_bytes(f, count, bytes))
         return too_large(error, f, count);
-    *bytes = count * size;
+    return DTCAST_OK;
+}
+
+dtcast_status dtcast_storage_size_opts(dtcast_type type, size_t count, const dtcast_options *opts,
+                                       size_t *bytes, dtcast_error *error)
+{
+    dtcast_options o;
+    dtcast_status st = dt_options_read(opts, &o, error);
+    if (st != DTCAST_OK)
+        return st;
+    const dt_format *f = dt_format_in(type, &o);
+    if (!f)
+        return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX, "unknown type %d", (int)type);
+    if (!bytes)
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "storage size: NULL bytes");
+    if (!dt_format_bytes(f, count, bytes))
+        return too_large(error, f, count);
     return DTCAST_OK;
 }
 

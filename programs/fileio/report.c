@@ -590,6 +590,7 @@ void dt_report_print(const dt_report *r, const char *tensor_name, FILE *out)
             r->priv.dst_int
                 ? (r->opts.int_overflow == DTCAST_INT_OVERFLOW_SATURATE ? "saturate" : "wrap")
                 : (r->opts.float_overflow == DTCAST_FLOAT_OVERFLOW_SATURATE ? "saturate"
+                   : r->opts.float_overflow == DTCAST_FLOAT_OVERFLOW_INF    ? "inf"
                                                                              : "ieee"),
             (unsigned long long)r->values);
     if (r->parts == 2)

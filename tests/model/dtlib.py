@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INCLUDE = os.path.normpath(os.path.join(HERE, '..', '..', 'include'))
 
 ROUND = {'default': 0, 'rne': 1, 'rna': 2, 'floor': 3, 'ceil': 4, 'trunc': 5, 'odd': 6}
-FOV = {'ieee': 0, 'saturate': 1}
+FOV = {'ieee': 0, 'saturate': 1, 'inf': 2}
 IOV = {'wrap': 0, 'saturate': 1}
 STATUS = ['OK', 'INVALID_ARGUMENT', 'UNKNOWN_TYPE', 'UNSUPPORTED', 'COMPLEX_TO_REAL',
           'SIZE_OVERFLOW', 'BAD_STRING', 'OUT_OF_MEMORY', 'BAD_SHAPE', 'PROMOTION', 'IO',
@@ -32,7 +32,8 @@ class Options(ct.Structure):
     _fields_ = [('size', ct.c_size_t), ('round', ct.c_int), ('float_overflow', ct.c_int),
                 ('int_overflow', ct.c_int), ('threads', ct.c_uint), ('string_style', ct.c_int),
                 ('discard_imaginary', ct.c_bool), ('string_to_bool_numeric', ct.c_bool),
-                ('float4_nan_as_max', ct.c_bool), ('via_float32', ct.c_bool)]
+                ('float4_nan_as_max', ct.c_bool), ('via_float32', ct.c_bool),
+                ('float6_packed', ct.c_bool)]
 
 
 class Info(ct.Structure):
@@ -132,7 +133,7 @@ int main(void) {
   P(dtcast_options, round) P(dtcast_options, float_overflow) P(dtcast_options, int_overflow)
   P(dtcast_options, threads) P(dtcast_options, discard_imaginary) P(dtcast_options, string_style)
   P(dtcast_options, string_to_bool_numeric) P(dtcast_options, float4_nan_as_max)
-  P(dtcast_options, via_float32)
+  P(dtcast_options, via_float32) P(dtcast_options, float6_packed)
   P(dtcast_error, status) P(dtcast_error, index) P(dtcast_error, message)
   P(dtcast_info, type) P(dtcast_info, name) P(dtcast_info, kind) P(dtcast_info, bits)
   P(dtcast_info, exponent_bits) P(dtcast_info, mantissa_bits) P(dtcast_info, bias)
