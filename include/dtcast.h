@@ -121,7 +121,7 @@ typedef enum dtcast_float_overflow {
                                      * float8e8m0 maps NaN and +-Inf to 0xFF always: see
                                      * docs/conversion.md, "float8e8m0 targets" and "Infinity
                                      * inputs") */
-    DTCAST_FLOAT_OVERFLOW_INF       /* (1.1) as IEEE, but the directed modes overflow to +-Inf
+    DTCAST_FLOAT_OVERFLOW_INF       /* as IEEE, but the directed modes overflow to +-Inf
                                      * (else NaN) too: never +-max for a result beyond it. ONNX
                                      * saturate = 0 (float8e8m0 with round_mode "down") */
 } dtcast_float_overflow;
@@ -158,7 +158,7 @@ typedef struct dtcast_options {
                                        * true); default: "" -> 0, any other string -> 1 (ONNX) */
     bool float4_nan_as_max;           /* NaN -> +max for NaN-less targets (older ONNX text: 0x7) */
     bool via_float32;                 /* reproduce the ONNX reference: round to float32 first */
-    /* (1.1) float6e2m3fn / float6e3m2fn buffers (source and destination) are packed four
+    /* float6e2m3fn / float6e3m2fn buffers (source and destination) are packed four
      * elements in three bytes (docs/formats.md, "Memory layout"), not one per byte */
     bool float6_packed;
 #ifdef DTCAST_TEST_FUTURE_OPTION
@@ -240,7 +240,7 @@ DTCAST_API int dtcast_type_bits(dtcast_type type);
 /* Bytes that count packed elements occupy (string: count pointers). */
 DTCAST_API dtcast_status dtcast_storage_size(dtcast_type type, size_t count, size_t *bytes,
                                             dtcast_error *error);
-/* (1.1) The same in the layout opts asks for (NULL = defaults): with float6_packed, a float6
+/* The same in the layout opts asks for (NULL = defaults): with float6_packed, a float6
  * type takes ceil(6 * count / 8) bytes; every other type as dtcast_storage_size. */
 DTCAST_API dtcast_status dtcast_storage_size_opts(dtcast_type type, size_t count,
                                                  const dtcast_options *opts, size_t *bytes,
