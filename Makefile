@@ -1,9 +1,13 @@
-# dtcast — build, test, install.
+# dtcast — build, test, install. (CMakeLists.txt builds the same library with CMake.)
 #
 #   make            build/libdtcast.a, build/libdtcast.so, build/dtcast
 #   make demo       build, then convert the bundled example to five narrow types
-#   make test       build, run every test (plain and under ASan+UBSan), print "N passed, N failed"
-#   make install    PREFIX=/usr/local (DESTDIR honoured): header, libraries, CLI, pkg-config, CMake
+#   make test       build, run every test (plain and under ASan+UBSan), print "N passed, N failed";
+#                   both builds and the tests run in parallel (TEST_JOBS, default: the CPUs)
+#   make check-long the long sweeps and test_random.py at full size (10^6 values per pair)
+#   make install    PREFIX=/usr/local (DESTDIR honoured; LIBDIR, INCDIR, BINDIR, CMAKEDIR): header,
+#                   libraries (libdtcast.so.VERSION, SONAME libdtcast.so.SOMAJOR), CLI,
+#                   pkg-config, CMake package
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (AddressSanitizer + UBSan build).
 
@@ -32,7 +36,11 @@ ifeq ($(SAN),1)
 endif
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The kernels that take longest to compile first, so that a parallel build does not end on one
+LIB_SLOW := $(wildcard $(addprefix src/kernels/,kernels_avx512.c kernels_avx2.c kernels_avx2w.c \
+              kernels_avx2_cvt.c kernels_avx512w.c portable_narrow.c kernels_avx2_table.c \
+              portable_fint.c portable_int_float.c))
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SLOW) $(filter-out $(LIB_SLOW),$(LIB_SRC)))
 # The file layer (programs/fileio) belongs to the programs, not to libdtcast: the CLI, the tests
 # of the file formats and the fuzz harnesses link it.
 FILEIO_SRC := $(sort $(wildcard programs/fileio/*.c))
@@ -45,8 +53,8 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib cli tests demo test test-plain install uninstall clean \
-        bench check-long check-valgrind check-tsan fuzz
+.PHONY: all lib cli tests demo test test-plain test-builds test-build-plain test-build-san \
+        install uninstall clean bench check-long check-valgrind check-tsan fuzz
 all: lib cli
 
 lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so
@@ -64,10 +72,11 @@ endif
 
 .SECONDARY:
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h programs/*.h programs/*/*.h tests/*.h)
+# -MMD -MP: each object's header dependencies, written beside it as a .d file (included below).
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(say) CC $@
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # The portable kernels (src/kernels/portable*.c) are plain C written for the auto-vectoriser:
 # -O3 vectorises their loops (gcc's -O2 cost model skips most), -fno-trapping-math lets gcc
@@ -77,6 +86,8 @@ $(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
 $(BUILD)/obj/src/kernels/compose.o: ALL_CFLAGS += $(PORTABLE_OPT)
 # portable_f64.c converts in a rounding mode it sets: the compiler may not assume the default
 $(BUILD)/obj/src/kernels/portable_f64.o: ALL_CFLAGS += -frounding-math
+
+-include $(patsubst %.o,%.d,$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o))
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -100,13 +111,28 @@ demo: all
 	@echo
 	$(BUILD)/dtcast compare examples/weights.npy --to float8e4m3fn,float8e5m2,float4e2m1,bfloat16,int4
 
-# The whole suite: the plain build, then the same C tests and conformance under ASan+UBSan.
-test: all tests
-	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 OPT="-O1 -g" all tests
-	@PYTHON=$(PYTHON) tests/run build build/san
+# The whole suite: the plain build and the ASan+UBSan build (SAN_BUILD) side by side, then every
+# test, TEST_JOBS at a time (tests/run); the long sweeps are make check-long.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SAN_BUILD ?= $(BUILD)/san
+# -g1 (line tables) is what the sanitizers' reports need, at half the compile time of -g
+SAN_OPT   ?= -O1 -g1
+# -jTEST_JOBS, unless make already runs in parallel (make -jN test)
+PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 
-test-plain: all tests
-	@PYTHON=$(PYTHON) tests/run build
+test: test-builds
+	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
+
+test-plain:
+	@$(MAKE) --no-print-directory $(PAR) all tests
+	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD)
+
+test-builds:
+	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san
+test-build-plain:
+	@$(MAKE) --no-print-directory all tests
+test-build-san:
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SAN=1 OPT="$(SAN_OPT)" all tests
 
 # Speed: throughput, ratio to memcpy and to numpy / torch (bench/run; --json for tools).
 bench: all $(BUILD)/dtcast-bench
@@ -116,16 +142,18 @@ $(BUILD)/dtcast-bench: $(BENCH_OBJ) $(BUILD)/libdtcast.a
 	$(say) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 
-# The long sweeps (every float32 value; 10^8 random values per fast path).
-check-long: all tests
-	@tests/long/run $(BUILD)
+# The long sweeps (every float32 value; 10^8 random values per fast path; test_random.py at
+# 10^6 values per pair).
+check-long:
+	@$(MAKE) --no-print-directory $(PAR) all tests
+	@PYTHON=$(PYTHON) tests/long/run $(BUILD)
 
 # The whole suite under valgrind memcheck, and the threaded paths under ThreadSanitizer.
 check-valgrind: all tests
 	@tests/run-valgrind $(BUILD)
 
 check-tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan OPT="-O1 -g" CFLAGS="-fsanitize=thread" \
+	@$(MAKE) --no-print-directory $(PAR) BUILD=build/tsan OPT="-O1 -g" CFLAGS="-fsanitize=thread" \
 	    LDFLAGS="-fsanitize=thread" all tests
 	@tests/run-tsan build/tsan
 
@@ -135,25 +163,47 @@ fuzz:
 
 include mk/aarch64.mk
 
+# The CMake package: CMAKEDIR, which finds the library and the header by their paths relative to
+# it (the installed tree may move as a whole). Under a prefix, CMake looks for packages in
+# lib/cmake/, lib/<arch>/cmake/ and share/cmake/ on every system, in lib64/cmake/ only on some
+# (not Debian): with CMAKEDIR elsewhere, PREFIX/share/cmake/dtcast holds a package that forwards
+# to it, so that CMAKE_PREFIX_PATH=PREFIX finds it for any LIBDIR.
+CMAKEDIR ?= $(LIBDIR)/cmake/dtcast
+CMAKE_FORWARD = $(if $(filter $(PREFIX)/lib/cmake/dtcast $(PREFIX)/lib/%/cmake/dtcast \
+                  $(PREFIX)/share/cmake/dtcast,$(CMAKEDIR)),,$(PREFIX)/share/cmake/dtcast)
+# relpath FROM,TO: the path of TO relative to the folder FROM (TO when it cannot be computed)
+relpath = $(or $(shell realpath -m -s --relative-to='$(1)' '$(2)' 2>/dev/null),$(2))
+SIZEOF_VOID_P = $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P - 2>/dev/null | tail -n 1)
+# The @-names of packaging/*.in (CMakeLists.txt fills in the same for cmake --install).
+PKG_SUBST = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+            -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' \
+            -e 's|@LIBDIR_FROM_CMAKEDIR@|$(call relpath,$(CMAKEDIR),$(LIBDIR))|g' \
+            -e 's|@INCDIR_FROM_CMAKEDIR@|$(call relpath,$(CMAKEDIR),$(INCDIR))|g' \
+            -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g'
+
 install: all
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
-	           $(DESTDIR)$(LIBDIR)/cmake/dtcast
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) $(DESTDIR)$(CMAKEDIR)
 	install -m 644 include/dtcast.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(BUILD)/libdtcast.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libdtcast.so $(DESTDIR)$(LIBDIR)/libdtcast.so.$(VERSION)
 	ln -sf libdtcast.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdtcast.so.$(SOMAJOR)
 	ln -sf libdtcast.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libdtcast.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
-	    -e 's|@VERSION@|$(VERSION)|g' packaging/dtcast.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc
-	sed -e 's|@VERSION@|$(VERSION)|g' packaging/dtcastConfigVersion.cmake.in \
-	    > $(DESTDIR)$(LIBDIR)/cmake/dtcast/dtcastConfigVersion.cmake
-	install -m 644 packaging/dtcastConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/dtcast/
+	sed $(PKG_SUBST) packaging/dtcast.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc
+	sed $(PKG_SUBST) packaging/dtcastConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/dtcastConfig.cmake
+	sed $(PKG_SUBST) packaging/dtcastConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/dtcastConfigVersion.cmake
+ifneq ($(CMAKE_FORWARD),)
+	install -d $(DESTDIR)$(CMAKE_FORWARD)
+	for f in dtcastConfig dtcastConfigVersion; do \
+	    sed -e 's|@FORWARD_TO@|$(call relpath,$(CMAKE_FORWARD),$(CMAKEDIR))/'$$f'.cmake|g' \
+	        packaging/dtcastForward.cmake.in > $(DESTDIR)$(CMAKE_FORWARD)/$$f.cmake || exit 1; \
+	done
+endif
 	install -m 755 $(BUILD)/dtcast $(DESTDIR)$(BINDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/dtcast.h $(DESTDIR)$(LIBDIR)/libdtcast.* \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc $(DESTDIR)$(BINDIR)/dtcast
-	rm -rf $(DESTDIR)$(LIBDIR)/cmake/dtcast
+	rm -rf $(DESTDIR)$(CMAKEDIR) $(if $(CMAKE_FORWARD),$(DESTDIR)$(CMAKE_FORWARD))
 
 clean:
 	rm -rf build
