@@ -169,6 +169,7 @@ include mk/aarch64.mk
 # (not Debian): with CMAKEDIR elsewhere, PREFIX/share/cmake/dtcast holds a package that forwards
 # to it, so that CMAKE_PREFIX_PATH=PREFIX finds it for any LIBDIR.
 CMAKEDIR ?= $(LIBDIR)/cmake/dtcast
+MANDIR  ?= $(PREFIX)/share/man
 CMAKE_FORWARD = $(if $(filter $(PREFIX)/lib/cmake/dtcast $(PREFIX)/lib/%/cmake/dtcast \
                   $(PREFIX)/share/cmake/dtcast,$(CMAKEDIR)),,$(PREFIX)/share/cmake/dtcast)
 # relpath FROM,TO: the path of TO relative to the folder FROM (TO when it cannot be computed)
@@ -182,7 +183,9 @@ PKG_SUBST = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDI
             -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g'
 
 install: all
-	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) $(DESTDIR)$(CMAKEDIR)
+	install -d $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) $(DESTDIR)$(CMAKEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/dtcast.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/dtcast.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(BUILD)/libdtcast.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(BUILD)/libdtcast.so $(DESTDIR)$(LIBDIR)/libdtcast.so.$(VERSION)
@@ -202,7 +205,8 @@ endif
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/dtcast.h $(DESTDIR)$(LIBDIR)/libdtcast.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc $(DESTDIR)$(BINDIR)/dtcast
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/dtcast.pc $(DESTDIR)$(BINDIR)/dtcast \
+	      $(DESTDIR)$(MANDIR)/man1/dtcast.1
 	rm -rf $(DESTDIR)$(CMAKEDIR) $(if $(CMAKE_FORWARD),$(DESTDIR)$(CMAKE_FORWARD))
 
 clean:

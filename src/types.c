@@ -442,7 +442,7 @@ dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round, dtca
 /* ---- options ------------------------------------------------------------------------------ */
 
 /* The end of the last field of the 1.0 struct: no caller's options can be shorter. */
-#define OPTIONS_SIZE_1_0 (offsetof(dtcast_options, via_float32) + sizeof(bool))
+#define OPTIONS_SIZE_1_0 (offsetof(dtcast_options, float6_packed) + sizeof(bool))
 
 static void options_defaults(dtcast_options *opts)
 {

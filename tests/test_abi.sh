@@ -2,17 +2,20 @@
 # The options ABI: a program built against the 1.0 header keeps working with a library whose
 # dtcast_options has grown a field, and the library refuses options it cannot read.
 #
-#   tests/test_abi.sh          (CC, default cc; run from the repository's root or anywhere)
+#   tests/test_abi.sh [LIBDTCAST_A]   (CC, default cc; run from the repository's root or anywhere)
 #
 # Self-contained: copies include/dtcast.h to a temporary folder as "the 1.0 header", builds the
-# library's objects twice with $CC (as they are, and with -DDTCAST_TEST_FUTURE_OPTION, the test
-# hook that adds one field at the end of dtcast_options), then builds a small program against the
+# library's objects with $CC as they are (or takes the static library LIBDTCAST_A of a build,
+# as make test does) and with -DDTCAST_TEST_FUTURE_OPTION (the test hook that adds one field at
+# the end of dtcast_options), at -O1 (a short build), then builds a small program against the
 # copied header and runs it linked to each library. Prints PASS/FAIL lines; exits 1 on a failure.
 set -u
+given=${1:-}
+[ -z "$given" ] || given=$(cd "$(dirname "$given")" && pwd)/$(basename "$given")
 cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 failures=0
 
 pass() { echo "PASS abi/$1"; }
@@ -23,7 +26,7 @@ cp include/dtcast.h "$tmp/v1_0/dtcast.h"
 
 # One object per source file; -O1 keeps the build short, portable_f64.c converts in the rounding
 # mode it sets (as the Makefile builds it).
-CFLAGS_ABI="-std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -Iinclude -Isrc -pthread"
+CFLAGS_ABI="-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude -Isrc -pthread"
 build_lib() { # folder, extra flags
     local dir=$1 extra=$2 f o flags
     for f in src/*.c src/*/*.c; do
@@ -34,12 +37,18 @@ build_lib() { # folder, extra flags
     done | xargs -P 2 -I{} sh -c '{}' || return 1
     ar rcs "$dir/libdtcast.a" "$dir"/*.o
 }
-if build_lib "$tmp/plain" "" 2>"$tmp/plain.log"; then
+if [ -n "$given" ]; then
+    if cp "$given" "$tmp/plain/libdtcast.a" 2>"$tmp/plain.log"; then
+        pass "build library"
+    else
+        fail "build library" "$(head -5 "$tmp/plain.log")"
+    fi
+elif build_lib "$tmp/plain" "-O1" 2>"$tmp/plain.log"; then
     pass "build library"
 else
     fail "build library" "$(head -5 "$tmp/plain.log")"
 fi
-if build_lib "$tmp/future" "-DDTCAST_TEST_FUTURE_OPTION" 2>"$tmp/future.log"; then
+if build_lib "$tmp/future" "-O1 -DDTCAST_TEST_FUTURE_OPTION" 2>"$tmp/future.log"; then
     pass "build library with DTCAST_TEST_FUTURE_OPTION"
 else
     fail "build library with DTCAST_TEST_FUTURE_OPTION" "$(head -5 "$tmp/future.log")"

@@ -96,7 +96,8 @@ layout() {
     local name=$1 root=$2 libdir=$3 incdir=$4 missing=() f
     for f in "$incdir/dtcast.h" "$root/bin/dtcast" "$libdir/libdtcast.a" "$libdir/libdtcast.so" \
         "$libdir/libdtcast.so.$somajor" "$libdir/libdtcast.so.$version" "$libdir/pkgconfig/dtcast.pc" \
-        "$libdir/cmake/dtcast/dtcastConfig.cmake" "$libdir/cmake/dtcast/dtcastConfigVersion.cmake"; do
+        "$libdir/cmake/dtcast/dtcastConfig.cmake" "$libdir/cmake/dtcast/dtcastConfigVersion.cmake" \
+        "$root/share/man/man1/dtcast.1"; do
         [ -e "$f" ] || missing+=("${f#"$root"/}")
     done
     if [ ${#missing[@]} -eq 0 ]; then
