@@ -128,7 +128,7 @@ typedef enum dtcast_int_overflow {
 
 typedef enum dtcast_string_style {
     DTCAST_STRING_PYTHON = 0, /* shortest round-trip digits, Python repr layout: 1.0, 1e-05, nan */
-    DTCAST_STRING_ORT         /* ONNX Runtime: %.8g (float64: %.17g), NaN, INF, -INF, bool 1/0 */
+    DTCAST_STRING_ORT         /* ONNX Runtime: %.8g (float64 too), NaN, INF, -INF, bool 1/0 */
 } dtcast_string_style;
 
 /* Longest message a dtcast_error holds, including the NUL (JAX's promotion errors run to ~300

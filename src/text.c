@@ -1137,8 +1137,9 @@ static double value_as_double(const dt_value *v)
     }
 }
 
-/* "%.8g" of the value (float64: "%.17g"), "NaN", "INF", "-INF". */
-static void put_ort_float(out_buf *b, const dt_value *v, bool is_float64, bool plus)
+/* "%.8g" of the value, float64 included (ONNX Runtime converts every float type to double and
+ * prints it with "%.8g"), "NaN" whatever the sign, "INF", "-INF". */
+static void put_ort_float(out_buf *b, const dt_value *v, bool plus)
 {
     if (v->cls == DT_NAN) {
         put_str(b, plus ? "+NaN" : "NaN");
@@ -1149,9 +1150,7 @@ static void put_ort_float(out_buf *b, const dt_value *v, bool is_float64, bool p
         return;
     }
     char tmp[48];
-    snprintf(tmp, sizeof tmp, plus ? (is_float64 ? "%+.17g" : "%+.8g")
-                                   : (is_float64 ? "%.17g" : "%.8g"),
-             value_as_double(v));
+    snprintf(tmp, sizeof tmp, plus ? "%+.8g" : "%.8g", value_as_double(v));
     put_str(b, tmp);
 }
 
@@ -1203,7 +1202,7 @@ static bool put_element(out_buf *b, const dt_format *f, uint64_t code, dtcast_st
     dt_value v;
     dt_decode(f, code, &v);
     if (ort) {
-        put_ort_float(b, &v, f->type == DTCAST_FLOAT64, plus);
+        put_ort_float(b, &v, plus);
         return true;
     }
     return put_python_float(b, &v, precision_of(f), !complex_part, plus, reference);
@@ -1402,7 +1401,7 @@ size_t dt_text_format_reference(char *buf, size_t size, const dt_format *f, uint
 }
 
 /* Python: "(re+imj)", or "imj" alone when the real part is +0. ORT style (dtcast's choice; ONNX
- * Runtime has no complex strings): "(re+imj)" always, parts as "%.8g"/"%.17g", NaN, INF. */
+ * Runtime has no complex strings): "(re+imj)" always, parts as "%.8g", NaN, INF. */
 size_t dt_text_format_complex(char *buf, size_t size, const dt_format *part, uint64_t re,
                               uint64_t im, dtcast_string_style style)
 {

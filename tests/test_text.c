@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "bignum.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,7 +236,9 @@ static void test_format_table(void)
     check_format(DTCAST_FLOAT32, 0x7FC00000, ort, "NaN");
     check_format(DTCAST_FLOAT32, 0x7F800000, ort, "INF");
     check_format(DTCAST_FLOAT32, 0xFF800000, ort, "-INF");
-    check_format(DTCAST_FLOAT64, 0x3FB999999999999A, ort, "0.10000000000000001");
+    check_format(DTCAST_FLOAT64, 0x3FB999999999999A, ort, "0.1"); /* %.8g for float64 too */
+    check_format(DTCAST_FLOAT64, 0x7E37E43C8800759C, ort, "1e+300");
+    check_format(DTCAST_FLOAT64, 0xFFF8000000000000, ort, "NaN");
     check_format(DTCAST_FLOAT16, 0x3555, ort, "0.33325195");
     check_format(DTCAST_BOOL, 1, ort, "1");
     check_format(DTCAST_BOOL, 0, ort, "0");
@@ -268,6 +271,95 @@ static void test_format_table(void)
     CHECK(dt_text_format(small, sizeof small, fmt(DTCAST_FLOAT32), 0x42C80000,
                          DTCAST_STRING_PYTHON) == 0,
           "format too small -> 0", "100.0 in 4 bytes");
+}
+
+/* ---- ORT style against C's printf ------------------------------------------------------------ */
+
+/* What ONNX Runtime prints for a double: NaN (any sign or payload), INF, -INF, else "%.8g". */
+static void ort_expected(char *buf, size_t size, double x)
+{
+    if (x != x)
+        snprintf(buf, size, "NaN");
+    else if (x == HUGE_VAL || x == -HUGE_VAL)
+        snprintf(buf, size, x < 0 ? "-INF" : "INF");
+    else
+        snprintf(buf, size, "%.8g", x);
+}
+
+/* float64 (and float32) -> text in the ORT style through the public API, dtcast_format_element
+ * and dtcast_convert to strings, against the C library's own printf("%.8g"). */
+static void test_ort_printf(void)
+{
+    enum { N = 200000, EDGES = 24 };
+    static const uint64_t edges[EDGES] = {
+        0, UINT64_C(0x8000000000000000), 1, UINT64_C(0x8000000000000001),
+        UINT64_C(0x000FFFFFFFFFFFFF), UINT64_C(0x0010000000000000), UINT64_C(0x7FEFFFFFFFFFFFFF),
+        UINT64_C(0xFFEFFFFFFFFFFFFF), UINT64_C(0x7FF0000000000000), UINT64_C(0xFFF0000000000000),
+        UINT64_C(0x7FF8000000000000), UINT64_C(0xFFF8000000000000), UINT64_C(0x7FF0000000000001),
+        UINT64_C(0x3FF0000000000000), UINT64_C(0x3FB999999999999A), UINT64_C(0x7E37E43C8800759C),
+        UINT64_C(0x4197D78400000000), UINT64_C(0x3E45798EE2308C3A), UINT64_C(0x3F1A36E2EB1C432D),
+        UINT64_C(0x4415AF1D78B58C40), UINT64_C(0x3FEFFFFFFFFFFFFF), UINT64_C(0x4058FFFFFFFFFFFF),
+        UINT64_C(0x3F50624DD2F1A9FC), UINT64_C(0x0000000000000003)};
+    uint64_t *bits = malloc(N * sizeof *bits);
+    char **strs = calloc(N, sizeof *strs);
+    if (!bits || !strs) {
+        CHECK(0, "ort printf: memory", "malloc failed");
+        free(bits);
+        free(strs);
+        return;
+    }
+    uint64_t seed = UINT64_C(0x2545F4914F6CDD1D);
+    for (size_t i = 0; i < N; i++) {
+        uint64_t c = i < EDGES ? edges[i] : rng_next(&seed);
+        if (i >= EDGES && i % 4 == 1)
+            c &= UINT64_C(0x800FFFFFFFFFFFFF); /* subnormals */
+        else if (i >= EDGES && i % 4 == 2)
+            c = (c & UINT64_C(0xC00FFFFFFFFFFFFF)) | (UINT64_C(0x3C0) + c % 128) << 52; /* near 1 */
+        bits[i] = c;
+    }
+    dtcast_options o;
+    dtcast_options_init(&o);
+    o.string_style = DTCAST_STRING_ORT;
+    const dtcast_status st = dtcast_convert(strs, DTCAST_STRING, bits, DTCAST_FLOAT64, N, &o, NULL);
+    long bad_format = 0, bad_convert = 0;
+    char first[200] = "", want[64], got[DTCAST_FORMAT_MAX];
+    for (size_t i = 0; i < N; i++) {
+        double x;
+        memcpy(&x, &bits[i], sizeof x);
+        ort_expected(want, sizeof want, x);
+        if (dtcast_format_element(got, sizeof got, bits, DTCAST_FLOAT64, i, &o, NULL) != DTCAST_OK)
+            snprintf(got, sizeof got, "<error>");
+        if (strcmp(got, want) != 0 && !bad_format++)
+            snprintf(first, sizeof first, "0x%016llx: \"%s\", printf \"%s\"",
+                     (unsigned long long)bits[i], got, want);
+        if ((st != DTCAST_OK || !strs[i] || strcmp(strs[i], want) != 0) && !bad_convert++ &&
+            !first[0])
+            snprintf(first, sizeof first, "convert 0x%016llx: \"%s\", printf \"%s\"",
+                     (unsigned long long)bits[i], strs[i] ? strs[i] : "(null)", want);
+    }
+    CHECK(bad_format == 0 && bad_convert == 0, "ort style float64 == printf %.8g (200000 values)",
+          "%ld format_element, %ld convert mismatches; first %s", bad_format, bad_convert, first);
+    if (st == DTCAST_OK)
+        dtcast_strings_free(strs, N);
+
+    /* float32 in the same style: the value as a double, "%.8g" */
+    long bad32 = 0;
+    first[0] = '\0';
+    for (uint32_t i = 0; i < N; i++) {
+        const uint32_t c = i < 4 ? (uint32_t[]){0x00000001, 0x80000000, 0x7F7FFFFF, 0xFFC00001}[i]
+                                 : (uint32_t)rng_next(&seed);
+        float f;
+        memcpy(&f, &c, sizeof f);
+        ort_expected(want, sizeof want, (double)f);
+        if (dtcast_format_element(got, sizeof got, &c, DTCAST_FLOAT32, 0, &o, NULL) != DTCAST_OK)
+            snprintf(got, sizeof got, "<error>");
+        if (strcmp(got, want) != 0 && !bad32++)
+            snprintf(first, sizeof first, "0x%08x: \"%s\", printf \"%s\"", c, got, want);
+    }
+    CHECK(bad32 == 0, "ort style float32 == printf %.8g (200000 values)", "%ld mismatches; first %s",
+          bad32, first);
+    free(bits);
+    free(strs);
 }
 
 /* ---- round trips of random codes --------------------------------------------------------------- */
@@ -631,6 +723,7 @@ int main(void)
 {
     test_bignum();
     test_format_table();
+    test_ort_printf();
     check_repr_file("float16_repr.txt", DTCAST_FLOAT16);
     check_repr_file("float32_repr.txt", DTCAST_FLOAT32);
     check_repr_file("float64_repr.txt", DTCAST_FLOAT64);
