@@ -1,7 +1,7 @@
-/* libFuzzer harness for number <-> text (src/text.c).
+/* libFuzzer harness for number <-> text (src/text/).
  *
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
- *       fuzz/fuzz_text.c src/text.c src/bignum.c src/exact.c src/types.c -lm -o fuzz_text
+ *       fuzz/fuzz_text.c src/text/*.c src/bignum.c src/exact.c src/types.c -lm -o fuzz_text
  *   ./fuzz_text -max_len=4096
  *
  * Built with -DDTCAST_FUZZ_MAIN instead of -fsanitize=fuzzer, it runs the files named on the

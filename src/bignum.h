@@ -1,10 +1,10 @@
 /* A small arbitrary-precision unsigned integer of fixed capacity, for exact decimal <-> binary
- * conversion in text.c. Values live on the stack; nothing is allocated.
+ * conversion in text/reference.c. Values live on the stack; nothing is allocated.
  *
- * The capacity covers every number text.c builds: the largest is 5^1200 shifted left by 64 bits
- * (a parsed decimal with 801 digits and an exponent at the edge of the exact range), under 2900
- * bits. An operation whose result would not fit returns false and leaves the number unspecified;
- * text.c treats that as a failure it never expects. */
+ * The capacity covers every number text/reference.c builds: the largest is 5^1200 shifted left
+ * by 64 bits (a parsed decimal with 801 digits and an exponent at the edge of the exact range),
+ * under 2900 bits. An operation whose result would not fit returns false and leaves the number
+ * unspecified; reference.c treats that as a failure it never expects. */
 #ifndef DTCAST_BIGNUM_H
 #define DTCAST_BIGNUM_H
 

@@ -118,7 +118,7 @@ uint64_t dt_load(const dt_format *f, const void *base, size_t index);
 void dt_store(const dt_format *f, void *base, size_t index, uint64_t code);
 
 /* ---------------------------------------------------------------------------------------------
- * Text (text.c): number <-> string.
+ * Text (src/text/): number <-> string.
  * ------------------------------------------------------------------------------------------- */
 /* Formats one element of type f (not complex, not string) as text. The precision of the digits
  * is that of the type: float64 as double, float32 and float16 at their own precision, every

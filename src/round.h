@@ -1,5 +1,5 @@
 /* Rounding a magnitude and packing an integer: the one definition that the reference path
- * (exact.c), the scalar kernels (kernels/scalar.h) and the text code (text.c) share, as
+ * (exact.c), the scalar kernels (kernels/scalar.h) and the text code (text/) share, as
  * SoftFloat's softfloat_roundPackTo* are shared by its conversions.
  *
  * A magnitude being rounded is described by its last kept bit (lsb), the first dropped bit

@@ -1,4 +1,4 @@
-/* Text (text.c): the exact reference paths behind the fast ones, for tests and tools. */
+/* Text (src/text/): the exact reference paths behind the fast ones, for tests and tools. */
 #ifndef DTCAST_TEXT_INTERNAL_H
 #define DTCAST_TEXT_INTERNAL_H
 
