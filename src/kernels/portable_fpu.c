@@ -55,24 +55,22 @@ DT_PINLINE uint32_t f32_f16(uint32_t x, uint32_t ovf)
  * e (at least -14: the subnormals share its quantum) has its ulp at the float16 quantum of |x|,
  * so (|x| + C) - C is |x| rounded to float16 (a carry into the next binade included); that
  * value is a float32 exactly, whose bits give the code as f32_f16 does, with nothing to round.
- * ovf as for f32_f16. (The steps between 64- and 32-bit lanes are conversions, which SSE2
- * vectorises, not integer truncations, which it does not.) */
-DT_PINLINE uint32_t f64_f16(double x, uint32_t ovf)
+ * top: 65536 (its code is Inf's) or, when saturating, 65504 (the largest finite): |x| is
+ * clamped there first, so that everything that rounds beyond the largest finite value, Inf and
+ * NaN too, gives that code (NaN is then told by its float32). (The steps between 64- and 32-bit
+ * lanes are conversions, which SSE2 vectorises, not integer truncations, which it does not.) */
+DT_PINLINE uint32_t f64_f16(double x, double top)
 {
-    /* (|x| from 2^982 on, Inf and NaN make C or the sum Inf and the result NaN, which the
-     * overflow test below sends to ovf; a NaN x is caught by its float32) */
-    const double a = __builtin_fabs(x);
+    const double ax = __builtin_fabs(x), a = top < ax ? top : ax; /* NaN: top */
     /* 2^e, at least 2^-14: the exponent field of |x| alone */
     const double ea = dt_f64_of_bits(dt_bits_of_f64(a) & 0x7FF0000000000000u);
     const double c = (ea > 0x1p-14 ? ea : 0x1p-14) * 0x1p42;
-    /* |x| rounded, exact in float32 (the sign cleared: x86's default NaN is negative) */
-    const uint32_t r = dt_bits_of_f32((float)((a + c) - c)) & 0x7FFFFFFFu;
+    const uint32_t r = dt_bits_of_f32((float)((a + c) - c)); /* |x| rounded: exact in float32 */
     const uint32_t xs = dt_bits_of_f32((float)x);             /* x's sign and NaN-ness */
     const uint32_t cn = (r - (112u << 23)) >> 13;             /* normal: rebias 127 -> 15 */
     /* below 2^-14: r + 1/2 puts r's quanta (2^-24, the ulp of 1/2) in the low bits */
     const uint32_t cs = dt_bits_of_f32(dt_f32_of_bits(r) + 0.5f) - 0x3F000000u;
     uint32_t c16 = dt_psel(0u - ((r - 0x38800000u) >> 31), cs, cn); /* r < 2^-14 */
-    c16 = dt_psel(0u - ((c16 - ovf) >> 31), c16, ovf);              /* c16 < ovf */
     c16 = dt_psel(0u - ((0x7F800000u - (xs & 0x7FFFFFFFu)) >> 31), 0x7E00u, c16); /* NaN */
     return c16 | ((xs >> 16) & 0x8000u);
 }
@@ -84,13 +82,16 @@ DT_PINLINE uint32_t f64_f16(double x, uint32_t ovf)
     static void name(void *out, const uint8_t *src, size_t n, const dt_pnarrow *p)              \
     {                                                                                           \
         const uint32_t ovf = p->ovf0;                                                           \
+        const double top = ovf == 0x7C00u ? 65536.0 : 65504.0;                                  \
         _Alignas(64) uint32_t v[DT_PBLOCK];                                                     \
-        if (SB >= 8) {                                                                          \
+        if (SB >= 8) { /* one loop: the 16-bit narrowing costs little beside the 64-bit lanes */ \
+            uint16_t *o = out;                                                                  \
             for (size_t i = 0; i < n; i++) {                                                    \
                 double x;                                                                       \
                 memcpy(&x, src + SB * i, 8);                                                    \
-                v[i] = f64_f16(x, ovf);                                                         \
+                o[i] = (uint16_t)f64_f16(x, top);                                               \
             }                                                                                   \
+            return;                                                                             \
         } else {                                                                                \
             for (size_t i = 0; i < n; i++) {                                                    \
                 uint32_t x;                                                                     \
