@@ -53,26 +53,24 @@ DT_PINLINE uint32_t f32_f16(uint32_t x, uint32_t ovf)
 
 /* float64 -> float16, rne, in one rounding by a float addition: C = 2^(e + 42) for |x|'s exponent
  * e (at least -14: the subnormals share its quantum) has its ulp at the float16 quantum of |x|,
- * so (|x| + C) - C is |x| rounded to float16 (a carry into the next binade included); that
- * value is a float32 exactly, whose bits give the code as f32_f16 does, with nothing to round.
- * top: 65536 (its code is Inf's) or, when saturating, 65504 (the largest finite): |x| is
- * clamped there first, so that everything that rounds beyond the largest finite value, Inf and
- * NaN too, gives that code (NaN is then told by its float32). (The steps between 64- and 32-bit
- * lanes are conversions, which SSE2 vectorises, not integer truncations, which it does not.) */
+ * so (|x| + C) - C is |x| rounded to float16 (a carry into the next binade included). Scaled by
+ * 2^-112 (exact) it is a float32 whose bits, shifted right by 13, are the float16 code: the
+ * exponent rebiased from 127 to 15, and below 2^-14 a float32 subnormal whose bits count the
+ * quanta 2^-24 (so the environment must not flush: see plain_env). top: 65536 (its code is
+ * Inf's) or, when saturating, 65504 (the largest finite): |x| is clamped there first, so that
+ * everything that rounds beyond the largest finite value, Inf and NaN too, gives that code (NaN
+ * is then told by its float32). (The steps between 64- and 32-bit lanes are conversions, which
+ * SSE2 vectorises, not integer truncations, which it does not.) */
 DT_PINLINE uint32_t f64_f16(double x, double top)
 {
     const double ax = __builtin_fabs(x), a = top < ax ? top : ax; /* NaN: top */
     /* 2^e, at least 2^-14: the exponent field of |x| alone */
     const double ea = dt_f64_of_bits(dt_bits_of_f64(a) & 0x7FF0000000000000u);
     const double c = (ea > 0x1p-14 ? ea : 0x1p-14) * 0x1p42;
-    const uint32_t r = dt_bits_of_f32((float)((a + c) - c)); /* |x| rounded: exact in float32 */
-    const uint32_t xs = dt_bits_of_f32((float)x);             /* x's sign and NaN-ness */
-    const uint32_t cn = (r - (112u << 23)) >> 13;             /* normal: rebias 127 -> 15 */
-    /* below 2^-14: r + 1/2 puts r's quanta (2^-24, the ulp of 1/2) in the low bits */
-    const uint32_t cs = dt_bits_of_f32(dt_f32_of_bits(r) + 0.5f) - 0x3F000000u;
-    uint32_t c16 = dt_psel(0u - ((r - 0x38800000u) >> 31), cs, cn); /* r < 2^-14 */
-    c16 = dt_psel(0u - ((0x7F800000u - (xs & 0x7FFFFFFFu)) >> 31), 0x7E00u, c16); /* NaN */
-    return c16 | ((xs >> 16) & 0x8000u);
+    const uint32_t c16 = dt_bits_of_f32((float)(((a + c) - c) * 0x1p-112)) >> 13;
+    const uint32_t xs = dt_bits_of_f32((float)x); /* x's sign and NaN-ness */
+    const uint32_t nan = 0u - (uint32_t)((int32_t)(xs & 0x7FFFFFFFu) > 0x7F800000);
+    return dt_psel(nan, 0x7E00u, c16) | ((xs >> 16) & 0x8000u);
 }
 
 /* Two loops per block: float16 codes in 32-bit lanes, then 16-bit codes (SSE2 has no 32 -> 16-bit
