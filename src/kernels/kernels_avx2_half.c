@@ -308,14 +308,15 @@ static FN DT_INLINE void i64_bf16_16(const uint8_t *in, uint8_t *out, int ss, in
  * masked, no FTZ/DAZ) and put the caller's word back, flags included */
 #define I64_F16_BODY(in, out) i64_f16_16((in), (out), ss_, mode_, c, nc)
 #define I64_BF16_BODY(in, out) i64_bf16_16((in), (out), ss_, mode_)
-#define I64_HALF(name, ss, mode)                                                                \
+/* SB: bytes of the source (4 or 8) */
+#define INT_HALF(name, ss, mode, SB, F16_BODY, BF16_BODY)                                      \
     static FN void name##_f16(const dt_kernel *k, void *dst, const void *src, size_t begin,    \
                               size_t end)                                                       \
     {                                                                                           \
         enum { ss_ = ss, mode_ = mode };                                                        \
         const __m256i c = _mm256_set1_epi32(k->r.saturate_float ? 65504 : 65536);               \
         const __m256i nc = _mm256_sub_epi32(_mm256_setzero_si256(), c);                         \
-        BLOCKS16(8, 2, I64_F16_BODY)                                                            \
+        BLOCKS16(SB, 2, F16_BODY)                                                               \
     }                                                                                           \
     static FN void name##_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin,   \
                                size_t end)                                                      \
@@ -325,10 +326,11 @@ static FN DT_INLINE void i64_bf16_16(const uint8_t *in, uint8_t *out, int ss, in
         const unsigned csr = _mm_getcsr();                                                      \
         _mm_setcsr(0x7F80);                                                                     \
         __asm__ __volatile__("" ::: "memory"); /* loads after the new word, stores before */   \
-        BLOCKS16(8, 2, I64_BF16_BODY)                                                           \
+        BLOCKS16(SB, 2, BF16_BODY)                                                              \
         __asm__ __volatile__("" ::: "memory");                                                  \
         _mm_setcsr(csr);                                                                        \
     }
+#define I64_HALF(name, ss, mode) INT_HALF(name, ss, mode, 8, I64_F16_BODY, I64_BF16_BODY)
 #define I64_HALF_MODES(name, ss)                                                                \
     I64_HALF(name##_rne, ss, M_RNE) I64_HALF(name##_rna, ss, M_RNA)                             \
     I64_HALF(name##_floor, ss, M_FLOOR) I64_HALF(name##_ceil, ss, M_CEIL)                       \
@@ -409,27 +411,7 @@ static FN DT_INLINE void i32_bf16_16(const uint8_t *in, uint8_t *out, int ss, in
 /* one kernel per signedness and mode, as for the 64-bit integers */
 #define I32_F16_BODY(in, out) i32_f16_16((in), (out), ss_, mode_, c, nc)
 #define I32_BF16_BODY(in, out) i32_bf16_16((in), (out), ss_, mode_)
-#define I32_HALF(name, ss, mode)                                                                \
-    static FN void name##_f16(const dt_kernel *k, void *dst, const void *src, size_t begin,    \
-                              size_t end)                                                       \
-    {                                                                                           \
-        enum { ss_ = ss, mode_ = mode };                                                        \
-        const __m256i c = _mm256_set1_epi32(k->r.saturate_float ? 65504 : 65536);               \
-        const __m256i nc = _mm256_sub_epi32(_mm256_setzero_si256(), c);                         \
-        BLOCKS16(4, 2, I32_F16_BODY)                                                            \
-    }                                                                                           \
-    static FN void name##_bf16(const dt_kernel *k, void *dst, const void *src, size_t begin,   \
-                               size_t end)                                                      \
-    {                                                                                           \
-        enum { ss_ = ss, mode_ = mode };                                                        \
-        (void)k;                                                                                \
-        const unsigned csr = _mm_getcsr();                                                      \
-        _mm_setcsr(0x7F80);                                                                     \
-        __asm__ __volatile__("" ::: "memory"); /* loads after the new word, stores before */   \
-        BLOCKS16(4, 2, I32_BF16_BODY)                                                           \
-        __asm__ __volatile__("" ::: "memory");                                                  \
-        _mm_setcsr(csr);                                                                        \
-    }
+#define I32_HALF(name, ss, mode) INT_HALF(name, ss, mode, 4, I32_F16_BODY, I32_BF16_BODY)
 #define I32_HALF_MODES(name, ss)                                                                \
     I32_HALF(name##_rne, ss, M_RNE) I32_HALF(name##_rna, ss, M_RNA)                             \
     I32_HALF(name##_floor, ss, M_FLOOR) I32_HALF(name##_ceil, ss, M_CEIL)                       \
