@@ -175,7 +175,8 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DT_HAVE_X86 1
 bool dt_cpu_has_avx512bf16(void);
-/* float32 <-> float16, bfloat16 -> float32 with F16C (kernels_avx2_half.c) */
+/* float32 <-> float16, bfloat16 -> float32, 8- and 16-bit integers -> float16/bfloat16, with F16C
+ * (kernels_avx2_half.c) */
 bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count);
 /* int64/uint64 -> float16/bfloat16 in one pass on AVX2 (kernels_avx2_half.c) */

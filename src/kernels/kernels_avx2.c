@@ -61,7 +61,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
 
 const dt_kernel_entry dt_entries_avx2[] = {
     {"avx2 table: <= 8-bit sources into every width", DT_ISA_AVX2, dt_table_find_avx2},
-    {"avx2 float32 <-> float16, bfloat16 -> float32 (F16C)", DT_ISA_AVX2, dt_half_find_avx2},
+    {"avx2 float32 <-> float16, bfloat16 -> float32, 8/16-bit ints -> float16/bfloat16", DT_ISA_AVX2, dt_half_find_avx2},
     {"avx2 int64/uint64 -> float16/bfloat16 (F16C)", DT_ISA_AVX2, dt_i64_half_find_avx2},
     {"avx2 int32/uint32 -> float16/bfloat16 (F16C)", DT_ISA_AVX2, dt_i32_half_find_avx2},
     {"avx2 float16/bfloat16 -> 8/64-bit integers", DT_ISA_AVX2, dt_half_int_find_avx2},

@@ -135,6 +135,59 @@ I_F16(u16_f16_trunc, 2)
     } while (0)
 #define i8_bf16_BODY(in, out) I8_BF16_BODY(LD_I8, in, out)
 #define u8_bf16_BODY(in, out) I8_BF16_BODY(LD_U8, in, out)
+/* 16-bit integers -> bfloat16: their exact float32 (finite, below 2^16: no overflow, no NaN),
+ * rounded to its top half in mode M by an integer add below bit 16 (a carry moves into the
+ * exponent), as float32 -> bfloat16 does */
+static FN DT_INLINE __m256i i16_bf16_round(__m256i x, int m)
+{
+    const __m256i low = _mm256_set1_epi32(0xFFFF);
+    const __m256i neg = _mm256_srai_epi32(x, 31); /* all ones in negative lanes */
+    switch (m) {
+    case M_RNE: /* 0x7FFF plus the kept lsb: ties go to even */
+        return _mm256_add_epi32(x, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
+                                                    _mm256_and_si256(_mm256_srli_epi32(x, 16),
+                                                                     _mm256_set1_epi32(1))));
+    case M_RNA: return _mm256_add_epi32(x, _mm256_set1_epi32(0x8000));
+    case M_FLOOR: return _mm256_add_epi32(x, _mm256_and_si256(neg, low)); /* |x| up when < 0 */
+    case M_CEIL: return _mm256_add_epi32(x, _mm256_andnot_si256(neg, low));
+    case M_TRUNC: return x;
+    default: /* odd: a nonzero low half sets the kept lsb */
+        return _mm256_or_si256(
+            x, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(x, low), _mm256_setzero_si256()),
+                                   _mm256_set1_epi32(0x10000)));
+    }
+}
+#define I16_BF16_BODY(LD, in, out)                                                              \
+    do {                                                                                        \
+        const __m256i x0 = _mm256_castps_si256(_mm256_cvtepi32_ps(LD(in, 0)));                 \
+        const __m256i x1 = _mm256_castps_si256(_mm256_cvtepi32_ps(LD(in, 8)));                 \
+        const __m256i b0 = _mm256_srli_epi32(i16_bf16_round(x0, m_), 16);                       \
+        const __m256i b1 = _mm256_srli_epi32(i16_bf16_round(x1, m_), 16);                       \
+        _mm256_storeu_si256((__m256i *)(void *)(out),                                           \
+                            _mm256_permute4x64_epi64(_mm256_packus_epi32(b0, b1), 0xD8));       \
+    } while (0)
+#define i16_bf16_BODY(in, out) I16_BF16_BODY(LD_I16, in, out)
+#define u16_bf16_BODY(in, out) I16_BF16_BODY(LD_U16, in, out)
+/* one kernel per signedness and mode (no policy: nothing overflows) */
+#define I16_BF16(name, m)                                                                       \
+    static FN void name##_##m(const dt_kernel *k, void *dst, const void *src, size_t begin,    \
+                              size_t end)                                                       \
+    {                                                                                           \
+        enum { m_ = m };                                                                        \
+        (void)k;                                                                                \
+        BLOCKS16(2, 2, name##_BODY)                                                             \
+    }
+#define I16_BF16_MODES(name)                                                                    \
+    I16_BF16(name, M_RNE) I16_BF16(name, M_RNA) I16_BF16(name, M_FLOOR) I16_BF16(name, M_CEIL) \
+    I16_BF16(name, M_TRUNC) I16_BF16(name, M_ODD)
+I16_BF16_MODES(i16_bf16)
+I16_BF16_MODES(u16_bf16)
+static const dt_kernel_fn i16_bf16_fns[2][M_MODES] = {
+    {i16_bf16_M_RNE, i16_bf16_M_RNA, i16_bf16_M_FLOOR, i16_bf16_M_CEIL, i16_bf16_M_TRUNC,
+     i16_bf16_M_ODD},
+    {u16_bf16_M_RNE, u16_bf16_M_RNA, u16_bf16_M_FLOOR, u16_bf16_M_CEIL, u16_bf16_M_TRUNC,
+     u16_bf16_M_ODD}};
+
 /* the kernels of 8-bit integers (exact: no mode, no policy) */
 #define I8_KERNEL(name)                                                                         \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
@@ -496,6 +549,11 @@ bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, c
         k->fn = s == DTCAST_INT8 ? i8_f16 : u8_f16; /* exact in every mode */
     } else if (d == DTCAST_BFLOAT16 && (s == DTCAST_INT8 || s == DTCAST_UINT8)) {
         k->fn = s == DTCAST_INT8 ? i8_bf16 : u8_bf16; /* exact in every mode */
+    } else if (d == DTCAST_BFLOAT16 && (s == DTCAST_INT16 || s == DTCAST_UINT16)) {
+        const int m = dt_mode_of(r->round);
+        if (m < 0)
+            return false;
+        k->fn = i16_bf16_fns[s == DTCAST_UINT16][m];
     } else if (d == DTCAST_FLOAT16 && (s == DTCAST_INT16 || s == DTCAST_UINT16)) {
         static const dt_kernel_fn fns[2][4] = {
             {i16_f16_rne, i16_f16_floor, i16_f16_ceil, i16_f16_trunc},
