@@ -1,0 +1,38 @@
+"""dtcast.Error: the library's status codes as a Python exception."""
+
+import enum
+
+__all__ = ["Error", "Status"]
+
+
+class Status(enum.IntEnum):
+    """dtcast_status, as the C header numbers it."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    UNKNOWN_TYPE = 2
+    UNSUPPORTED = 3
+    COMPLEX_TO_REAL = 4
+    SIZE_OVERFLOW = 5
+    BAD_STRING = 6
+    OUT_OF_MEMORY = 7
+    BAD_SHAPE = 8
+    PROMOTION = 9
+    IO = 10
+    BAD_FILE = 11
+
+
+class Error(ValueError):
+    """A conversion, promotion or file the library refused.
+
+    ``str(e)`` is the library's message (it names the type, the element or the byte);
+    ``e.status`` is a :class:`Status`; ``e.index`` is the element the error is about, or None.
+    """
+
+    def __init__(self, message, status=Status.INVALID_ARGUMENT, index=None):
+        super().__init__(message)
+        try:
+            self.status = Status(status)
+        except ValueError:
+            self.status = status
+        self.index = index
