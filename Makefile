@@ -54,6 +54,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all lib cli tests demo test test-plain test-builds test-build-plain test-build-san \
+        test-venv python-module \
         install uninstall clean bench check-long check-valgrind check-tsan fuzz
 all: lib cli
 
@@ -121,14 +122,33 @@ SAN_OPT   ?= -O1 -g1
 PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 
 test: test-builds
-	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
+	@$(MAKE) --no-print-directory python-module
+	@PYTHON=$(PYTHON) PYVENV=$(PYVENV) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
 
 test-plain:
 	@$(MAKE) --no-print-directory $(PAR) all tests
 	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD)
 
 test-builds:
-	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san
+	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san test-venv
+# The virtual environment of the Python package's tests (tests/python/requirements.txt), made
+# once and reused while the requirements stay the same.
+test-venv:
+	@tests/python/venv $(PYVENV)
+
+# The Python package as make test uses it: python/dtcast's files (linked, not copied), the
+# extension module built from this build's objects with its flags, and the CLI in _bin, as
+# `pip install .` lays them out.
+PYVENV  ?= .venv
+PYMOD   := $(BUILD)/python/dtcast
+python-module: $(PYMOD)/_core.abi3.so
+	@ln -sf $(CURDIR)/python/dtcast/*.py $(CURDIR)/python/dtcast/py.typed $(PYMOD)/
+	@ln -sf $(CURDIR)/$(BUILD)/dtcast $(PYMOD)/_bin/dtcast
+$(PYMOD)/_core.abi3.so: python/ext/module.c $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(BUILD)/dtcast
+	@mkdir -p $(PYMOD)/_bin
+	$(say) PY $@
+	$(Q)$(CC) $(ALL_CFLAGS) -I"$$($(PYVENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+	    -shared $(LDFLAGS) -o $@ $< $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 test-build-plain:
 	@$(MAKE) --no-print-directory all tests
 test-build-san:
