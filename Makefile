@@ -127,8 +127,9 @@ test: test-builds
 	@PYTHON=$(PYTHON) PYVENV=$(PYVENV) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
 
 test-plain:
-	@$(MAKE) --no-print-directory $(PAR) all tests
-	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD)
+	@$(MAKE) --no-print-directory $(PAR) all tests test-venv
+	@$(MAKE) --no-print-directory python-module
+	@PYTHON=$(PYTHON) PYVENV=$(PYVENV) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD)
 
 test-builds:
 	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san test-venv
