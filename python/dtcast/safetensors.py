@@ -120,7 +120,7 @@ def _parse_header(first8, header, file_size, shown):
     except UnicodeDecodeError as e:
         raise _bad("%s: safetensors: the header is not UTF-8" % shown, 8 + e.start) from None
     try:
-        doc = json.loads(text.rstrip(" "), object_pairs_hook=_unique_object)
+        doc = json.loads(text, object_pairs_hook=_unique_object)
     except RecursionError:
         raise _bad("%s: safetensors: the header nests too deeply" % shown, 8) from None
     except json.JSONDecodeError as e:
