@@ -5,6 +5,7 @@
 #   make test       build, run every test (plain and under ASan+UBSan), print "N passed, N failed";
 #                   both builds and the tests run in parallel (TEST_JOBS, default: the CPUs)
 #   make check-long the long sweeps and test_random.py at full size (10^6 values per pair)
+#   make check-wheel `pip install .` into a new virtual environment, then the package's API tests
 #   make install    PREFIX=/usr/local (DESTDIR honoured; LIBDIR, INCDIR, BINDIR, CMAKEDIR): header,
 #                   libraries (libdtcast.so.VERSION, SONAME libdtcast.so.SOMAJOR), CLI,
 #                   pkg-config, CMake package
@@ -54,6 +55,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all lib cli tests demo test test-plain test-builds test-build-plain test-build-san \
+        test-venv python-module check-wheel \
         install uninstall clean bench check-long check-valgrind check-tsan fuzz
 all: lib cli
 
@@ -121,18 +123,41 @@ SAN_OPT   ?= -O1 -g1
 PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 
 test: test-builds
-	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
+	@$(MAKE) --no-print-directory python-module
+	@PYTHON=$(PYTHON) PYVENV=$(PYVENV) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD) $(SAN_BUILD)
 
 test-plain:
 	@$(MAKE) --no-print-directory $(PAR) all tests
 	@PYTHON=$(PYTHON) DTCAST_TEST_JOBS=$(TEST_JOBS) tests/run $(BUILD)
 
 test-builds:
-	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san
+	@$(MAKE) --no-print-directory $(PAR) test-build-plain test-build-san test-venv
+# The virtual environment of the Python package's tests (tests/python/requirements.txt), made
+# once and reused while the requirements stay the same.
+test-venv:
+	@tests/python/venv $(PYVENV)
+
+# The Python package as make test uses it: python/dtcast's files (linked, not copied), the
+# extension module built from this build's objects with its flags, and the CLI in _bin, as
+# `pip install .` lays them out.
+PYVENV  ?= .venv
+PYMOD   := $(BUILD)/python/dtcast
+python-module: $(PYMOD)/_core.abi3.so
+	@ln -sf $(addprefix $(CURDIR)/,$(wildcard python/dtcast/*.py python/dtcast/*.pyi python/dtcast/py.typed)) $(PYMOD)/
+	@ln -sf $(CURDIR)/$(BUILD)/dtcast $(PYMOD)/_bin/dtcast
+$(PYMOD)/_core.abi3.so: python/ext/module.c $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(BUILD)/dtcast
+	@mkdir -p $(PYMOD)/_bin
+	$(say) PY $@
+	$(Q)$(CC) $(ALL_CFLAGS) -I"$$($(PYVENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+	    -shared $(LDFLAGS) -o $@ $< $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 test-build-plain:
 	@$(MAKE) --no-print-directory all tests
 test-build-san:
 	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SAN=1 OPT="$(SAN_OPT)" all tests
+
+# The package as `pip install .` builds it, in a new virtual environment (tests/python/test_wheel.sh).
+check-wheel:
+	@tests/python/test_wheel.sh
 
 # Speed: throughput, ratio to memcpy and to numpy / torch (bench/run; --json for tools).
 bench: all $(BUILD)/dtcast-bench

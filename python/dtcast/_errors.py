@@ -36,3 +36,7 @@ class Error(ValueError):
         except ValueError:
             self.status = status
         self.index = index
+
+
+Error.__module__ = "dtcast"
+Status.__module__ = "dtcast"

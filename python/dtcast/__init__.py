@@ -1,0 +1,36 @@
+"""dtcast: exact conversion between every tensor data type machine learning uses.
+
+    >>> import numpy as np, dtcast
+    >>> dtcast.cast(np.float32([0.1, 500]), "float8_e4m3fn", saturate=True)
+    array([0.1015625, 448], dtype=float8_e4m3fn)
+
+Every conversion rounds once, in the rounding mode asked for, with the overflow policy asked
+for; float64 and int64 sources are rounded once too (never through float32). Types are named as
+ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
+
+- ``cast``: arrays (numpy, ml_dtypes, torch CPU, dlpack, buffers) to any type, at memory speed.
+- ``onnx.cast`` / ``pypto.cast``: ONNX Cast and Ascend pypto.cast semantics.
+- ``types``, ``finfo``, ``iinfo``, ``pack``, ``unpack``.
+- ``promote_types``, ``result_type``: the common type under numpy, torch, JAX, OpenVINO, aclnn.
+- ``convert_file``, ``convert_checkpoint``, ``safetensors.open``: files, streamed.
+- ``torch.cast``: torch tensors in and out (torch optional).
+"""
+
+from . import _core
+from ._errors import Error, Status
+
+_core._set_error_class(Error)
+
+from ._cast import cast, Report  # noqa: E402
+from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
+from ._promote import promote_types, result_type  # noqa: E402
+from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
+from . import onnx, pypto, safetensors, torch  # noqa: E402
+
+__version__ = _core.version
+
+__all__ = [
+    "cast", "Report", "Error", "Status", "types", "finfo", "iinfo", "pack", "unpack", "dtype",
+    "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
+    "onnx", "pypto", "safetensors", "torch",
+]

@@ -1,0 +1,111 @@
+# Type stubs of the dtcast package (docs/python.md).
+import enum
+import os
+from typing import Any, Iterator, Literal, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import onnx as onnx, pypto as pypto, safetensors as safetensors, torch as torch
+
+__version__: str
+
+_Type = str | int | np.dtype[Any] | type | Any
+_Round = Literal["rne", "round", "floor", "ceil", "trunc", "odd", "nearest_even", "nearest_away"]
+
+class Status(enum.IntEnum):
+    OK = 0
+    INVALID_ARGUMENT = 1
+    UNKNOWN_TYPE = 2
+    UNSUPPORTED = 3
+    COMPLEX_TO_REAL = 4
+    SIZE_OVERFLOW = 5
+    BAD_STRING = 6
+    OUT_OF_MEMORY = 7
+    BAD_SHAPE = 8
+    PROMOTION = 9
+    IO = 10
+    BAD_FILE = 11
+
+class Error(ValueError):
+    status: Status
+    index: int | None
+    def __init__(self, message: str, status: int = ..., index: int | None = ...) -> None: ...
+
+class Report:
+    elements: int
+    values: int
+    exact: int
+    rounded: int
+    underflow: int
+    nan: int
+    overflow_inf: int
+    overflow_nan: int
+    overflow_max: int
+    overflow_wrap: int
+    overflow_saturate: int
+    nan_out: int
+    finite: int
+    sqnr_db: float
+    max_abs_error: tuple[float, int, float | int, float | int] | None
+    max_rel_error: tuple[float, int, float | int, float | int] | None
+    text: str
+    @property
+    def overflow(self) -> int: ...
+    def asdict(self) -> dict[str, Any]: ...
+
+def cast(x: Any, to: _Type, *, src: _Type | None = ..., round: _Round | None = ...,
+         saturate: bool = ..., overflow: Literal["ieee", "saturate", "inf"] | None = ...,
+         int_overflow: Literal["wrap", "saturate"] = ..., packed: bool = ...,
+         out: npt.NDArray[Any] | None = ..., threads: int = ..., report: bool = ...,
+         discard_imaginary: bool = ..., via_float32: bool = ...) -> Any: ...
+
+def types(kind: Literal["bool", "unsigned", "signed", "float", "complex", "string"] | None = ...) -> list[str]: ...
+def dtype(t: _Type) -> np.dtype[Any]: ...
+
+class finfo:
+    dtype: np.dtype[Any]
+    bits: int
+    nexp: int
+    nmant: int
+    bias: int
+    has_inf: bool
+    has_nan: bool
+    has_negative_zero: bool
+    nan_count: int
+    max: Any
+    min: Any
+    tiny: Any
+    smallest_normal: Any
+    smallest_subnormal: Any
+    eps: Any
+    epsneg: Any
+    maxexp: int
+    minexp: int
+    resolution: float
+    def __init__(self, t: _Type) -> None: ...
+
+class iinfo:
+    dtype: np.dtype[Any]
+    bits: int
+    min: int
+    max: int
+    kind: str
+    def __init__(self, t: _Type) -> None: ...
+
+def pack(x: Any, type: _Type | None = ...) -> npt.NDArray[np.uint8]: ...
+def unpack(data: Any, type: _Type, shape: int | Sequence[int] | None = ...) -> npt.NDArray[Any]: ...
+
+def promote_types(a: _Type, b: _Type, *, rules: str = ..., promote_unsafe: bool = ...,
+                  pytorch_scalar_promotion: bool = ..., u64_target: _Type | None = ...,
+                  x64: bool = ..., strict: bool = ...) -> np.dtype[Any] | str: ...
+def result_type(*operands: Any, rules: str = ..., promote_unsafe: bool = ...,
+                pytorch_scalar_promotion: bool = ..., u64_target: _Type | None = ...,
+                x64: bool = ..., strict: bool = ...) -> np.dtype[Any] | str: ...
+
+def convert_file(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: _Type,
+                 **options: Any) -> str | None: ...
+def convert_checkpoint(src: str | os.PathLike[str], dst_dir: str | os.PathLike[str], *,
+                       to: _Type, shards: Sequence[str | int] | None = ...,
+                       write_index: bool = ..., **options: Any) -> list[str]: ...
+def checkpoint_shards(src: str | os.PathLike[str]) -> list[str]: ...
