@@ -51,6 +51,22 @@ def _path(p, what):
     return os.path.join(".", p) if p == "-" else p
 
 
+def _type_name(t, what):
+    """dtcast's name of a type given as any name, code, numpy/ml_dtypes dtype or type the
+    package takes (dtcast.types()); a str is passed on as it is when the extension module is
+    not there (the CLI then checks it)."""
+    try:
+        from ._types import lookup
+    except ImportError:
+        if isinstance(t, str):
+            return t
+        raise
+    try:
+        return lookup(t).c_name
+    except Error as e:
+        raise Error("%s: %s" % (what, e), e.status) from None
+
+
 def _globs(value, what):
     if value is None:
         return []
@@ -70,9 +86,9 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
     named by its Python keyword rather than by a flag the caller never wrote)."""
     args = ["-q"]
     if to is not None:
-        args += ["--to", str(to)]
+        args += ["--to", _type_name(to, "to")]
     if src_type is not None:
-        args += ["--from", str(src_type)]
+        args += ["--from", _type_name(src_type, "src_type")]
     for g in _globs(select, "select"):
         args += ["--select", g]
     for g in _globs(exclude, "exclude"):
@@ -191,7 +207,8 @@ def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, roun
     Streamed by the dtcast program: memory stays small whatever the file size, and on any error
     dst is left untouched.
 
-    to            the target type: any name dtcast knows ("bfloat16", "bf16", "float8e4m3fn")
+    to            the target type: a name ("bfloat16", "bf16", "float8_e4m3fn", "float8e4m3fn"),
+                  an ONNX code, or a numpy / ml_dtypes dtype (ml_dtypes.bfloat16)
     src_type      the type of raw input, or what a .npy uint8/uint16 array holds (--from)
     select        a glob or a list of globs: convert only the tensors whose name matches
     exclude       a glob or a list of globs: do not convert the tensors whose name matches
@@ -317,8 +334,7 @@ def convert_checkpoint(src, dst_dir, *, to=None, shards=None, write_index=True, 
     index_out = os.path.join(dst_dir, os.path.basename(index))
     index_only = index_only or (shards is not None and len(shards) == 0 and write_index)
     if index_only:
-        _run(["-q"] + (["--to", str(to)] if to is not None else []) +
-             ["--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        _run(["-q", "--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
         return [index_out]
     if to is None:
         raise Error("to: the target type is required", Status.INVALID_ARGUMENT)

@@ -169,6 +169,13 @@ def test_npy_options(tmp_path):
     assert np.load(out).tolist() == [127, -128, 2, 3, -3]
     dtcast.convert_file(src, out, to="float8e4m3fn", profile="onnx", opset=21)
     assert np.load(out).view(ml_dtypes.float8_e4m3fn).astype(np.float32)[0] == 448.0
+    # the package's type names and dtypes
+    dtcast.convert_file(src, out, to=ml_dtypes.bfloat16)
+    assert np.load(out).dtype == np.uint16
+    dtcast.convert_file(src, out, to="float8_e4m3fn", saturate=True)
+    assert np.load(out).view(ml_dtypes.float8_e4m3fn).astype(np.float32)[0] == 448.0
+    with pytest.raises(Error, match="to: "):
+        dtcast.convert_file(src, out, to="float7")
     report = dtcast.convert_file(src, out, to="bfloat16", report=True, threads=2)
     assert "x: float32 -> bfloat16" in report and "exact" in report
 
@@ -232,7 +239,7 @@ def test_cli_refusal_status(tmp_path):
     np.save(tmp_path / "w.npy", np.ones(2, dtype=np.float32))
     with pytest.raises(Error) as e:
         dtcast.convert_file(tmp_path / "w.npy", tmp_path / "o.npy", to="floatx")
-    assert e.value.status == Status.INVALID_ARGUMENT and "unknown type 'floatx'" in str(e.value)
+    assert e.value.status == Status.UNKNOWN_TYPE and "floatx" in str(e.value)
     np.save(tmp_path / "c.npy", np.ones(2, dtype=np.complex64))
     with pytest.raises(Error) as e:
         dtcast.convert_file(tmp_path / "c.npy", tmp_path / "o.npy", to="float32")
@@ -318,6 +325,9 @@ def test_open_packed_types(tmp_path):
         b = f["w"]
         assert b.dtype == np.uint8 and b.shape == (4,)
         assert b.tolist() == [int(codes[2 * i] | codes[2 * i + 1] << 4) for i in range(4)]
+        # dtcast.unpack turns the packed bytes into the ml_dtypes array
+        np.testing.assert_array_equal(dtcast.unpack(b, info.type, info.shape),
+                                      w.reshape(2, 4).astype(ml_dtypes.float4_e2m1fn))
     for to, dtype, name in [("float6e2m3fn", ml_dtypes.float6_e2m3fn, "F6_E2M3"),
                             ("float6e3m2fn", ml_dtypes.float6_e3m2fn, "F6_E3M2")]:
         out = tmp_path / ("w_%s.safetensors" % to)
@@ -327,6 +337,9 @@ def test_open_packed_types(tmp_path):
         with dtcast.safetensors.open(out) as f:
             assert f.info("w").dtype == name and f.info("w").shape == (2, 4)
             assert f["w"].tobytes() == stream.to_bytes(6, "little")
+            info = f.info("w")
+            np.testing.assert_array_equal(dtcast.unpack(f["w"], info.type, info.shape),
+                                          w.reshape(2, 4).astype(dtype))
 
 
 def raw_file(head, data=b"", n=None):
@@ -334,7 +347,7 @@ def raw_file(head, data=b"", n=None):
     return struct.pack("<Q", len(text) if n is None else n) + text + data
 
 
-@pytest.mark.parametrize("name,data,words", [
+REFUSALS = [
     ("short", b"\x01\x02", ["too short", "at byte 0"]),
     ("length_beyond", raw_file({}, n=1000), ["runs past the end", "at byte 0"]),
     ("huge_length", raw_file({}, n=10 ** 12), ["over the limit", "at byte 0"]),
@@ -359,7 +372,10 @@ def raw_file(head, data=b"", n=None):
     ("bad_shape", raw_file({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}}),
      ["shape"]),
     ("bad_metadata", raw_file({"__metadata__": {"k": 1}}), ["__metadata__"]),
-])
+]
+
+
+@pytest.mark.parametrize("name,data,words", REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_open_refuses(tmp_path, name, data, words):
     path = tmp_path / (name + ".safetensors")
     path.write_bytes(data)
