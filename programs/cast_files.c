@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,28 +279,33 @@ static int open_pb(source *s, const cast_request *r)
     return status;
 }
 
+/* The header of the safetensors file f (seekable), every rule checked. */
+static dtcast_status read_st_header(dt_infile *f, dt_st_header *h, dt_io_error *err)
+{
+    uint8_t first8[8];
+    uint64_t n = 0;
+    dtcast_status st = dt_infile_read(f, 0, first8, f->size < 8 ? f->size : 8, err);
+    if (st == DTCAST_OK)
+        st = dt_st_json_length(first8, f->size, &n, err);
+    uint8_t *json = st == DTCAST_OK ? malloc(n ? (size_t)n : 1) : NULL;
+    if (st == DTCAST_OK && !json)
+        st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte header",
+                        (unsigned long long)n);
+    if (st == DTCAST_OK)
+        st = dt_infile_read(f, 8, json, (size_t)n, err);
+    if (st == DTCAST_OK)
+        st = dt_st_parse(json, (size_t)n, f->size, h, err);
+    free(json);
+    return st;
+}
+
 static int open_safetensors(source *s)
 {
     dt_io_error err = {""};
     if (!s->file.seekable)
         return cli_fail("%s: a safetensors file is read out of order: give a file, not a pipe",
                         s->shown);
-    uint8_t first8[8];
-    uint64_t n = 0;
-    dtcast_status st = dt_infile_read(&s->file, 0, first8, s->file.size < 8 ? s->file.size : 8,
-                                      &err);
-    if (st == DTCAST_OK)
-        st = dt_st_json_length(first8, s->file.size, &n, &err);
-    uint8_t *json = st == DTCAST_OK ? malloc(n ? (size_t)n : 1) : NULL;
-    if (st == DTCAST_OK && !json)
-        st = dt_io_fail(&err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte header",
-                        (unsigned long long)n);
-    if (st == DTCAST_OK)
-        st = dt_infile_read(&s->file, 8, json, (size_t)n, &err);
-    if (st == DTCAST_OK)
-        st = dt_st_parse(json, (size_t)n, s->file.size, &s->st, &err);
-    free(json);
-    if (st != DTCAST_OK)
+    if (read_st_header(&s->file, &s->st, &err) != DTCAST_OK)
         return fail_io(s, &err);
     s->checkpoint = 1;
     for (size_t i = 0; i < s->st.ntensors; i++) {
@@ -827,6 +833,13 @@ static int cast_one(const cast_request *r, const char *in, const char *outpath,
 
 /* ---- sharded checkpoints ----------------------------------------------------------------------- */
 
+/* In one step, every shard of the index is converted into the folder OUT and the index written
+ * there. In steps (a batch engine spreading the shards over processes or machines), --shards
+ * converts some shards and writes no index; --index-only, once all shards are in OUT, writes the
+ * index alone. The index depends only on the input index and the converted shards' tensor bytes
+ * (total_size), which --index-only reads back from the shards' headers, so the steps give the
+ * same bytes as the one step. */
+
 static char *join_path(const char *dir, size_t dir_len, const char *name)
 {
     char *p = malloc(dir_len + strlen(name) + 2);
@@ -836,54 +849,198 @@ static char *join_path(const char *dir, size_t dir_len, const char *name)
     return p;
 }
 
-static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn,
-                        dt_stream_buffers *buffers)
+static int load_index(const cast_request *r, dt_st_index *ix)
 {
     dt_io_error err = {""};
     dt_infile f;
     uint8_t *json = NULL;
     size_t len = 0;
-    dt_st_index ix;
-    memset(&ix, 0, sizeof ix);
+    memset(ix, 0, sizeof *ix);
     if (dt_infile_open(&f, r->in, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
     dtcast_status st = dt_infile_slurp(&f, &json, &len, &err);
     dt_infile_close(&f);
     if (st == DTCAST_OK)
-        st = dt_st_index_parse(json, len, &ix, &err);
+        st = dt_st_index_parse(json, len, ix, &err);
     free(json);
-    if (st != DTCAST_OK) {
-        dt_st_index_free(&ix);
+    if (st != DTCAST_OK)
         return cli_fail("%s: %s", r->in, err.message);
+    return CLI_OK;
+}
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static size_t shard_named(const dt_st_index *ix, const char *name)
+{
+    size_t i = 0;
+    while (i < ix->nshards && strcmp(ix->shards[i], name) != 0)
+        i++;
+    return i;
+}
+
+/* One item of --shards: a shard file name of the index, else a 0-based position in the sorted
+ * list of its shard names (a name is looked up first, so a shard file named "2" is that file). */
+static int pick_one(const cast_request *r, const dt_st_index *ix, const char **sorted,
+                    const char *item, unsigned char *want)
+{
+    size_t i = shard_named(ix, item);
+    if (i < ix->nshards) {
+        want[i] = 1;
+        return CLI_OK;
     }
+    size_t digits = strspn(item, "0123456789");
+    if (item[0] && !item[digits]) {
+        unsigned long long pos = digits <= 19 ? strtoull(item, NULL, 10) : ULLONG_MAX;
+        if (pos >= ix->nshards)
+            return cli_fail("--shards: position %s is beyond the %zu shards of %s (0 to %zu)",
+                            item, ix->nshards, r->in, ix->nshards - 1);
+        want[shard_named(ix, sorted[pos])] = 1;
+        return CLI_OK;
+    }
+    cli_suggest sg;
+    char hint[256];
+    cli_suggest_init(&sg, item);
+    for (size_t k = 0; k < ix->nshards; k++)
+        cli_suggest_add(&sg, ix->shards[k], NULL);
+    return cli_fail("--shards: '%s' is not a shard of %s%s", item, r->in,
+                    cli_suggest_hint(&sg, hint, sizeof hint));
+}
+
+/* --shards LIST: want[i] = 1 for the shards of ix to convert. */
+static int pick_shards(const cast_request *r, const dt_st_index *ix, unsigned char *want)
+{
+    if (ix->nshards == 0)
+        return cli_fail("--shards: %s names no shard", r->in);
+    const char **sorted = malloc(ix->nshards * sizeof *sorted);
+    char *list = strdup(r->shards);
+    int status = sorted && list ? CLI_OK : cli_fail("out of memory");
+    if (status == CLI_OK) {
+        memcpy(sorted, ix->shards, ix->nshards * sizeof *sorted);
+        qsort(sorted, ix->nshards, sizeof *sorted, by_string);
+    }
+    for (char *item = list; status == CLI_OK && item;) {
+        char *comma = strchr(item, ',');
+        if (comma)
+            *comma = '\0';
+        if (!item[0])
+            status = cli_usage("cast", "--shards: an empty item in '%s'", r->shards);
+        else
+            status = pick_one(r, ix, sorted, item, want);
+        item = comma ? comma + 1 : NULL;
+    }
+    free(list);
+    free(sorted);
+    return status;
+}
+
+/* Opens out at OUT/<the index's own name> and writes the index for the converted shards. */
+static int write_index(const cast_request *r, const dt_st_index *ix, uint64_t total_size,
+                       dt_outfile *out)
+{
+    dt_io_error err = {""};
+    const char *slash = strrchr(r->in, '/');
+    char *path = join_path(r->out, strlen(r->out), slash ? slash + 1 : r->in);
+    uint8_t *index = NULL;
+    size_t len = 0;
+    int status = path ? CLI_OK : cli_fail("out of memory");
+    if (status == CLI_OK && dt_st_index_build(ix, total_size, &index, &len, &err) != DTCAST_OK)
+        status = cli_fail("%s: %s", r->in, err.message);
+    if (status == CLI_OK && (dt_outfile_open(out, path, &err) != DTCAST_OK ||
+                             dt_outfile_write(out, index, len, &err) != DTCAST_OK))
+        status = cli_fail("%s", err.message);
+    free(index);
+    free(path);
+    return status;
+}
+
+static int by_tensor_name(const void *a, const void *b)
+{
+    return strcmp(((const dt_st_tensor *)a)->name, ((const dt_st_tensor *)b)->name);
+}
+
+/* --index-only: the tensor bytes of the converted shard `shard` at path (what the one-step
+ * conversion adds to total_size), after checking that it is a valid safetensors file holding
+ * every tensor the index puts in it. */
+static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, uint64_t *bytes)
+{
     struct stat sb;
-    if (strcmp(r->out, "-") == 0)
-        return dt_st_index_free(&ix), cli_usage("cast", "a sharded checkpoint is written to a folder, not stdout");
-    if (stat(r->out, &sb) != 0 && mkdir(r->out, 0777) != 0) {
-        dt_st_index_free(&ix);
-        return cli_fail("cannot create the folder '%s': %s", r->out, strerror(errno));
+    if (stat(path, &sb) != 0 && errno == ENOENT)
+        return cli_fail("--index-only: shard %s is missing: convert every shard first "
+                        "(--shards)",
+                        path);
+    dt_io_error err = {""};
+    dt_infile f;
+    dt_st_header h;
+    memset(&h, 0, sizeof h);
+    if (dt_infile_open(&f, path, &err) != DTCAST_OK)
+        return cli_fail("%s", err.message);
+    int status = CLI_OK;
+    if (read_st_header(&f, &h, &err) != DTCAST_OK)
+        status = strstr(err.message, path) ? cli_fail("%s", err.message)
+                                            : cli_fail("%s: %s", path, err.message);
+    dt_infile_close(&f);
+    *bytes = 0;
+    for (size_t i = 0; status == CLI_OK && i < h.ntensors; i++)
+        *bytes += h.tensors[i].end - h.tensors[i].begin;
+    if (status == CLI_OK)
+        qsort(h.tensors, h.ntensors, sizeof *h.tensors, by_tensor_name);
+    for (size_t i = 0; status == CLI_OK && i < ix->nentries; i++) {
+        dt_st_tensor key = {.name = ix->entries[i].name};
+        if (ix->entries[i].shard == shard &&
+            !bsearch(&key, h.tensors, h.ntensors, sizeof *h.tensors, by_tensor_name))
+            status = cli_fail("--index-only: %s has no tensor '%s', which the index puts there "
+                              "(a shard of another checkpoint?)",
+                              path, ix->entries[i].name);
     }
-    if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        dt_st_index_free(&ix);
-        return cli_usage("cast", "OUT '%s' must be a folder for a sharded checkpoint", r->out);
+    dt_st_header_free(&h);
+    return status;
+}
+
+static int index_only(const cast_request *r, const dt_st_index *ix, dt_outfile *out)
+{
+    struct stat sb;
+    if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return cli_fail("--index-only: OUT '%s' is not a folder (the folder the shards were "
+                        "converted into)",
+                        r->out);
+    uint64_t total_size = 0;
+    for (size_t i = 0; i < ix->nshards; i++) {
+        char *path = join_path(r->out, strlen(r->out), ix->shards[i]);
+        uint64_t bytes = 0;
+        int status = path ? shard_bytes(ix, i, path, &bytes) : cli_fail("out of memory");
+        free(path);
+        if (status != CLI_OK)
+            return status;
+        total_size += bytes;
     }
+    return write_index(r, ix, total_size, out);
+}
+
+/* Converts the shards of ix that want marks into OUT (outs[i] for shard i, not committed);
+ * adds their tensor bytes to *total_size. */
+static int convert_shards(const cast_request *r, const dt_st_index *ix,
+                          const unsigned char *want, dt_outfile *outs, uint64_t *total_size,
+                          dt_progress *progress, warnings *warn, dt_stream_buffers *buffers)
+{
+    struct stat sb;
     const char *slash = strrchr(r->in, '/');
     size_t in_dir = slash ? (size_t)(slash - r->in) + 1 : 0;
-    const char *index_name = slash ? slash + 1 : r->in;
-    /* Every shard is written to a temporary file; all are renamed only when all succeeded. */
-    dt_outfile *outs = calloc(ix.nshards + 1, sizeof *outs);
-    int status = outs ? CLI_OK : cli_fail("out of memory");
-    uint64_t total_size = 0;
-    /* Progress over the whole checkpoint: the sum of the shards' sizes. */
-    for (size_t i = 0; status == CLI_OK && i < ix.nshards; i++) {
-        char *p = join_path(r->in, in_dir, ix.shards[i]);
+    /* Progress over the shards converted: the sum of their sizes. */
+    for (size_t i = 0; i < ix->nshards; i++) {
+        char *p = want[i] ? join_path(r->in, in_dir, ix->shards[i]) : NULL;
         if (p && stat(p, &sb) == 0)
             progress->total += (uint64_t)sb.st_size;
         free(p);
     }
-    for (size_t i = 0; status == CLI_OK && i < ix.nshards; i++) {
-        char *in = join_path(r->in, in_dir, ix.shards[i]);
-        char *out = join_path(r->out, strlen(r->out), ix.shards[i]);
+    int status = CLI_OK;
+    for (size_t i = 0; status == CLI_OK && i < ix->nshards; i++) {
+        if (!want[i])
+            continue;
+        char *in = join_path(r->in, in_dir, ix->shards[i]);
+        char *out = join_path(r->out, strlen(r->out), ix->shards[i]);
         dt_outfile unused;
         int has_data = 0;
         uint64_t bytes = 0;
@@ -893,28 +1050,58 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
         else
             status = cast_one(r, in, out, DT_FILE_SAFETENSORS, DT_FILE_SAFETENSORS, progress, warn,
                               buffers, &outs[i], &unused, &has_data, &bytes);
-        total_size += bytes;
+        *total_size += bytes;
         free(in);
         free(out);
     }
-    uint8_t *index = NULL;
-    size_t index_len = 0;
-    char *index_path = join_path(r->out, strlen(r->out), index_name);
-    if (status == CLI_OK && !index_path)
+    return status;
+}
+
+static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn,
+                        dt_stream_buffers *buffers)
+{
+    dt_st_index ix;
+    int status = load_index(r, &ix);
+    if (status != CLI_OK) {
+        dt_st_index_free(&ix);
+        return status;
+    }
+    /* outs[nshards] is the index. Every file is written to a temporary one; all are renamed
+     * only when all succeeded. */
+    dt_outfile *outs = calloc(ix.nshards + 1, sizeof *outs);
+    unsigned char *want = calloc(ix.nshards + 1, 1);
+    struct stat sb;
+    uint64_t total_size = 0;
+    if (!outs || !want)
         status = cli_fail("out of memory");
-    if (status == CLI_OK && dt_st_index_build(&ix, total_size, &index, &index_len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", r->in, err.message);
-    if (status == CLI_OK && (dt_outfile_open(&outs[ix.nshards], index_path, &err) != DTCAST_OK ||
-                             dt_outfile_write(&outs[ix.nshards], index, index_len, &err) != DTCAST_OK))
-        status = cli_fail("%s", err.message);
+    else if (strcmp(r->out, "-") == 0)
+        status = cli_usage("cast", "a sharded checkpoint is written to a folder, not stdout");
+    if (status == CLI_OK && r->index_only) {
+        status = index_only(r, &ix, &outs[ix.nshards]);
+    } else if (status == CLI_OK) {
+        /* Another process may create the folder at the same time (--shards). */
+        if (mkdir(r->out, 0777) != 0 && errno != EEXIST)
+            status = cli_fail("cannot create the folder '%s': %s", r->out, strerror(errno));
+        else if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            status = cli_usage("cast", "OUT '%s' must be a folder for a sharded checkpoint",
+                               r->out);
+        else if (r->shards)
+            status = pick_shards(r, &ix, want);
+        else
+            memset(want, 1, ix.nshards);
+        if (status == CLI_OK)
+            status = convert_shards(r, &ix, want, outs, &total_size, progress, warn, buffers);
+        if (status == CLI_OK && !r->shards)
+            status = write_index(r, &ix, total_size, &outs[ix.nshards]);
+    }
+    dt_io_error err = {""};
     for (size_t i = 0; status == CLI_OK && i <= ix.nshards; i++)
         if (dt_outfile_commit(&outs[i], &err) != DTCAST_OK)
             status = cli_fail("%s", err.message);
     for (size_t i = 0; outs && i <= ix.nshards; i++)
         dt_outfile_abort(&outs[i]);
     free(outs);
-    free(index);
-    free(index_path);
+    free(want);
     dt_st_index_free(&ix);
     return status;
 }

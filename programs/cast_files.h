@@ -29,6 +29,9 @@ typedef struct cast_request {
     cli_external external_data;
     int single_output;   /* set by the job: OUT holds one tensor */
     int float6_packed;   /* --float6-packed: raw float6 input and output four in three bytes */
+    /* A sharded checkpoint in steps (docs/files.md, "Sharded checkpoints"): */
+    const char *shards;  /* --shards LIST: convert only these shards, write no index; or NULL */
+    int index_only;      /* --index-only: convert nothing, write the index of the shards in OUT */
 } cast_request;
 
 /* Returned by cli_cast_files, before anything is written, for string tensors: the command

@@ -63,6 +63,7 @@ static const char cast_help[] =
     "                 byte for byte, __metadata__ kept\n"
     "  X.safetensors.index.json\n"
     "                 a sharded checkpoint, converted shard by shard into the folder OUT\n"
+    "                 (or in steps, one process per shard: --shards, then --index-only)\n"
     "  .raw .bin -    raw little-endian elements (needs --from); - is stdin/stdout\n"
     "Other kinds are refused. Strings in raw data are one per line. On error nothing is written.\n"
     "\n"
@@ -77,6 +78,13 @@ static const char cast_help[] =
     "                         bit stream of safetensors F6), not one per byte; .npy keeps one\n"
     "                         per byte\n"
     "  -q, --quiet            no progress line, no warning about values that became NaN/Inf\n"
+    "\n"
+    "Sharded checkpoint in steps (IN is X.safetensors.index.json):\n"
+    "      --shards LIST      convert only these shards into OUT and write no index; LIST is\n"
+    "                         comma-separated shard file names, or 0-based positions in the\n"
+    "                         sorted list of the index's shard files\n"
+    "      --index-only       convert nothing: check that every shard is in OUT, then write the\n"
+    "                         index there (as the one-step conversion would; --to optional)\n"
     "\n";
 
 static const char cast_examples[] =
@@ -85,6 +93,8 @@ static const char cast_examples[] =
     "  dtcast cast --to float8e4m3fn weights.npy weights_f8.npy\n"
     "  dtcast cast --to bfloat16 model.safetensors model_bf16.safetensors\n"
     "  dtcast cast --to bf16 --exclude '*norm*' model.safetensors.index.json out_dir/\n"
+    "  dtcast cast --to bf16 --shards 0,1 model.safetensors.index.json out_dir/\n"
+    "  dtcast cast --index-only model.safetensors.index.json out_dir/\n"
     "  dtcast cast --to float8e4m3fn --overflow saturate --report w.npy w8.npy\n"
     "  dtcast cast --to bf16 --round trunc in.npy out.pb\n"
     "  dtcast cast --to int8 --int-overflow saturate --round round in.npy out.npy\n"
@@ -462,7 +472,7 @@ int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type 
 
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
-       OPT_EXTERNAL, OPT_FLOAT6_PACKED };
+       OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -476,6 +486,8 @@ static const cli_option cast_options[] = {
     {"format", 0, 1, OPT_FORMAT},
     {"external-data", 0, 1, OPT_EXTERNAL},
     {"float6-packed", 0, 0, OPT_FLOAT6_PACKED},
+    {"shards", 0, 1, OPT_SHARDS},
+    {"index-only", 0, 0, OPT_INDEX_ONLY},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -525,6 +537,16 @@ static int cast_option(cast_request *r, int id, const char *value)
     case OPT_FLOAT6_PACKED:
         r->float6_packed = 1;
         return CLI_OK;
+    case OPT_SHARDS:
+        /* The names and positions are checked against the index (cast_files.c). */
+        if (!value[0])
+            return cli_usage("cast", "--shards: an empty list (give shard file names or "
+                                     "positions, comma-separated)");
+        r->shards = value;
+        return CLI_OK;
+    case OPT_INDEX_ONLY:
+        r->index_only = 1;
+        return CLI_OK;
     default:
         return -1;
     }
@@ -570,15 +592,22 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
         if (cli_settings_option(&r->settings, cmd, &a, id) != CLI_OK)
             return CLI_USAGE;
     }
-    if (!r->to_name)
+    if (r->shards && r->index_only)
+        return cli_usage(cmd, "--shards and --index-only are two steps: give one of them");
+    /* The index does not depend on the type: --index-only needs none. */
+    if (!r->to_name && !r->index_only)
         return cli_usage(cmd, "missing --to TYPE");
-    if (cli_parse_type(cmd, cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"), r->to_name,
-                       &r->to) != CLI_OK)
+    if (r->to_name && cli_parse_type(cmd, cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"),
+                                     r->to_name, &r->to) != CLI_OK)
         return CLI_USAGE;
     if (!r->in)
         return cli_usage(cmd, "missing IN and OUT");
     if (!r->out)
         return cli_usage(cmd, "missing OUT (use - for stdout)");
+    if ((r->shards || r->index_only) && dt_file_kind_of(r->in) != DT_FILE_SAFETENSORS_INDEX)
+        return cli_usage(cmd, "%s: IN must be a sharded checkpoint's *.safetensors.index.json, "
+                              "not '%s'",
+                         r->shards ? "--shards" : "--index-only", r->in);
     return cli_settings_check(&r->settings, cmd);
 }
 
@@ -591,8 +620,10 @@ int cmd_cast(int argc, char **argv)
     if (status != CLI_OK)
         return status < 0 ? CLI_OK : status;
 
-    /* Numbers stream; strings are converted whole in memory. */
-    if (r.to != DTCAST_STRING && r.settings.input.from != DTCAST_STRING) {
+    /* Numbers stream; strings are converted whole in memory (a checkpoint in steps refuses
+     * them there). */
+    if ((r.to != DTCAST_STRING && r.settings.input.from != DTCAST_STRING) || r.shards ||
+        r.index_only) {
         status = cli_cast_files(&r);
         if (status != CLI_IN_MEMORY)
             return status;

@@ -1,13 +1,369 @@
-"""Placeholder: convert_file, convert_checkpoint (being written)."""
+"""Tensor files converted by the dtcast program: convert_file, convert_checkpoint, checkpoint_shards.
+
+The conversions run the command-line program (``dtcast cast -q ...``, found by
+:func:`dtcast._cli.cli_path`) as a subprocess, so a file is converted exactly as the CLI does it:
+the same streaming pipeline (memory stays at a few 4 MiB blocks whatever the file size), the
+same speed on all threads, the same checks and the same messages, and nothing is written on an
+error. docs/files.md describes the files; the options below are the CLI's (``dtcast cast
+--help``) under Python names.
+
+A sharded checkpoint (``X.safetensors.index.json``) can be converted in steps, so that a batch
+engine spreads the shards over processes or machines sharing the output folder::
+
+    for name in checkpoint_shards(src):                 # one task each, anywhere, any order
+        convert_checkpoint(src, dst, to="bfloat16", shards=[name], write_index=False)
+    convert_checkpoint(src, dst, index_only=True)       # the final step
+
+which gives the same bytes as ``convert_checkpoint(src, dst, to="bfloat16")``
+(examples/dask_checkpoint.py does it with Dask).
+"""
+
+import json
+import os
+import subprocess
+
+from ._cli import cli_path
+from ._errors import Error, Status
+
+__all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards"]
+
+INDEX_SUFFIX = ".safetensors.index.json"
+
+# dtcast's rounding modes, and the longer names of the first two.
+_ROUND = {"rne": "rne", "round": "round", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+          "odd": "odd", "nearest_even": "rne", "nearest_away": "round"}
+_PROFILES = ("exact", "onnx", "pypto")
+_INT_OVERFLOW = ("wrap", "saturate")
 
 
-def convert_file(*args, **kwargs):
-    raise NotImplementedError
+# ---- the command line ------------------------------------------------------------------------
+
+def _path(p, what):
+    """A path as the CLI takes it: str, and never read as a flag or as stdin/stdout ("-")."""
+    try:
+        p = os.fsdecode(os.fspath(p))
+    except TypeError:
+        raise TypeError("%s: expected a str or os.PathLike path, not %s"
+                        % (what, type(p).__name__)) from None
+    if not p:
+        raise Error("%s: an empty path" % what, Status.INVALID_ARGUMENT)
+    # The CLI stops reading options at "--", so only "-" itself (stdin/stdout) needs a change.
+    return os.path.join(".", p) if p == "-" else p
 
 
-def convert_checkpoint(*args, **kwargs):
-    raise NotImplementedError
+def _type_name(t, what):
+    """dtcast's name of a type given as any name, code, numpy/ml_dtypes dtype or type the
+    package takes (dtcast.types()); a str is passed on as it is when the extension module is
+    not there (the CLI then checks it)."""
+    try:
+        from ._types import lookup
+    except ImportError:
+        if isinstance(t, str):
+            return t
+        raise
+    try:
+        return lookup(t).c_name
+    except Error as e:
+        raise Error("%s: %s" % (what, e), e.status) from None
 
 
-def checkpoint_shards(*args, **kwargs):
-    raise NotImplementedError
+def _globs(value, what):
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    out = []
+    for g in value:
+        if not isinstance(g, str):
+            raise TypeError("%s: expected a str or a list of str, found %r" % (what, g))
+        out.append(g)
+    return out
+
+
+def _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
+             threads, report, float6_packed):
+    """The argument list of `dtcast cast` for these options (checked here, so that a mistake is
+    named by its Python keyword rather than by a flag the caller never wrote)."""
+    args = ["-q"]
+    if to is not None:
+        args += ["--to", _type_name(to, "to")]
+    if src_type is not None:
+        args += ["--from", _type_name(src_type, "src_type")]
+    for g in _globs(select, "select"):
+        args += ["--select", g]
+    for g in _globs(exclude, "exclude"):
+        args += ["--exclude", g]
+    prof = "exact" if profile is None else str(profile).lower()
+    if prof not in _PROFILES:
+        raise Error("profile: unknown profile %r (one of: %s)" % (profile, ", ".join(_PROFILES)),
+                    Status.INVALID_ARGUMENT)
+    if opset is not None and prof != "onnx":
+        raise Error("opset: only the onnx profile takes an opset (profile=%r)" % prof,
+                    Status.INVALID_ARGUMENT)
+    if prof == "onnx":
+        args += ["--profile", "onnx" if opset is None else "onnx:%d" % int(opset)]
+    elif prof == "pypto":
+        args += ["--profile", "pypto"]
+    mode = _ROUND.get(str(round).lower())
+    if mode is None:
+        raise Error("round: unknown rounding mode %r (one of: %s)" % (round, ", ".join(_ROUND)),
+                    Status.INVALID_ARGUMENT)
+    if mode != "rne":
+        if prof != "exact":
+            raise Error("round=%r: the %s profile rounds by its own rules" % (round, prof),
+                        Status.INVALID_ARGUMENT)
+        args += ["--round", mode]
+    # saturate: None is the profile's default (exact: IEEE overflow; onnx: Cast's saturate=1).
+    if saturate is not None:
+        if prof == "exact":
+            if saturate:
+                args += ["--overflow", "saturate"]
+        elif prof == "onnx":
+            args += ["--saturate", "1" if saturate else "0"]
+        else:
+            raise Error("saturate: the pypto profile has no float overflow option",
+                        Status.INVALID_ARGUMENT)
+    if int_overflow not in _INT_OVERFLOW:
+        raise Error("int_overflow: %r is not one of %s" % (int_overflow, ", ".join(_INT_OVERFLOW)),
+                    Status.INVALID_ARGUMENT)
+    if int_overflow == "saturate":
+        if prof != "exact":
+            raise Error("int_overflow='saturate': only the exact profile takes it",
+                        Status.INVALID_ARGUMENT)
+        args += ["--int-overflow", "saturate"]
+    if threads:
+        args += ["--threads", str(int(threads))]
+    if report:
+        args.append("--report")
+    if float6_packed:
+        args.append("--float6-packed")
+    return args
+
+
+# What the CLI's message says about the cause, for Error.status (exit status 1: the CLI prints
+# one line and has no other channel for the library's status).
+_IO_WORDS = ("cannot open", "cannot create", "cannot stat", "cannot rename", "cannot close",
+             "cannot read", "cannot write", "is a directory", "is missing", "is not a folder",
+             "No such file", "Permission denied", "No space left")
+
+
+def _status_of(returncode, message):
+    if returncode == 2:
+        return Status.INVALID_ARGUMENT  # a usage error
+    if any(w in message for w in _IO_WORDS):
+        return Status.IO
+    if "imaginary part" in message:
+        return Status.COMPLEX_TO_REAL
+    if "cannot cast" in message or "cannot hold" in message:
+        return Status.UNSUPPORTED
+    if "unknown file kind" in message or "out of memory" in message:
+        return Status.OUT_OF_MEMORY if "out of memory" in message else Status.INVALID_ARGUMENT
+    return Status.BAD_FILE
+
+
+def _message(stderr):
+    """The CLI's error line without "dtcast: " (and a usage error's "cast: " and help hint)."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("dtcast: ") and
+              not ln.startswith("dtcast: warning: ")]
+    text = (errors[-1] if errors else lines[-1] if lines else "").strip()
+    if text.startswith("dtcast: "):
+        text = text[len("dtcast: "):]
+    if text.startswith("cast: "):
+        text = text[len("cast: "):]
+    hint = " (see 'dtcast cast --help')"
+    if text.endswith(hint):
+        text = text[:-len(hint)]
+    return text
+
+
+def _run(args):
+    """Runs `dtcast cast ARGS`; returns its stderr; raises Error when it fails."""
+    cli = cli_path()
+    try:
+        p = subprocess.run([cli, "cast"] + args, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise Error("cannot run the dtcast program %s: %s" % (cli, e.strerror or e),
+                    Status.IO) from None
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode == 0:
+        return err
+    if p.returncode < 0:
+        raise Error("the dtcast program was killed by signal %d" % -p.returncode, Status.IO)
+    text = _message(err) or "dtcast cast failed with status %d" % p.returncode
+    raise Error(text, _status_of(p.returncode, text))
+
+
+# ---- one file ---------------------------------------------------------------------------------
+
+def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, round="rne",
+                 saturate=None, int_overflow="wrap", profile=None, opset=None, threads=0,
+                 report=False, float6_packed=False):
+    """Converts the tensors of the file src to type `to` and writes them to dst.
+
+    The kinds of src and dst come from their names (.npy, .pb, .safetensors, .raw/.bin; see
+    docs/files.md); a checkpoint converts its floating-point tensors and copies the others.
+    Streamed by the dtcast program: memory stays small whatever the file size, and on any error
+    dst is left untouched.
+
+    to            the target type: a name ("bfloat16", "bf16", "float8_e4m3fn", "float8e4m3fn"),
+                  an ONNX code, or a numpy / ml_dtypes dtype (ml_dtypes.bfloat16)
+    src_type      the type of raw input, or what a .npy uint8/uint16 array holds (--from)
+    select        a glob or a list of globs: convert only the tensors whose name matches
+    exclude       a glob or a list of globs: do not convert the tensors whose name matches
+    round         "rne" (default), "round", "floor", "ceil", "trunc", "odd"; also
+                  "nearest_even" (rne) and "nearest_away" (round)
+    saturate      True: results beyond the max finite become +-max (--overflow saturate; under
+                  profile "onnx", Cast's saturate=1); False: Inf/NaN (onnx: saturate=0);
+                  None (default): the profile's default (exact: IEEE, onnx: saturate=1)
+    int_overflow  "wrap" (default) or "saturate": integer results out of range
+    profile       None or "exact" (default), "onnx" (ONNX Cast at `opset`, default the
+                  latest), "pypto" (Ascend pypto.cast)
+    threads       worker threads (0: automatic)
+    report        True: return the per-tensor report (exact, rounded, overflowed ... counts,
+                  the largest errors, the SQNR) as text; else None is returned
+    float6_packed raw float6 input and output four elements in three bytes
+
+    Raises dtcast.Error (message of the CLI, e.g. "w.npy: npy: no \\x93NUMPY magic at byte 0";
+    status IO for files that cannot be opened or written, BAD_FILE for a file that breaks its
+    format, INVALID_ARGUMENT for a bad option).
+    """
+    args = _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
+                    threads, report, float6_packed)
+    err = _run(args + ["--", _path(src, "src"), _path(dst, "dst")])
+    return err if report else None
+
+
+# ---- sharded checkpoints ----------------------------------------------------------------------
+
+def _find_index(src):
+    """The index path of src: itself, or the one *.safetensors.index.json in the folder src."""
+    src = os.fsdecode(os.fspath(src))
+    if not os.path.isdir(src):
+        return src
+    found = sorted(n for n in os.listdir(src) if n.endswith(INDEX_SUFFIX))
+    if not found:
+        raise Error("%s: the folder holds no *%s" % (src, INDEX_SUFFIX), Status.IO)
+    if len(found) > 1:
+        raise Error("%s: the folder holds %d indexes (%s); give the index's path"
+                    % (src, len(found), ", ".join(found)), Status.INVALID_ARGUMENT)
+    return os.path.join(src, found[0])
+
+
+def checkpoint_shards(src):
+    """The shard file names of a sharded checkpoint, sorted, each once.
+
+    src is the *.safetensors.index.json, or a folder holding exactly one. Positions in this
+    list are what convert_checkpoint(shards=[0, 1]) and `dtcast cast --shards 0,1` take.
+    """
+    path = _find_index(src)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise Error("cannot open '%s': %s" % (path, e.strerror or e), Status.IO) from None
+    try:
+        index = json.loads(data)
+    except ValueError as e:
+        raise Error("%s: safetensors index: not JSON (%s)" % (path, e), Status.BAD_FILE) from None
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str)
+                                                   for v in weight_map.values()):
+        raise Error("%s: safetensors index: no \"weight_map\" object of shard file names" % path,
+                    Status.BAD_FILE)
+    return sorted(set(weight_map.values()))
+
+
+def _pick(names, shards, index):
+    """The shard names that the items of `shards` (names, or positions in the sorted list
+    `names`; a name first, as the CLI does) stand for, in order, each once."""
+    if isinstance(shards, (str, int)):
+        shards = [shards]
+    picked = []
+    for item in shards:
+        if isinstance(item, str) and item in names:
+            name = item
+        elif (hasattr(item, "__index__") and not isinstance(item, bool)) or (
+                isinstance(item, str) and item.isdigit()):
+            pos = int(item) if isinstance(item, str) else item.__index__()
+            if not 0 <= pos < len(names):
+                raise Error("shards: position %d is beyond the %d shards of %s (0 to %d)"
+                            % (pos, len(names), index, len(names) - 1), Status.INVALID_ARGUMENT)
+            name = names[pos]
+        else:
+            raise Error("shards: %r is not a shard of %s" % (item, index),
+                        Status.INVALID_ARGUMENT)
+        if name not in picked:
+            picked.append(name)
+    return picked
+
+
+def convert_checkpoint(src, dst_dir, *, to=None, shards=None, write_index=True, index_only=False,
+                       **options):
+    """Converts a checkpoint into the folder dst_dir; returns the paths of the files written.
+
+    src is a sharded checkpoint's *.safetensors.index.json, a folder holding exactly one, or a
+    single .safetensors file (converted into dst_dir under its own name). dst_dir is created
+    when missing. The options are those of convert_file (to, select, exclude, round, ...).
+
+    shards        None (default): every shard. A list of shard file names or positions in
+                  checkpoint_shards(src): only those.
+    write_index   True (default): write the index into dst_dir after the shards; with a list
+                  of shards, every other shard must already be there. False: no index.
+    index_only    True: convert nothing, write only the index (every shard must be in dst_dir;
+                  `to` is not needed). shards=[] with write_index=True does the same.
+
+    The steps (each shard on its own, in any order or process, with write_index=False; then
+    index_only=True) give the same bytes as the one-step conversion.
+    """
+    if not os.path.isdir(src) and not os.fsdecode(os.fspath(src)).endswith(INDEX_SUFFIX):
+        if shards is not None or index_only:
+            raise Error("%s: shards and index_only are for a sharded checkpoint "
+                        "(*%s)" % (os.fsdecode(os.fspath(src)), INDEX_SUFFIX),
+                        Status.INVALID_ARGUMENT)
+        if to is None:
+            raise Error("to: the target type is required", Status.INVALID_ARGUMENT)
+        dst_dir = os.fsdecode(os.fspath(dst_dir))
+        os.makedirs(dst_dir, exist_ok=True)
+        out = os.path.join(dst_dir, os.path.basename(os.fsdecode(os.fspath(src))))
+        convert_file(src, out, to=to, **options)
+        return [out]
+    index = _find_index(src)
+    dst_dir = os.fsdecode(os.fspath(dst_dir))
+    index_out = os.path.join(dst_dir, os.path.basename(index))
+    index_only = index_only or (shards is not None and len(shards) == 0 and write_index)
+    if index_only:
+        _run(["-q", "--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        return [index_out]
+    if to is None:
+        raise Error("to: the target type is required", Status.INVALID_ARGUMENT)
+    args = _options(to, None, report=False, **_with_defaults(options))
+    names = checkpoint_shards(index)
+    if shards is None and write_index:
+        _run(args + ["--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        return [os.path.join(dst_dir, n) for n in names] + [index_out]
+    picked = names if shards is None else _pick(names, shards, index)
+    written = []
+    if picked:
+        # names as the index gives them; a name with a comma by its position
+        items = [str(names.index(n)) if "," in n else n for n in picked]
+        _run(args + ["--shards", ",".join(items), "--", _path(index, "src"),
+                     _path(dst_dir, "dst_dir")])
+        written = [os.path.join(dst_dir, n) for n in picked]
+    if write_index:
+        _run(["-q", "--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        written.append(index_out)
+    return written
+
+
+def _with_defaults(options):
+    """convert_file's keyword options with their defaults; unknown ones refused (src_type and
+    report too: a checkpoint knows its types, and the report is convert_file's)."""
+    known = dict(select=None, exclude=None, round="rne", saturate=None, int_overflow="wrap",
+                 profile=None, opset=None, threads=0, float6_packed=False)
+    for k in options:
+        if k not in known:
+            raise TypeError("convert_checkpoint() got an unexpected keyword argument %r" % k)
+    known.update(options)
+    return known

@@ -33,3 +33,9 @@ def pytest_runtest_logreport(report):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
         sys.__stdout__.write(f"SKIP {name}: {reason}\n")
     sys.__stdout__.flush()
+
+
+# The CLI that dtcast.convert_file runs (test_files.py, test_dask_example.py): the build's,
+# unless DTCAST_CLI names one.
+if not os.environ.get("DTCAST_CLI") and os.path.exists(os.path.join(BUILD, "dtcast")):
+    os.environ["DTCAST_CLI"] = os.path.join(BUILD, "dtcast")
