@@ -234,3 +234,36 @@ def test_inputs_cover_specials():
     assert inputs("float6_e3m2fn").size == 64 and inputs("bfloat16").size == 65536
     i64 = inputs("int64")
     assert (i64 == np.iinfo(np.int64).min).any() and (i64 == 2 ** 53 + 1).any()
+
+
+@pytest.mark.parametrize("sub", ["int4", "uint4", "float4_e2m1fn", "int2", "uint1",
+                                 "float6_e2m3fn"])
+def test_large_one_per_byte_paths(sub, libdtcast):
+    """The package's one-per-byte path over many blocks and threads (python/ext/module.c
+    converts a sub-byte side in blocks, shared among threads): a tensor of several blocks,
+    not a multiple of 8 elements, to and from a sub-byte type, with threads 1, 2 and 0 (the
+    library decides), equals the C library's packed bytes."""
+    rng = np.random.default_rng(7)
+    n = (1 << 20) * 3 + 5
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    x[::1001] = np.nan
+    d = lookup(sub)
+    float6 = d.code in (105, 106)
+    for threads in (1, 2, 0):
+        for packed in (False, True):
+            if packed and float6:
+                continue
+            opts = libdtcast.options("default", "ieee", "wrap", threads=threads)
+            size = n if float6 else libdtcast.storage_size(d.code, n)[1]
+            st, want, _ = libdtcast.convert(d.code, x.tobytes(), 1, n, size, opts)
+            assert st == 0
+            r = dtcast.cast(x, sub, threads=threads, packed=packed)
+            got = r.tobytes() if packed or float6 else dtcast.pack(r).tobytes()
+            assert got == want, (sub, threads, packed)
+        # back to float32 from the one-per-byte array
+        one = dtcast.cast(x, sub)
+        src = one.view(np.uint8).tobytes() if float6 else dtcast.pack(one).tobytes()
+        st, want, _ = libdtcast.convert(1, src, d.code, n, 4 * n,
+                                        libdtcast.options("default", "ieee", "wrap", threads=1))
+        assert st == 0
+        assert dtcast.cast(one, "float32", threads=threads).tobytes() == want, (sub, threads)
