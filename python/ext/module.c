@@ -9,7 +9,9 @@
  * Layouts. The library packs sub-byte types as ONNX does (int4 two per byte, uint1 eight per
  * byte, ...); ml_dtypes stores them one element per byte, the code in the low bits. A conversion
  * with such a side runs in blocks of DTC_BLOCK elements: pack the source block (or convert into
- * a packed block), then unpack, so the temporary stays in cache.
+ * a packed block), then unpack, so the temporary stays in cache. The blocks are shared among the
+ * library's threads (dt_parallel_for, as the options' threads ask), each thread with its own
+ * temporaries; 4-bit codes are packed and unpacked eight at a time in a 64-bit word.
  */
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
@@ -17,6 +19,9 @@
 
 #include "dtcast.h"
 #include "fileio/report.h"
+#include "parallel.h"
+
+#include <pthread.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -140,7 +145,20 @@ static void pack_bits(uint8_t *dst, const uint8_t *src, size_t count, int bits)
     }
     const int per = 8 / bits;
     size_t full = count / (size_t)per;
-    for (size_t b = 0; b < full; b++) {
+    size_t b = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (bits == 4) /* eight codes (bytes b0..b7) -> four bytes b0 | b1 << 4, ... */
+        for (; b + 4 <= full; b += 4) {
+            uint64_t t;
+            memcpy(&t, src + 2 * b, 8);
+            t &= 0x0F0F0F0F0F0F0F0Full;
+            t = (t | t >> 4) & 0x00FF00FF00FF00FFull;
+            t = (t | t >> 8) & 0x0000FFFF0000FFFFull;
+            uint32_t o = (uint32_t)(t | t >> 16);
+            memcpy(dst + b, &o, 4);
+        }
+#endif
+    for (; b < full; b++) {
         unsigned byte = 0;
         for (int k = 0; k < per; k++)
             byte |= (src[b * per + k] & mask) << (k * bits);
@@ -169,7 +187,20 @@ static void unpack_bits(uint8_t *dst, const uint8_t *src, size_t count, int bits
         return;
     }
     const int per = 8 / bits;
-    for (size_t i = 0; i < count; i++)
+    size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (bits == 4) /* four bytes -> eight codes: low nibble first */
+        for (; i + 8 <= count; i += 8) {
+            uint32_t w;
+            memcpy(&w, src + i / 2, 4);
+            uint64_t t = w;
+            t = (t | t << 16) & 0x0000FFFF0000FFFFull;
+            t = (t | t << 8) & 0x00FF00FF00FF00FFull;
+            t = (t | t << 4) & 0x0F0F0F0F0F0F0F0Full;
+            memcpy(dst + i, &t, 8);
+        }
+#endif
+    for (; i < count; i++)
         dst[i] = (uint8_t)((src[i / per] >> ((i % per) * bits)) & mask);
 }
 
@@ -195,6 +226,81 @@ static size_t lib_bytes(dtcast_type t, size_t count, const dtcast_options *o)
     return n;
 }
 
+/* The blocks of one chunk [begin, end) of a job with a sub-byte side one per byte, on one
+ * thread: its own temporaries, the library on this thread (threads = 1). */
+typedef struct block_ctx {
+    job *j;
+    unsigned threads;
+    pthread_mutex_t lock; /* guards status and error when threads > 1 */
+    dtcast_status status; /* the error of the lowest element index wins */
+    dtcast_error error;
+} block_ctx;
+
+static void block_fail(block_ctx *c, dtcast_status s, const dtcast_error *e)
+{
+    if (c->threads > 1)
+        pthread_mutex_lock(&c->lock);
+    if (c->status == DTCAST_OK || (e->index != (size_t)-1 && e->index < c->error.index)) {
+        c->status = s;
+        c->error = *e;
+        if (c->error.status == DTCAST_OK)
+            c->error.status = s;
+    }
+    if (c->threads > 1)
+        pthread_mutex_unlock(&c->lock);
+}
+
+static void run_blocks(void *ctx, size_t begin, size_t end)
+{
+    block_ctx *c = ctx;
+    job *j = c->j;
+    size_t count = end - begin;
+    size_t block = count < DTC_BLOCK ? count : DTC_BLOCK;
+    uint8_t *sbuf = j->src_bytes ? malloc(block) : NULL;
+    uint8_t *dbuf = j->dst_bytes ? malloc(block * 2 + 16) : NULL;
+    dtcast_error err;
+    memset(&err, 0, sizeof err);
+    if ((j->src_bytes && !sbuf) || (j->dst_bytes && !dbuf)) {
+        free(sbuf);
+        free(dbuf);
+        err.status = DTCAST_ERR_OUT_OF_MEMORY;
+        err.index = (size_t)-1;
+        snprintf(err.message, sizeof err.message, "out of memory");
+        block_fail(c, DTCAST_ERR_OUT_OF_MEMORY, &err);
+        return;
+    }
+    dtcast_options opts = j->opts;
+    if (c->threads > 1)
+        opts.threads = 1;
+    dtcast_status s = DTCAST_OK;
+    for (size_t at = begin; at < end && s == DTCAST_OK; at += block) {
+        size_t n = end - at < block ? end - at : block;
+        const uint8_t *src = j->src_bytes ? j->src + at : j->src + lib_bytes(j->src_type, at, &opts);
+        if (j->src_bytes) {
+            pack_bits(sbuf, src, n, j->src_bytes);
+            src = sbuf;
+        }
+        uint8_t *dst = j->dst_bytes ? dbuf : j->dst + lib_bytes(j->dst_type, at, &opts);
+        s = dtcast_convert(dst, j->dst_type, src, j->src_type, n, &opts, &err);
+        if (s == DTCAST_OK && j->report)
+            s = dt_report_add(j->report, src, dst, n);
+        if (s != DTCAST_OK) {
+            if (err.status == DTCAST_OK) {
+                err.status = s;
+                err.index = (size_t)-1;
+                snprintf(err.message, sizeof err.message, "%s", dtcast_status_string(s));
+            } else if (err.index != (size_t)-1) {
+                err.index += at;
+            }
+            block_fail(c, s, &err);
+        } else if (j->dst_bytes) {
+            unpack_bits(j->dst + at, dbuf, n, j->dst_bytes);
+        }
+    }
+    free(sbuf);
+    free(dbuf);
+}
+
 /* Runs the job without the GIL. A report wants float6 one per byte: float6_packed is refused
  * before this. */
 static dtcast_status run_job(job *j)
@@ -211,37 +317,19 @@ static dtcast_status run_job(job *j)
         }
         return s;
     }
-    size_t block = j->count < DTC_BLOCK ? j->count : DTC_BLOCK;
-    uint8_t *sbuf = j->src_bytes ? malloc(block) : NULL;
-    uint8_t *dbuf = j->dst_bytes ? malloc(block * 2 + 16) : NULL;
-    if ((j->src_bytes && !sbuf) || (j->dst_bytes && !dbuf)) {
-        free(sbuf);
-        free(dbuf);
-        j->error.status = DTCAST_ERR_OUT_OF_MEMORY;
-        j->error.index = (size_t)-1;
-        snprintf(j->error.message, sizeof j->error.message, "out of memory");
-        return DTCAST_ERR_OUT_OF_MEMORY;
-    }
-    dtcast_status s = DTCAST_OK;
-    for (size_t at = 0; at < j->count && s == DTCAST_OK; at += block) {
-        size_t n = j->count - at < block ? j->count - at : block;
-        const uint8_t *src = j->src_bytes ? j->src + at : j->src + lib_bytes(j->src_type, at, &j->opts);
-        if (j->src_bytes) {
-            pack_bits(sbuf, src, n, j->src_bytes);
-            src = sbuf;
-        }
-        uint8_t *dst = j->dst_bytes ? dbuf : j->dst + lib_bytes(j->dst_type, at, &j->opts);
-        s = dtcast_convert(dst, j->dst_type, src, j->src_type, n, &j->opts, &j->error);
-        if (s == DTCAST_OK && j->report)
-            s = dt_report_add(j->report, src, dst, n);
-        if (s != DTCAST_OK && j->error.index != (size_t)-1)
-            j->error.index += at;
-        if (s == DTCAST_OK && j->dst_bytes)
-            unpack_bits(j->dst + at, dbuf, n, j->dst_bytes);
-    }
-    free(sbuf);
-    free(dbuf);
-    return s;
+    /* Sub-byte side one per byte: [0, count) in chunks (multiples of 8 elements, so packed
+     * offsets are whole bytes), one per thread, each converting its chunk block by block. */
+    block_ctx c = {.j = j, .status = DTCAST_OK};
+    unsigned threads = j->report ? 1 : dt_thread_count(j->opts.threads, j->count);
+    if (threads > 1 && pthread_mutex_init(&c.lock, NULL) != 0)
+        threads = 1;
+    c.threads = threads;
+    dt_parallel_for(j->count, threads, run_blocks, &c);
+    if (threads > 1)
+        pthread_mutex_destroy(&c.lock);
+    if (c.status != DTCAST_OK)
+        j->error = c.error;
+    return c.status;
 }
 
 static PyObject *report_dict(const dt_report *r);

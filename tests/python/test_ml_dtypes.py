@@ -1,0 +1,353 @@
+"""dtcast.cast against ml_dtypes' (and numpy's) ``astype``, which uses round to nearest even.
+
+Every code of every type of at most 16 bits that ml_dtypes or numpy has (float16, bfloat16,
+the float8, float6 and float4 types, float8_e8m0fnu, int2/uint2/int4/uint4, int8..uint16, bool)
+is converted to every other such type and to float32/float64/int32/uint32/int64/uint64; float32
+and float64 edge + random arrays are converted to every narrow type. dtcast.cast's default
+(rne for float targets, trunc for integer ones) must give ml_dtypes' bytes.
+
+Where the two differ, the difference must be one of the explained kinds below, and at each such
+element the test asserts what each side gives, with dtcast's value checked against exact
+arithmetic (fractions.Fraction) where rounding is involved:
+
+1. NaN payloads and signs: ml_dtypes keeps NaN payloads (float16 0x7C01 -> float32 0x7F802000)
+   and reads the fnuz NaN 0x80 as a negative NaN; dtcast writes the canonical NaN and reads 0x80
+   as +NaN (docs/conversion.md "NaN inputs"). Both sides are NaN; in targets without NaN (float4,
+   float6) that is -0 from dtcast (+NaN) and +0 from ml_dtypes (-NaN).
+2. Float -> integer of NaN, +-Inf and out-of-range values: numpy/ml_dtypes give whatever the C
+   cast gives (undefined behaviour; e.g. 0x80000000); dtcast wraps modulo 2^bits, NaN/Inf -> 0
+   (docs/differences.md "NumPy"). Checked with Python integers.
+3. float8_e8m0fnu targets: ml_dtypes gives NaN (0xFF) for 0 and negative values and for tiny
+   values a float32 step flushes to 0; dtcast ignores the sign and gives 0x00 (2^-127) for 0
+   and everything below 2^-127 (docs/conversion.md "float8e8m0 targets"). ml_dtypes also
+   misrounds float32/bfloat16 subnormals: 1.0156 * 2^-127 gives 2^-126, though 2^-127 is
+   nearer (Fraction check).
+4. Double rounding from float64: ml_dtypes converts float64 to bfloat16, float8, float6 and
+   float4 through float32, so it rounds twice (e.g. 1 + 2^-4 + 2^-30 -> float8_e4m3fn is 1.0
+   there, 1.125 in dtcast; the exact value is nearer 1.125). Checked: ml_dtypes' result equals
+   astype(float32).astype(target), and dtcast's is the one correct rounding (Fraction).
+Anything else is a failure."""
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import ml_dtypes
+import pytest
+
+import dtcast
+from dtcast._types import lookup
+
+NARROW_FLOATS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+                 "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz",
+                 "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
+NARROW_INTS = ["int4", "uint4", "int2", "uint2", "int8", "uint8", "int16", "uint16"]
+SOURCES = NARROW_FLOATS + NARROW_INTS + ["bool"]
+TARGETS = SOURCES + ["float32", "float64", "int32", "uint32", "int64", "uint64"]
+FNUZ = ("float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz")
+NO_NAN = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
+
+
+def all_codes(name):
+    """Every code of a type of at most 16 bits, in ml_dtypes' layout (one per byte below 8)."""
+    if name == "bool":
+        return np.array([False, True])
+    t = lookup(name)
+    n = 1 << (6 if t.code in (105, 106) else t.bits)
+    return np.arange(n, dtype=np.uint16 if t.bits > 8 else np.uint8).view(t.dtype)
+
+
+def code_view(a):
+    return a.view(np.uint8) if a.dtype.itemsize == 1 else a.view(f"u{a.dtype.itemsize}")
+
+
+def ml_astype(x, target):
+    """ml_dtypes' / numpy's astype; where ml_dtypes refuses a pair (float8_e8m0fnu with most
+    types, some sub-byte pairs), through float32 or int64 first, which is exact for every
+    source here, so the result is still ml_dtypes' one rounding of the source value."""
+    dd = dtcast.dtype(target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            try:
+                return x.astype(dd)
+            except TypeError:
+                mid = np.int64 if lookup(x.dtype).kind in ("signed", "unsigned", "bool") \
+                    else np.float32
+                return x.astype(mid).astype(dd)
+
+
+def exact(v):
+    """A finite float as a Fraction (exactly)."""
+    return Fraction(float(v))
+
+
+# --- the one correct rne rounding, in exact arithmetic -------------------------------------
+
+_GRIDS = {}
+
+
+def grid(target):
+    """(sorted finite values as float64, their codes) of a float type of at most 16 bits,
+    positive and negative, -0 left out."""
+    if target not in _GRIDS:
+        codes = all_codes(target)
+        vals = dtcast.cast(codes, "float64")
+        keep = np.isfinite(vals) & ~((vals == 0) & np.signbit(vals))
+        order = np.argsort(vals[keep], kind="stable")
+        _GRIDS[target] = (vals[keep][order], code_view(codes)[keep][order].astype(np.int64))
+    return _GRIDS[target]
+
+
+def rne_exact(x, target):
+    """The value round-to-nearest-even gives for the finite float x in a float target (with
+    ml_dtypes' and dtcast's overflow rule: beyond max + half an ulp it is Inf or NaN), as a
+    float64 (NaN for overflow in a type without Inf)."""
+    vals, codes = grid(target)
+    info = dtcast.finfo(target)
+    fx = exact(x)
+    if target == "float8_e8m0fnu":  # powers of two only; ties go up (docs/conversion.md)
+        ax = abs(fx)
+        if ax <= Fraction(2) ** -127:
+            return 2.0 ** -127
+        k = ax.numerator.bit_length() - ax.denominator.bit_length()
+        while Fraction(2) ** (k + 1) <= ax:
+            k += 1
+        while Fraction(2) ** k > ax:
+            k -= 1
+        lo, hi = Fraction(2) ** k, Fraction(2) ** (k + 1)
+        r = hi if ax - lo >= hi - ax else lo
+        return float(r) if r <= Fraction(2) ** 127 else float("nan")
+    i = int(np.searchsorted(vals, float(x)))
+    if i < len(vals) and vals[i] == float(x):
+        return float(vals[i])
+    if i == 0 or i == len(vals):  # beyond +-max: overflow unless within half an ulp
+        j = 0 if i == 0 else len(vals) - 1
+        ulp = exact(vals[1] - vals[0]) if i == 0 else exact(vals[-1] - vals[-2])
+        edge = exact(vals[j])
+        if abs(fx - edge) < ulp / 2 or (abs(fx - edge) == ulp / 2 and codes[j] % 2 == 0):
+            return float(vals[j])
+        return np.copysign(np.inf if info.has_inf else np.nan, float(x))
+    lo, hi = exact(vals[i - 1]), exact(vals[i])
+    if fx - lo < hi - fx:
+        r = i - 1
+    elif fx - lo > hi - fx:
+        r = i
+    else:
+        r = i - 1 if codes[i - 1] % 2 == 0 else i
+    out = float(vals[r])
+    if out == 0 and x < 0 and lookup(target).info["has_negative_zero"]:
+        out = -0.0
+    return out
+
+
+def wrap_int(x, target):
+    """dtcast's float -> integer rule (trunc, then modulo 2^bits; NaN, Inf -> 0)."""
+    if not np.isfinite(x):
+        return 0
+    info = dtcast.iinfo(target)
+    v = int(exact(x))  # int() of a Fraction truncates toward zero
+    v %= 1 << info.bits
+    if info.kind == "i" and v > info.max:
+        v -= 1 << info.bits
+    return v
+
+
+def same(a, b):
+    """Float values equal, NaN equal to NaN, -0 distinct from +0."""
+    a, b = float(a), float(b)
+    if np.isnan(a) or np.isnan(b):
+        return np.isnan(a) and np.isnan(b)
+    return a == b and np.signbit(a) == np.signbit(b)
+
+
+# --- the comparison --------------------------------------------------------------------------
+
+SAMPLE = 150  # elements of each kind and pair checked one by one (the rest by kind only)
+
+
+def explain(x, target, got, ref):
+    """Checks the elements where dtcast's bytes differ from ml_dtypes': each must be of one of
+    the explained kinds (decided for all of them, vectorised), and up to SAMPLE of each kind,
+    spread over them, are checked value by value. Returns the count of each kind; an
+    unexplained difference fails."""
+    src = lookup(x.dtype)
+    t = lookup(target)
+    diff = code_view(got) != code_view(ref)
+    if not diff.any():
+        return {}
+    xs = dtcast.cast(x, "float64") if x.dtype != np.float64 else x
+    with np.errstate(all="ignore"):
+        gs = dtcast.cast(got, "float64") if t.kind == "float" else got
+        rs = ref.astype(np.float64) if t.kind == "float" else ref
+    kinds = {}
+    left = diff.copy()
+
+    def take(name, mask, check):
+        nonlocal left
+        mask = mask & left
+        idx = np.nonzero(mask)[0]
+        if idx.size:
+            for i in idx[::max(1, idx.size // SAMPLE)]:
+                check(xs[i], gs[i], rs[i], i)
+            kinds[name] = idx.size
+            left = left & ~mask
+
+    if t.kind == "float":
+        # (1) NaN in, NaN out on both sides, with another payload or sign
+        take("nan payload/sign", np.isnan(xs) & np.isnan(gs) & np.isnan(rs),
+             lambda xv, gv, rv, i: None)
+        if target in NO_NAN and src.name in FNUZ:
+            # (1) the fnuz NaN into a type without NaN: dtcast's +NaN -> -0, ml_dtypes' +0
+            def fnuz(xv, gv, rv, i):
+                assert same(gv, -0.0) and same(rv, 0.0), (gv, rv)
+            take("fnuz nan sign", np.isnan(xs), fnuz)
+    if t.kind in ("signed", "unsigned") and src.kind == "float":
+        # (2) undefined in numpy / C: NaN, Inf and values whose integer part is out of range
+        info = dtcast.iinfo(target)
+        with np.errstate(all="ignore"):
+            tr = np.trunc(xs)
+            undefined = ~np.isfinite(xs) | (tr < info.min) | (tr > info.max)
+
+        def wrap(xv, gv, rv, i):
+            assert int(gv) == wrap_int(xv, target), (xv, gv)
+        take("float->int undefined", undefined, wrap)
+    if target == "float8_e8m0fnu":
+        # (3) dtcast's encoding of |x|, 0x00 at and below 2^-127; ml_dtypes NaN for 0 and
+        # negatives (and tiny float64 values its float32 step flushes), or a misrounding
+        def e8m0(xv, gv, rv, i):
+            want = rne_exact(xv, target) if np.isfinite(xv) else np.nan
+            assert same(gv, want), (x.dtype, xv, gv, want)
+            assert not same(rv, want), (xv, rv)  # ml_dtypes' value is not the nearest
+        small = (xs <= 0) | (np.abs(xs) < 2.0 ** -127)
+        take("e8m0 zero/negative/tiny", small & (np.isnan(rs) | (np.abs(xs) < 2.0 ** -126)), e8m0)
+    if t.kind == "float" and x.dtype == np.float64 and target != "float16":
+        # (4) double rounding: ml_dtypes went through float32; dtcast rounds once. (numpy's
+        # float64 -> float16 rounds once, so float16 is not excused.)
+        def twice(xv, gv, rv, i):
+            with np.errstate(all="ignore"):
+                t2 = np.array([xv]).astype(np.float32).astype(ref.dtype)
+            assert code_view(t2)[0] == code_view(ref)[i], (xv, rv)
+            want = rne_exact(xv, target)
+            assert same(gv, want), (xv, gv, want)
+            assert not same(rv, want)
+        take("double rounding", np.isfinite(xs), twice)
+    if target == "float8_e8m0fnu":
+        # (3) ml_dtypes misrounds float32 subnormals (1.0156 * 2^-127 -> 2^-126)
+        take("e8m0 misrounded by ml_dtypes", np.isfinite(xs) & (xs > 0), e8m0)
+    if left.any():
+        i = int(np.nonzero(left)[0][0])
+        raise AssertionError(f"unexplained ({int(left.sum())}): {x.dtype} {xs[i]!r} -> {target}: "
+                             f"dtcast {gs[i]!r} (0x{int(code_view(got)[i]):x}), ml_dtypes "
+                             f"{rs[i]!r} (0x{int(code_view(ref)[i]):x})")
+    return kinds
+
+
+@pytest.mark.parametrize("src", SOURCES)
+def test_every_code_to_every_type(src):
+    x = all_codes(src)
+    seen = {}
+    for target in TARGETS:
+        got = dtcast.cast(x, target)
+        ref = ml_astype(x, target)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        for k, n in explain(x, target, got, ref).items():
+            seen[k] = seen.get(k, 0) + n
+    # the differences each source shows are the documented ones, and no more
+    allowed = {"nan payload/sign", "fnuz nan sign", "float->int undefined",
+               "e8m0 zero/negative/tiny", "e8m0 misrounded by ml_dtypes"}
+    assert set(seen) <= allowed, seen
+
+
+def wide_inputs(dtype):
+    """float32 / float64 edge values (ties and neighbours of every narrow type, +-0, +-Inf,
+    NaN, max, subnormals) and random values at several scales."""
+    rng = np.random.default_rng(1414)
+    vals = [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 5e-324, 1e300,
+                      np.finfo(np.float32).max, np.finfo(np.float32).tiny, 2.0 ** -149,
+                      1.0156 * 2.0 ** -127, 2.0 ** -127, 1.5 * 2.0 ** -127])]
+    for t in NARROW_FLOATS:
+        v, _ = grid(t)
+        if v.size > 2000:
+            v = v[::64]
+        mid = (v[:-1] + v[1:]) / 2
+        vals += [v, mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf),
+                 mid * (1 + 2.0 ** -30), mid * (1 - 2.0 ** -30)]
+    for scale in (1e-3, 1, 30, 1e4, 1e30):
+        vals.append(rng.standard_normal(4000) * scale)
+    with np.errstate(over="ignore"):
+        return np.concatenate(vals).astype(dtype)
+
+
+@pytest.mark.parametrize("src", ["float32", "float64"])
+def test_wide_to_narrow(src):
+    x = wide_inputs(np.dtype(src).type)
+    seen = {}
+    for target in NARROW_FLOATS + NARROW_INTS:
+        got = dtcast.cast(x, target)
+        ref = ml_astype(x, target)
+        for k, n in explain(x, target, got, ref).items():
+            seen[k] = seen.get(k, 0) + n
+    if src == "float64":
+        # the double rounding shows on these inputs (the ties +- 2^-30 are built for it)
+        assert seen.get("double rounding", 0) > 100, seen
+    else:
+        assert "double rounding" not in seen
+
+
+def test_documented_examples():
+    """The differences of the docstring, one value each, with exact arithmetic."""
+    e4m3 = ml_dtypes.float8_e4m3fn
+    # (4) double rounding: 1 + 2^-4 + 2^-30 is just above the tie between 1 and 1.125
+    x = 1 + 2.0 ** -4 + 2.0 ** -30
+    assert abs(Fraction(x) - Fraction(9, 8)) < abs(Fraction(x) - 1)
+    assert float(dtcast.cast(np.float64([x]), e4m3).astype(np.float64)[0]) == 1.125
+    assert float(np.float64([x]).astype(e4m3).astype(np.float64)[0]) == 1.0  # ml_dtypes
+    # ... bfloat16: 1 + 2^-8 + 2^-30 is nearer 1 + 2^-7; float32 drops 2^-30, then a tie -> 1
+    x = 1 + 2.0 ** -8 + 2.0 ** -30
+    assert abs(Fraction(x) - (1 + Fraction(1, 128))) < abs(Fraction(x) - 1)
+    assert float(dtcast.cast(np.float64([x]), "bfloat16").astype(np.float64)[0]) == 1 + 2.0 ** -7
+    assert float(np.float64([x]).astype(ml_dtypes.bfloat16).astype(np.float64)[0]) == 1.0
+    # ... numpy's float64 -> float16 rounds once: no difference there
+    x = 1 + 2.0 ** -11 + 2.0 ** -40
+    assert np.float64([x]).astype(np.float16)[0] == dtcast.cast(np.float64([x]), "float16")[0]
+    # (3) float8_e8m0fnu: 0 and -4 are NaN in ml_dtypes; dtcast 0x00 (2^-127) and 0x81 (4)
+    e8m0 = ml_dtypes.float8_e8m0fnu
+    with np.errstate(all="ignore"):
+        assert np.isnan(np.float32([0, -4]).astype(e8m0).astype(np.float32)).all()
+    assert dtcast.cast(np.float32([0, -4]), e8m0).view(np.uint8).tolist() == [0x00, 0x81]
+    # ... a float32 subnormal just above 2^-127: nearer 2^-127 than 2^-126 ...
+    x = np.float32(1.0156 * 2.0 ** -127)
+    assert Fraction(float(x)) - Fraction(2) ** -127 < Fraction(2) ** -126 - Fraction(float(x))
+    assert dtcast.cast(np.float32([x]), e8m0).view(np.uint8)[0] == 0x00  # 2^-127
+    assert np.float32([x]).astype(e8m0).view(np.uint8)[0] == 0x01  # ml_dtypes: 2^-126
+    # ... and 1.5 * 2^k, a tie, goes up in both
+    assert dtcast.cast(np.float32([1.5, 3]), e8m0).view(np.uint8).tolist() == \
+        np.float32([1.5, 3]).astype(e8m0).view(np.uint8).tolist() == [0x80, 0x81]
+    # (1) NaN payload: ml_dtypes keeps it (and leaves a signalling NaN signalling)
+    s = np.uint16([0x7C01]).view(np.float16)
+    assert s.astype(np.float32).view(np.uint32)[0] == 0x7F802000
+    assert dtcast.cast(s, "float32").view(np.uint32)[0] == 0x7FC00000
+    # (1) the fnuz NaN 0x80: ml_dtypes reads it as -NaN, dtcast as +NaN
+    n = np.uint8([0x80]).view(ml_dtypes.float8_e4m3fnuz)
+    assert np.signbit(n.astype(np.float32))[0] and not np.signbit(dtcast.cast(n, "float32"))[0]
+    # (2) float -> int: Inf is 0 in dtcast (wrap policy); numpy's C cast gives something
+    assert dtcast.cast(np.float32([np.inf, 300.5, -1]), "int8").tolist() == [0, 44, -1]
+
+
+def test_rne_reference_is_live():
+    """The exact reference can disagree with dtcast: a wrong result fails (so `explain`
+    cannot pass by construction)."""
+    assert rne_exact(1 + 2.0 ** -4, "float8_e4m3fn") == 1.0  # a tie, to the even 1.0
+    assert rne_exact(1 + 2.0 ** -4 + 2.0 ** -30, "float8_e4m3fn") == 1.125
+    assert rne_exact(464.0, "float8_e4m3fn") == 448.0 and np.isnan(rne_exact(465.0, "float8_e4m3fn"))
+    assert rne_exact(65520.0, "float16") == np.inf and rne_exact(-3.0, "float8_e8m0fnu") == 4.0
+    # a "dtcast" that rounded twice, compared with the correct answer, is not explained
+    x = np.float64([1 + 2.0 ** -4 + 2.0 ** -30])
+    wrong = x.astype(ml_dtypes.float8_e4m3fn)  # the double-rounded 1.0
+    with pytest.raises(AssertionError):
+        explain(x, "float8_e4m3fn", wrong, dtcast.cast(x, "float8_e4m3fn"))
+    # and a wrong integer result is not taken for numpy's undefined behaviour
+    x = np.float32([3.5])
+    with pytest.raises(AssertionError):
+        explain(x, "int8", np.int8([4]), x.astype(np.int8))
