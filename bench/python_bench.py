@@ -12,9 +12,11 @@ For every target it times
   dtcast out=, t1     dtcast.cast(x, T, out=preallocated, threads=1)
   dtcast out=         the same with threads=0 (the library decides: every core for big tensors)
   dtcast new, t1/new  without out= (a fresh np.empty each call: its page faults are counted)
+  dtcast packed out=  float4 only: packed=True into a preallocated buffer, the layout the
+                      library writes (two per byte), t1 and default threads
   C library, t1/C     dtcast_convert through ctypes on the same buffers (threads 1 / 0) -- the
-                      library's own speed; for float4 the library writes its packed layout
-                      (two per byte), the package ml_dtypes' one-per-byte layout
+                      library's own speed; compared with the package's same call (for float4
+                      the packed one; the one-per-byte layout of ml_dtypes is shown beside)
   ml_dtypes           x.astype(T) (numpy's own astype for float16)
   torch t1 / torch    torch.from_numpy(x).to(T) with torch.set_num_threads(1) / the default
                       (float4: torch has only the packed float4_e2m1fn_x2, no .to(); skipped)
@@ -118,8 +120,12 @@ def bench(n, runs, lib_path):
         cols["dtcast out="] = lambda: dtcast.cast(x, name, out=out)
         cols["dtcast new, t1"] = lambda: dtcast.cast(x, name, threads=1)
         cols["dtcast new"] = lambda: dtcast.cast(x, name)
+        packed = np.empty(dtcast._core.storage_size(t.code, n, False), dtype=np.uint8)
+        if t.sub_byte:  # the layout the C library writes: the same call as dtcast_convert
+            cols["dtcast packed out=, t1"] = lambda: dtcast.cast(x, name, out=packed, packed=True,
+                                                                 threads=1)
+            cols["dtcast packed out="] = lambda: dtcast.cast(x, name, out=packed, packed=True)
         if lib:
-            packed = np.empty(dtcast._core.storage_size(t.code, n, False), dtype=np.uint8)
             cols["C t1"] = lib.convert_fn(packed, t.code, x, 1, 1)
             cols["C"] = lib.convert_fn(packed, t.code, x, 1, 0)
         cols["ml_dtypes"] = lambda: x.astype(t.dtype)
@@ -165,16 +171,21 @@ def ratios(row):
         r["vs torch"] = t["torch"] / user
         r["t1 vs torch t1"] = t["torch t1"] / t["dtcast new, t1"]
     if "C" in t:
-        r["vs C (out=)"] = t["C"] / t["dtcast out="]
-        r["t1 vs C t1 (out=)"] = t["C t1"] / t["dtcast out=, t1"]
+        # the same call as the library's: for sub-byte targets the packed layout it writes
+        k = "dtcast packed out=" if "dtcast packed out=" in t else "dtcast out="
+        r["vs C (out=)"] = t["C"] / t[k]
+        r["t1 vs C t1 (out=)"] = t["C t1"] / t[k.replace("out=", "out=, t1")]
+        if k != "dtcast out=":
+            r["one per byte vs C"] = t["C"] / t["dtcast out="]
     return r
 
 
 def table(res):
     n = res["elements"]
     gbs = lambda s: 4 * n / s / 1e9  # noqa: E731  float32 bytes read per second
-    labels = ["dtcast out=, t1", "dtcast out=", "dtcast new, t1", "dtcast new", "C t1", "C",
-              "ml_dtypes", "torch t1", "torch"]
+    labels = ["dtcast out=, t1", "dtcast out=", "dtcast new, t1", "dtcast new",
+              "dtcast packed out=, t1", "dtcast packed out=", "C t1", "C", "ml_dtypes",
+              "torch t1", "torch"]
     lines = [f"{n} float32 elements ({4 * n >> 20} MiB), median of {res['runs']} runs, "
              f"{res['cores']} cores, load average {res['load'][0]:.2f}; GB/s of float32 read",
              "",
@@ -187,6 +198,8 @@ def table(res):
         vt = f"{r['vs torch']:.2f}× (t1 {r['t1 vs torch t1']:.2f}×)" if "vs torch" in r else "—"
         vc = f"{r['vs C (out=)']:.2f} (t1 {r['t1 vs C t1 (out=)']:.2f})" if "vs C (out=)" in r \
             else "—"
+        if "one per byte vs C" in r:
+            vc += f"; one per byte {r['one per byte vs C']:.2f}"
         lines.append(f"| {row['target']} | " + " | ".join(cells) +
                      f" | {r['vs ml_dtypes']:.1f}× | {vt} | {vc} |")
     lines += ["", "ratios: dtcast.cast as called (default threads, fresh output) against "

@@ -21,17 +21,18 @@ def libdtcast():
 
 
 def pytest_runtest_logreport(report):
+    # each line starts on a line of its own: pytest's progress dots have no newline
     if not os.environ.get("DTCAST_TEST_LINES"):
         return
     name = report.nodeid.split("/")[-1]
     if report.failed:
         why = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "failed"
-        sys.__stdout__.write(f"FAIL {name} ({report.when}): {why}\n")
+        sys.__stdout__.write(f"\nFAIL {name} ({report.when}): {why}\n")
     elif report.when == "call" and report.passed:
-        sys.__stdout__.write(f"PASS {name}\n")
+        sys.__stdout__.write(f"\nPASS {name}\n")
     elif report.skipped and report.when in ("setup", "call"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-        sys.__stdout__.write(f"SKIP {name}: {reason}\n")
+        sys.__stdout__.write(f"\nSKIP {name}: {reason}\n")
     sys.__stdout__.flush()
 
 
