@@ -17,7 +17,7 @@ AARCH64_SCALE ?= 0.1
 .PHONY: cross-aarch64 test-aarch64
 
 cross-aarch64:
-	@$(MAKE) --no-print-directory $(PAR) CC=$(AARCH64_CC) BUILD=build/aarch64 OPT="-O2 -g" SAN= all tests
+	@$(MAKE) --no-print-directory $(PAR) CC=$(AARCH64_CC) BUILD=build/aarch64 OPT="-O2 -g1" SAN= all tests
 
 test-aarch64: cross-aarch64
 	@TEST_EXEC="$(AARCH64_QEMU)" DTCAST_TEST_SCALE=$(AARCH64_SCALE) DTCAST_TEST_JOBS=$(TEST_JOBS) \
