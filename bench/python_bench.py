@@ -6,7 +6,8 @@ float4_e2m1fn.
     PYTHONPATH=build/python python bench/python_bench.py [--n ELEMENTS] [--runs N] [--json]
                                                         [--lib build/libdtcast.so]
 
-Default: 64 Mi elements (256 MiB of float32 normal random values times 100), median of 5 runs.
+Default: 64 Mi elements (256 MiB of float32 normal random values times 100), median of 5 runs,
+the runs of all the calls of a row interleaved.
 For every target it times
 
   dtcast out=, t1     dtcast.cast(x, T, out=preallocated, threads=1)
@@ -96,14 +97,18 @@ class CLib:
         return run
 
 
-def median_time(fn, runs):
-    fn()  # warm up (first-touch of outputs, thread pools)
-    ts = []
+def median_times(fns, runs):
+    """Median time of each function, the runs interleaved (run 1 of every function, then run 2,
+    ...) so that a change of the machine's load or memory state falls on all of them alike."""
+    for fn in fns.values():
+        fn()  # warm up (first-touch of outputs, thread pools)
+    ts = {label: [] for label in fns}
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        for label, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[label].append(time.perf_counter() - t0)
+    return {label: statistics.median(v) for label, v in ts.items()}
 
 
 def bench(n, runs, lib_path):
@@ -125,9 +130,10 @@ def bench(n, runs, lib_path):
             cols["dtcast packed out=, t1"] = lambda: dtcast.cast(x, name, out=packed, packed=True,
                                                                  threads=1)
             cols["dtcast packed out="] = lambda: dtcast.cast(x, name, out=packed, packed=True)
-        if lib:
-            cols["C t1"] = lib.convert_fn(packed, t.code, x, 1, 1)
-            cols["C"] = lib.convert_fn(packed, t.code, x, 1, 0)
+        if lib:  # into the buffer the package's same call writes (the packed one for float4)
+            dst = packed if t.sub_byte else out
+            cols["C t1"] = lib.convert_fn(dst, t.code, x, 1, 1)
+            cols["C"] = lib.convert_fn(dst, t.code, x, 1, 0)
         cols["ml_dtypes"] = lambda: x.astype(t.dtype)
         if torch is not None and name != "float4_e2m1fn":
             xt = torch.from_numpy(x)
@@ -145,8 +151,8 @@ def bench(n, runs, lib_path):
             cols["torch t1"] = torch_to(1)
             cols["torch"] = torch_to(default_threads)
         times = {}
-        for label, fn in cols.items():
-            times[label] = median_time(fn, runs)
+        times = median_times(cols, runs)
+        for label in cols:
             print(f"  {name:14s} {label:16s} {times[label] * 1e3:9.1f} ms", file=sys.stderr,
                   flush=True)
         # correctness of what was timed: the package's bytes equal ml_dtypes' (rne, in range:
