@@ -17,23 +17,12 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_util import check, failures, runner  # noqa: E402
+
 CLI = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "dtcast")
 TMP = tempfile.mkdtemp(prefix="dtcast-files.")
-failures = 0
-
-
-def check(ok, name, why=""):
-    global failures
-    if ok:
-        print(f"PASS {name}")
-    else:
-        failures += 1
-        print(f"FAIL {name}: {why}")
-
-
-def run(*args, stdin=None):
-    p = subprocess.run([CLI, *args], input=stdin, capture_output=True)
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+run = runner(CLI, text=False, timeout=None)
 
 
 def path(name):
@@ -322,7 +311,7 @@ def main():
     test_warning_and_report()
     test_memory_bound()
     subprocess.run(["rm", "-rf", TMP])
-    return 1 if failures else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":

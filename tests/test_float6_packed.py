@@ -15,7 +15,6 @@ import json
 import os
 import random
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -24,6 +23,7 @@ sys.path.insert(0, os.path.join(HERE, 'model'))
 sys.path.insert(0, HERE)
 import dtlib  # noqa: E402
 import safetensors_ref as ref  # noqa: E402
+from cli_util import check, failures, runner  # noqa: E402
 
 LIB = sys.argv[1] if len(sys.argv) > 1 else 'build/libdtcast.so'
 CLI = os.path.join(os.path.dirname(os.path.abspath(LIB)), 'dtcast')
@@ -38,16 +38,6 @@ L.dtcast_format_element.argtypes = [ct.c_char_p, ct.c_size_t, ct.c_void_p, ct.c_
                                     ct.POINTER(dtlib.Options), ct.POINTER(dtlib.Error)]
 L.dtcast_parse_element.argtypes = [ct.c_void_p, ct.c_int, ct.c_size_t, ct.c_char_p,
                                    ct.POINTER(dtlib.Options), ct.POINTER(dtlib.Error)]
-failures = 0
-
-
-def check(ok, name, why=''):
-    global failures
-    if ok:
-        print('PASS ' + name)
-    else:
-        failures += 1
-        print('FAIL %s: %s' % (name, why))
 
 
 # ---- the model -------------------------------------------------------------------------------
@@ -176,9 +166,7 @@ for name, (t, _, _, _, _) in TYPES.items():
 # ---- the CLI: raw files ----------------------------------------------------------------------
 
 
-def run(*args):
-    p = subprocess.run([CLI, *args], capture_output=True)
-    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+run = runner(CLI, text=False, timeout=None)
 
 
 def path(n):
@@ -249,5 +237,5 @@ for name, (_, _, _, _, dtype) in TYPES.items():
     check(code != 0 and 'hold 8 bytes' in err and 'need 6' in err,
           'safetensors %s with 8 bytes for 8 elements refused' % dtype, err)
 
-print('%d failed' % failures if failures else 'all passed')
-sys.exit(1 if failures else 0)
+print('%d failed' % failures() if failures() else 'all passed')
+sys.exit(1 if failures() else 0)

@@ -17,33 +17,19 @@ import json
 import os
 import random
 import struct
-import subprocess
 import sys
 import tempfile
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_ref as ref  # noqa: E402
+from cli_util import check, failures, runner  # noqa: E402
 
 LIB = sys.argv[1] if len(sys.argv) > 1 else "build/libdtcast.so"
 DTCAST = os.path.join(os.path.dirname(os.path.abspath(LIB)), "dtcast")
-FAILURES = 0
 
 
-def check(ok, name, why=""):
-    global FAILURES
-    if ok:
-        print("PASS " + name)
-    else:
-        FAILURES += 1
-        print("FAIL %s: %s" % (name, str(why).replace("\n", " | ")[:600]))
-    sys.stdout.flush()
-    return ok
-
-
-def run(*args):
-    p = subprocess.run([DTCAST] + [str(a) for a in args], capture_output=True, timeout=120)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+run = runner(DTCAST)
 
 
 # ---- the element formats, exactly ---------------------------------------------------------
@@ -720,7 +706,7 @@ def main():
         test_hostile(d)
         test_sharded(d)
         test_real_safetensors(d)
-    return 1 if FAILURES else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":

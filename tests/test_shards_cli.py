@@ -20,27 +20,14 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_ref as ref  # noqa: E402
+from cli_util import check, failures, runner  # noqa: E402
 
 LIB = sys.argv[1] if len(sys.argv) > 1 else "build/libdtcast.so"
 DTCAST = os.path.join(os.path.dirname(os.path.abspath(LIB)), "dtcast")
-FAILURES = 0
 INDEX = "model.safetensors.index.json"
 
 
-def check(ok, name, why=""):
-    global FAILURES
-    if ok:
-        print("PASS " + name)
-    else:
-        FAILURES += 1
-        print("FAIL %s: %s" % (name, str(why).replace("\n", " | ")[:600]))
-    sys.stdout.flush()
-    return ok
-
-
-def run(*args):
-    p = subprocess.run([DTCAST] + [str(a) for a in args], capture_output=True, timeout=120)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+run = runner(DTCAST)
 
 
 def folder(d):
@@ -223,7 +210,7 @@ def main():
         got = test_steps_equal_one_step(d)
         if got:
             test_refusals(d, *got)
-    return 1 if FAILURES else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":
