@@ -105,6 +105,8 @@ def as_array(x):
 def _source(x, src):
     """(array, source type) for dtcast.cast's x and src."""
     arr = as_array(x)
+    if arr.dtype.byteorder == ">" and arr.dtype.itemsize > 1:  # the library reads little-endian
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
     if src is None:
         t = of_dtype(arr.dtype)
         if t is None:
@@ -120,10 +122,14 @@ def _source(x, src):
     width = 1 if t.sub_byte else t.dtype.itemsize
     if arr.dtype == t.dtype:
         return arr, t
+    if arr.dtype == np.uint8 and arr.ndim == 1 and width > 1 and arr.size % width == 0:
+        # raw bytes (bytes, memoryview, a uint8 buffer): the elements of src, little-endian
+        return np.ascontiguousarray(arr).view(t.dtype), t
     if arr.dtype.itemsize != width or arr.dtype.kind == "O":
         raise Error(f"src={t.name} needs {width}-byte elements; the array's dtype {arr.dtype} has "
                     f"{arr.dtype.itemsize}", Status.INVALID_ARGUMENT)
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")
     return arr.view(t.dtype), t
 
 
@@ -190,7 +196,8 @@ def convert_array(arr, source, target, opts, *, packed=False, out=None, report=F
         opts = opts[:4] + (opts[4] | FLOAT6_PACKED,)
     elif not packed and (target.code in (105, 106) or source.code in (105, 106)):
         opts = opts[:4] + (opts[4] & ~FLOAT6_PACKED,)
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        arr = arr.copy(order="C")
     count = arr.size
     packed_bytes = _core.storage_size(target.code, count, bool(opts[4] & FLOAT6_PACKED)) \
         if packed else None

@@ -176,3 +176,17 @@ def test_torch_module():
     for dt in [torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2]:
         r = dtcast.torch.cast(t, dt)
         assert r.dtype == dt and torch.equal(r.view(torch.uint8), t.to(dt).view(torch.uint8))
+
+
+def test_shapes_and_layouts_of_inputs():
+    # a 0-d array and a Python scalar stay 0-d, as numpy's astype keeps them
+    r = dtcast.cast(np.float32(1.5), "float8_e4m3fn")
+    assert r.shape == () and float(r) == 1.5
+    assert dtcast.cast(2.5, "int8", round="rne").shape == ()
+    assert dtcast.cast(np.zeros((0, 3), np.float32), "int4").shape == (0, 3)
+    # big-endian and non-contiguous inputs are read as their values
+    be = np.arange(4, dtype=">f4")
+    assert dtcast.cast(be, "bfloat16").astype(np.float32).tolist() == [0, 1, 2, 3]
+    assert dtcast.cast(np.arange(10, dtype=np.float32)[::3], "float16").tolist() == [0, 3, 6, 9]
+    # raw little-endian bytes with src=
+    assert dtcast.cast(b"\x00\x00\x80\x3f\x00\x00\x00\xc0", "float16", src="float32").tolist() == [1, -2]
