@@ -54,16 +54,9 @@ except ImportError:  # torch is optional
 TARGETS = ["bfloat16", "float16", "float8_e4m3fn", "float4_e2m1fn"]
 
 
-class Options(ct.Structure):  # include/dtcast.h (as tests/model/dtlib.py)
-    _fields_ = [("size", ct.c_size_t), ("round", ct.c_int), ("float_overflow", ct.c_int),
-                ("int_overflow", ct.c_int), ("threads", ct.c_uint), ("string_style", ct.c_int),
-                ("discard_imaginary", ct.c_bool), ("string_to_bool_numeric", ct.c_bool),
-                ("float4_nan_as_max", ct.c_bool), ("via_float32", ct.c_bool),
-                ("float6_packed", ct.c_bool)]
-
-
-class Error(ct.Structure):
-    _fields_ = [("status", ct.c_int), ("index", ct.c_size_t), ("message", ct.c_char * 512)]
+# the ctypes structs of include/dtcast.h, as the tests declare them
+sys.path.insert(0, os.path.join(REPO, "tests", "model"))
+from dtlib import Options, Error  # noqa: E402
 
 
 def find_lib(path):

@@ -183,6 +183,7 @@ LIB = sys.argv[1] if len(sys.argv) > 1 else 'build/libdtcast.so'
 CLI = os.path.join(os.path.dirname(os.path.abspath(LIB)), 'dtcast')
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'model'))
 import dtlib  # noqa: E402
+from cli_util import check, failures  # noqa: E402
 
 lib = dtlib.Lib(LIB)
 L = lib.L
@@ -192,16 +193,6 @@ L.dtcast_onnx_cast.argtypes = [ct.c_void_p, ct.c_int64, ct.c_void_p, ct.c_int, c
 L.dtcast_onnx_options.argtypes = [ct.POINTER(dtlib.Options), ct.c_int64, ct.c_int, ct.c_int,
                                   ct.c_int64, ct.c_char_p, ct.POINTER(dtlib.Options),
                                   ct.POINTER(dtlib.Error)]
-failures = 0
-
-
-def check(ok, name, why=''):
-    global failures
-    if ok:
-        print('PASS ' + name)
-    else:
-        failures += 1
-        print('FAIL %s: %s' % (name, why))
 
 
 def pack(src, cs):
@@ -288,5 +279,5 @@ for mode in MODES:
         check(p.returncode == 0 and got == want, 'cli onnx float64 %s saturate=%d' % (mode, sat),
               p.stderr.decode(errors='replace') or diff(cs, got, want))
 
-print('%d failed' % failures if failures else 'all passed')
-sys.exit(1 if failures else 0)
+print('%d failed' % failures() if failures() else 'all passed')
+sys.exit(1 if failures() else 0)
