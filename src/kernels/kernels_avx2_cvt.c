@@ -469,31 +469,8 @@ static FN DT_INLINE void blk_f_int(uint8_t *d, const uint8_t *s, int st, int dt,
 }
 
 /* ---- float32 -> integers of 8, 16 or 32 bits, in 32-bit lanes -------------------------------- */
-/* x rounded to an integral float per mode, as round_int does on doubles (|x| >= 2^23 is
- * integral, so the +-1 steps act below that: exact) */
-static FN DT_INLINE __m256 round_int_ps(__m256 x, int mode)
-{
-    const __m256 sign = _mm256_castsi256_ps(I32(0x80000000));
-    switch (mode) {
-    case M_RNE: return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    case M_FLOOR: return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    case M_CEIL: return _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    case M_TRUNC: return _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    case M_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
-        const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(x, t)), _mm256_set1_ps(0.5f),
-                                        _CMP_GE_OQ);
-        return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_set1_ps(1.0f))));
-    }
-    default: { /* odd: floor + 1 when inexact and floor is even (floor | 1) */
-        const __m256 f = _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-        const __m256 h = _mm256_mul_ps(f, _mm256_set1_ps(0.5f));
-        const __m256 even = _mm256_cmp_ps(_mm256_round_ps(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), h, _CMP_EQ_OQ);
-        const __m256 grow = _mm256_and_ps(_mm256_cmp_ps(f, x, _CMP_NEQ_OQ), even);
-        return _mm256_add_ps(f, _mm256_and_ps(grow, _mm256_set1_ps(1.0f)));
-    }
-    }
-}
+/* x rounded to an integral float per mode (round_int_avx2.h) */
+#include "round_int_avx2.h"
 
 /* Wrap of integral lanes with |f| >= 2^31 (e >= 158): f = m * 2^(e - 150) with the 24-bit
  * significand m, so f mod 2^32 is m shifted left (counts >= 32 give 0: multiples of 2^32),

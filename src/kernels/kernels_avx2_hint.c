@@ -44,35 +44,9 @@ static FN DT_INLINE __m256 ld_half8(const uint8_t *p, int bf)
     return _mm256_cvtph_ps(h);
 }
 
-/* ---- rounding to an integral float ------------------------------------------------------------ */
-/* x rounded to an integral float32 per mode; trunc is left to the conversions below, which
- * truncate (|x| >= 2^23 is integral, so the +-1 steps act below that: exact). NaN stays NaN and
- * +-Inf stays +-Inf in every mode. */
-static FN DT_INLINE __m256 round_int_ps(__m256 x, int mode)
-{
-    const __m256 sign = _mm256_castsi256_ps(I32(0x80000000));
-    switch (mode) {
-    case M_RNE: return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    case M_FLOOR: return _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    case M_CEIL: return _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    case M_TRUNC: return x;
-    case M_RNA: { /* a dropped fraction x - t (exact) of at least 1/2: one away */
-        const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        const __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(x, t)), PS(0.5f),
-                                        _CMP_GE_OQ); /* Inf - Inf, NaN: false */
-        return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(x, sign), PS(1.0f))));
-    }
-    default: { /* odd: floor | 1 when inexact (the odd neighbour in two's complement of either
-                * sign): floor + 1 when inexact and floor is even (half of it integral) */
-        const __m256 f = _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-        const __m256 h = _mm256_mul_ps(f, PS(0.5f));
-        const __m256 even =
-            _mm256_cmp_ps(_mm256_round_ps(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), h, _CMP_EQ_OQ);
-        const __m256 grow = _mm256_and_ps(_mm256_cmp_ps(f, x, _CMP_NEQ_OQ), even);
-        return _mm256_add_ps(f, _mm256_and_ps(grow, PS(1.0f)));
-    }
-    }
-}
+/* ---- rounding to an integral float (round_int_avx2.h; trunc too: the conversions below then
+ * truncate an integral value) ----------------------------------------------------------------- */
+#include "round_int_avx2.h"
 
 /* ---- into 8-bit integers ---------------------------------------------------------------------- */
 /* integral float32 lanes -> int32 lanes whose low byte is the int8/uint8 code: under saturation
