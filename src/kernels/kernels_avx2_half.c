@@ -398,17 +398,26 @@ static const dt_kernel_fn i64_half_fns[2][2][M_MODES] = {
     {I64_HALF_ROW(i64, f16), I64_HALF_ROW(u64, f16)},
     {I64_HALF_ROW(i64, bf16), I64_HALF_ROW(u64, bf16)}};
 
+/* The kernel of fns ([bfloat16][unsigned][mode]) for a signed or unsigned source of one width
+ * into float16 or bfloat16: the finder of both the 64- and the 32-bit families. */
+static bool int_half_find(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                          const dt_rules *r, dtcast_type signed_type, dtcast_type unsigned_type,
+                          const dt_kernel_fn fns[2][2][M_MODES])
+{
+    const dtcast_type s = sf->type, d = df->type;
+    const int m = dt_mode_of(r->round);
+    if ((s != signed_type && s != unsigned_type) || (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) ||
+        m < 0)
+        return false;
+    k->fn = fns[d == DTCAST_BFLOAT16][s == unsigned_type][m];
+    return true;
+}
+
 bool dt_i64_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
                            const dt_rules *r, size_t count)
 {
     (void)count;
-    const dtcast_type s = sf->type, d = df->type;
-    const int m = dt_mode_of(r->round);
-    if ((s != DTCAST_INT64 && s != DTCAST_UINT64) ||
-        (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) || m < 0)
-        return false;
-    k->fn = i64_half_fns[d == DTCAST_BFLOAT16][s == DTCAST_UINT64][m];
-    return true;
+    return int_half_find(k, df, sf, r, DTCAST_INT64, DTCAST_UINT64, i64_half_fns);
 }
 
 /* ---- 32-bit integers -> float16 / bfloat16 --------------------------------------------------- */
@@ -480,13 +489,7 @@ bool dt_i32_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *s
                            const dt_rules *r, size_t count)
 {
     (void)count;
-    const dtcast_type s = sf->type, d = df->type;
-    const int m = dt_mode_of(r->round);
-    if ((s != DTCAST_INT32 && s != DTCAST_UINT32) ||
-        (d != DTCAST_FLOAT16 && d != DTCAST_BFLOAT16) || m < 0)
-        return false;
-    k->fn = i32_half_fns[d == DTCAST_BFLOAT16][s == DTCAST_UINT32][m];
-    return true;
+    return int_half_find(k, df, sf, r, DTCAST_INT32, DTCAST_UINT32, i32_half_fns);
 }
 
 /* ---- float16 / bfloat16 -> float32 ----------------------------------------------------------- */
