@@ -112,7 +112,11 @@ typedef enum dtcast_round {
     DTCAST_ROUND_FLOOR,       /* toward -infinity                 ("floor", CAST_FLOOR) */
     DTCAST_ROUND_CEIL,        /* toward +infinity                 ("ceil",  CAST_CEIL)  */
     DTCAST_ROUND_TRUNC,       /* toward zero                      ("trunc", CAST_TRUNC) */
-    DTCAST_ROUND_ODD          /* inexact -> the odd neighbour     ("odd",   CAST_ODD)   */
+    DTCAST_ROUND_ODD,         /* inexact -> the odd neighbour     ("odd",   CAST_ODD)   */
+    DTCAST_ROUND_STOCHASTIC   /* up with probability = the dropped fraction ("stochastic"):
+                               * seeded by opts.seed, element i of a tensor always draws the
+                               * same number whatever the threads or the ISA (docs/conversion.md,
+                               * "Stochastic rounding") */
 } dtcast_round;
 
 typedef enum dtcast_float_overflow {
@@ -161,6 +165,10 @@ typedef struct dtcast_options {
     /* float6e2m3fn / float6e3m2fn buffers (source and destination) are packed four
      * elements in three bytes (docs/formats.md, "Memory layout"), not one per byte */
     bool float6_packed;
+    /* DTCAST_ROUND_STOCHASTIC: the seed S, and the index within its tensor of this call's first
+     * element (a tensor converted in pieces gives the bytes of one call over the whole) */
+    uint64_t seed;
+    uint64_t element_offset;
 #ifdef DTCAST_TEST_FUTURE_OPTION
     /* Test hook (tests/test_abi.sh): a field a later version might add. Its default, 0, changes
      * nothing; the library only checks that it reads it. Never defined in a normal build. */
@@ -282,7 +290,8 @@ typedef struct dtcast_info {
 DTCAST_API dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info,
                                          dtcast_error *error);
 
-/* Rounding-mode names: "rne", "round", "floor", "ceil", "trunc", "odd" (and "default"). */
+/* Rounding-mode names: "rne", "round", "floor", "ceil", "trunc", "odd", "stochastic" (and
+ * "default"). */
 DTCAST_API const char *dtcast_round_name(dtcast_round round);
 DTCAST_API dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round,
                                                dtcast_error *error);
@@ -461,6 +470,189 @@ DTCAST_API dtcast_status dtcast_aclnn_promote_binary(void *out0, size_t out0_byt
                                                      const dtcast_tensor_view *in1,
                                                      const dtcast_options *opts,
                                                      dtcast_error *error);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tensors with a shape, for the operations that need one (quantization, ONNX Q/DQ).
+ *
+ * data holds the elements packed as dtcast_convert packs them (sub-byte types over the flattened
+ * tensor), except the codes of the scaled schemes below, which are packed per row. bytes is the
+ * size of data: for an output, the room there is (checked before anything is written); for an
+ * input, how much may be read (checked against the shape). Inputs are only read, though data is
+ * not const. A 0-dimensional tensor (ndim 0) holds one element.
+ * ------------------------------------------------------------------------------------------- */
+#define DTCAST_MAX_DIMS 8
+
+typedef struct dtcast_tensor {
+    void *data;
+    size_t bytes;
+    dtcast_type type;
+    int ndim;
+    int64_t shape[DTCAST_MAX_DIMS];
+} dtcast_tensor;
+
+/* Elements of t (the product of its shape; 1 for ndim 0), or DTCAST_ERR_BAD_SHAPE. */
+DTCAST_API dtcast_status dtcast_tensor_count(const dtcast_tensor *t, size_t *count,
+                                            dtcast_error *error);
+
+/* ---------------------------------------------------------------------------------------------
+ * Scaled quantization (docs/quantization.md): a high-precision tensor becomes codes of a narrow
+ * type plus scales, and back. Each scheme's variants pin every intermediate (which operations,
+ * in which precision), so the bytes equal those of the system the variant is named after.
+ *
+ * Layouts (docs/quantization.md, "Layouts"):
+ * - MX: blocks of `block` (32) elements along `axis`; scales float8e8m0 (one byte each) of x's
+ *   shape with that axis -> ceil(D / block). Codes of x's shape.
+ * - NVFP4: blocks of 16 along the last axis (which must be a multiple of 16); codes float4e2m1;
+ *   scales float8e4m3fn of shape [..., D / 16]; global_scale float32 [1] unless single_level.
+ * - FP8_BLOCK: tiles of block_rows x block over the last two axes (default 128 x 128; the
+ *   deepseek-act variant 1 x 128); codes float8e4m3fn; scales float32 [..., ceil(N / rows),
+ *   ceil(K / cols)] holding the dequantization multiplier (HF/DeepSeek "weight_scale_inv").
+ * - ABSMAX: symmetric absmax per tensor (per_tensor; scales [1]), per channel (block 0; scales
+ *   [..., N, 1]) or per group of `block` along the last axis (scales [..., N, ceil(K / block)]);
+ *   codes int8, int4, float8e4m3fn or float4e2m1; scales of scale_type.
+ * Codes are packed per row: float4 / int4 two per byte along the last axis, element 2k in the low
+ * nibble, a row of odd length padded with a zero nibble; float6 one per byte (low 6 bits), or
+ * four in three bytes per row with float6_packed.
+ * ------------------------------------------------------------------------------------------- */
+typedef enum dtcast_scheme {
+    DTCAST_SCHEME_MX = 1,    /* "mx": OCP Microscaling v1.0 */
+    DTCAST_SCHEME_NVFP4,     /* "nvfp4" */
+    DTCAST_SCHEME_FP8_BLOCK, /* "fp8-block": DeepSeek-V3/R1, HF fine-grained FP8 */
+    DTCAST_SCHEME_ABSMAX     /* "absmax": compressed-tensors / llm-compressor symmetric */
+} dtcast_scheme;
+
+typedef enum dtcast_variant {
+    DTCAST_VARIANT_DEFAULT = 0, /* MX: ocp; NVFP4: modelopt; FP8_BLOCK: hf; ABSMAX: ct */
+    DTCAST_VARIANT_OCP,          /* "ocp" (MX) */
+    DTCAST_VARIANT_MODELOPT,     /* "modelopt" (NVFP4: NVIDIA Model-Optimizer) */
+    DTCAST_VARIANT_TORCHAO,      /* "torchao" (NVFP4) */
+    DTCAST_VARIANT_CT,           /* "ct" (NVFP4, ABSMAX: compressed-tensors) */
+    DTCAST_VARIANT_HF,           /* "hf" (FP8_BLOCK: weights, 128 x 128 tiles) */
+    DTCAST_VARIANT_DEEPSEEK_ACT  /* "deepseek-act" (FP8_BLOCK: activations, 1 x 128) */
+} dtcast_variant;
+
+typedef enum dtcast_scale_mode {
+    DTCAST_SCALE_DEFAULT = 0, /* floor */
+    DTCAST_SCALE_FLOOR,       /* "floor": OCP, torchao FLOOR */
+    DTCAST_SCALE_CEIL,        /* "ceil" */
+    DTCAST_SCALE_EVEN,        /* "even": torchao EVEN, compressed-tensors */
+    DTCAST_SCALE_RCEIL,       /* "rceil": NVIDIA's recipe, torchao RCEIL, gpt-oss */
+    DTCAST_SCALE_LOG2         /* "log2": microxcaling's Python reference */
+} dtcast_scale_mode;
+
+typedef struct dtcast_quant_params {
+    size_t size; /* sizeof(dtcast_quant_params) as the caller compiled it: set by _init */
+    dtcast_scheme scheme;
+    dtcast_variant variant;
+    /* Code type. MX: float8e4m3fn (default), float8e5m2, float6e3m2fn, float6e2m3fn,
+     * float4e2m1, int8 (MXINT8); NVFP4: float4e2m1; FP8_BLOCK: float8e4m3fn; ABSMAX: int8
+     * (default), int4, float8e4m3fn, float4e2m1. UNDEFINED = the default. */
+    dtcast_type element;
+    /* ABSMAX: float32, or UNDEFINED = the input's type (bfloat16 / float16 / float32) */
+    dtcast_type scale_type;
+    dtcast_scale_mode scale_mode; /* MX */
+    dtcast_round round;           /* element rounding: DEFAULT (rne), RNE, RNA (MX), STOCHASTIC */
+    uint64_t seed;                /* STOCHASTIC: as dtcast_options.seed */
+    int axis;                     /* MX: the block axis, negative from the end (_init: -1) */
+    int64_t block;                /* elements per block along the axis; 0 = the scheme's */
+    int64_t block_rows;           /* FP8_BLOCK: tile rows; 0 = the variant's */
+    bool per_tensor;              /* ABSMAX: one scale for the whole tensor */
+    bool single_level;            /* NVFP4 torchao: no global scale */
+    bool ue8m0;                   /* FP8_BLOCK deepseek-act: scales rounded up to 2^k first */
+    bool reject_short;            /* MX: a short last block is an error, not zero-padded */
+    bool float6_packed;           /* float6 codes four in three bytes per row */
+    unsigned threads;             /* 0 = automatic; 1 = this thread */
+} dtcast_quant_params;
+
+/* Fills *p with the defaults (scheme MX, axis -1, everything else zero) and p->size = size.
+ * Read like dtcast_options: size checked, later fields defaulted, unknown bytes refused. */
+DTCAST_API void dtcast_quant_params_init_sized(dtcast_quant_params *p, size_t size);
+#define dtcast_quant_params_init(p) dtcast_quant_params_init_sized((p), sizeof(dtcast_quant_params))
+
+/* Names <-> values: "mx", "nvfp4", "fp8-block", "absmax"; "ocp", "modelopt", "torchao", "ct",
+ * "hf", "deepseek-act" (and "default"); "floor", "ceil", "even", "rceil", "log2". */
+DTCAST_API const char *dtcast_scheme_name(dtcast_scheme scheme);
+DTCAST_API dtcast_status dtcast_scheme_from_name(const char *name, dtcast_scheme *scheme,
+                                                dtcast_error *error);
+DTCAST_API const char *dtcast_variant_name(dtcast_variant variant);
+DTCAST_API dtcast_status dtcast_variant_from_name(const char *name, dtcast_variant *variant,
+                                                 dtcast_error *error);
+DTCAST_API const char *dtcast_scale_mode_name(dtcast_scale_mode mode);
+DTCAST_API dtcast_status dtcast_scale_mode_from_name(const char *name, dtcast_scale_mode *mode,
+                                                    dtcast_error *error);
+
+/* Sets p's scheme, element, block and granularity from a recipe name (the CLI's --scheme):
+ * "mxfp8" (float8e4m3fn), "mxfp8-e5m2", "mxfp6-e2m3", "mxfp6-e3m2", "mxfp4", "mxint8", "nvfp4",
+ * "fp8-block" (128 x 128), "fp8-channel", "fp8-tensor", "int8-channel", "int8-tensor",
+ * "int4-group" (128), "fp4-group" (16) and the scheme names themselves; other fields of p are
+ * kept. */
+DTCAST_API dtcast_status dtcast_quant_params_from_recipe(dtcast_quant_params *p,
+                                                        const char *recipe,
+                                                        dtcast_error *error);
+
+/* The outputs quantizing x (its type and shape; data not read) gives: fills the type, ndim,
+ * shape and bytes (the size needed) of codes, scales and global_scale (type UNDEFINED, ndim 0,
+ * bytes 0 when the scheme has none); their data is untouched. */
+DTCAST_API dtcast_status dtcast_quantize_layout(dtcast_tensor *codes, dtcast_tensor *scales,
+                                               dtcast_tensor *global_scale, const dtcast_tensor *x,
+                                               const dtcast_quant_params *p, dtcast_error *error);
+
+/* Quantizes x (float32, bfloat16 or float16; float64 too) into codes, scales and global_scale
+ * (may be NULL when the scheme has none). Each output's data and bytes are the caller's; the
+ * function sets type, ndim and shape as dtcast_quantize_layout does. */
+DTCAST_API dtcast_status dtcast_quantize(dtcast_tensor *codes, dtcast_tensor *scales,
+                                        dtcast_tensor *global_scale, const dtcast_tensor *x,
+                                        const dtcast_quant_params *p, dtcast_error *error);
+
+/* The inverse: y (its data, bytes and type: float32, bfloat16 or float16; float64 too; shape set
+ * from codes) from codes, scales and global_scale (NULL when none). */
+DTCAST_API dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor *codes,
+                                          const dtcast_tensor *scales,
+                                          const dtcast_tensor *global_scale,
+                                          const dtcast_quant_params *p, dtcast_error *error);
+
+/* ---------------------------------------------------------------------------------------------
+ * ONNX QuantizeLinear / DequantizeLinear (opsets 10..25) and DynamicQuantizeLinear (11), as the
+ * operators define them, every input and output type of each opset (docs/onnx.md,
+ * "Quantization operators"). The output's type is chosen as the operator chooses it (output_dtype,
+ * else the zero point's, else uint8 / the scale's type); the function sets y->type, ndim and
+ * shape; y->data and y->bytes are the caller's (x's element count times at most 4 bytes is always
+ * enough). zero_point may be NULL.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct dtcast_onnx_qdq_attrs {
+    int opset;            /* 10..25 */
+    int64_t axis;         /* default 1 */
+    int64_t block_size;   /* 0 = not blocked */
+    int64_t saturate;     /* default 1 */
+    int64_t output_dtype; /* TensorProto code, 0 = not given */
+    int64_t precision;    /* TensorProto code, 0 = not given (opset 23+) */
+} dtcast_onnx_qdq_attrs;
+
+/* opset 25, axis 1, saturate 1, the rest 0. */
+DTCAST_API void dtcast_onnx_qdq_attrs_init(dtcast_onnx_qdq_attrs *attrs);
+
+DTCAST_API dtcast_status dtcast_onnx_quantize_linear(dtcast_tensor *y, const dtcast_tensor *x,
+                                                    const dtcast_tensor *scale,
+                                                    const dtcast_tensor *zero_point,
+                                                    const dtcast_onnx_qdq_attrs *attrs,
+                                                    const dtcast_options *opts,
+                                                    dtcast_error *error);
+
+DTCAST_API dtcast_status dtcast_onnx_dequantize_linear(dtcast_tensor *y, const dtcast_tensor *x,
+                                                      const dtcast_tensor *scale,
+                                                      const dtcast_tensor *zero_point,
+                                                      const dtcast_onnx_qdq_attrs *attrs,
+                                                      const dtcast_options *opts,
+                                                      dtcast_error *error);
+
+/* float32 x -> uint8 y, float32 y_scale and uint8 y_zero_point (0-dimensional). A NaN or
+ * infinity in x is DTCAST_ERR_INVALID_ARGUMENT naming its index. */
+DTCAST_API dtcast_status dtcast_onnx_dynamic_quantize_linear(dtcast_tensor *y,
+                                                            dtcast_tensor *y_scale,
+                                                            dtcast_tensor *y_zero_point,
+                                                            const dtcast_tensor *x,
+                                                            const dtcast_options *opts,
+                                                            dtcast_error *error);
 
 #ifdef __cplusplus
 }
