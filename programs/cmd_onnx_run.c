@@ -156,7 +156,7 @@ int cmd_onnx_run(int argc, char **argv)
     }
     if (status == CLI_OK) {
         if (onnx_node_run(node, inputs, nin, out, &nout, r.threads, err, sizeof err))
-            status = cli_fail("%s: %s", node->m.op_type, err);
+            status = cli_fail("%s", err);
         else
             status = write_outputs(r.out, out, nout);
     }

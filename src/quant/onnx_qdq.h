@@ -65,6 +65,8 @@ void dt_qdq_simple_range(const dt_qdq_plan *p, size_t begin, size_t end);
  * simple path's bytes (tests/test_onnx_qdq.c checks it). */
 bool dt_qdq_fast_takes(const dt_qdq_plan *p);
 void dt_qdq_fast_range(const dt_qdq_plan *p, size_t begin, size_t end);
+/* Test hook (tests/test_onnx_qdq.c): every call takes the simple path while set. */
+void dt_qdq_fast_disable(bool off);
 
 /* y[k] = clamp(rne(x[k] / s) + z, lo, hi) (NaN -> lo) as int8 (sign) or uint8, on the best ISA. */
 void dt_qdq_f32_to_int8(const float *x, void *y, size_t n, float s, float z, float lo, float hi,

@@ -10,6 +10,8 @@
 
 #include "../kernels/kernels.h"
 
+#include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #if defined(DT_HAVE_X86)
@@ -25,8 +27,14 @@ static bool is_f8(dtcast_type t)
            t == DTCAST_FLOAT8E5M2FNUZ;
 }
 
+static _Atomic bool fast_off;
+
+void dt_qdq_fast_disable(bool off) { atomic_store_explicit(&fast_off, off, memory_order_relaxed); }
+
 bool dt_qdq_fast_takes(const dt_qdq_plan *p)
 {
+    if (atomic_load_explicit(&fast_off, memory_order_relaxed))
+        return false;
     if (p->gran == DT_QDQ_BLOCK || p->st != DTCAST_FLOAT32 || p->mode != DT_QDQ_F32)
         return false;
     const bool small = p->yt == DTCAST_INT8 || p->yt == DTCAST_UINT8 || is_f8(p->yt);
@@ -38,6 +46,9 @@ bool dt_qdq_fast_takes(const dt_qdq_plan *p)
 }
 
 /* ---- one run: elements [0, n) of x/y sharing scale s and zero point z ------------------------ */
+
+/* NaN results are the positive quiet NaN (as the simple path makes them). */
+static float canonf(float v) { return v != v ? fabsf(v) : v; }
 
 static void q_int_scalar(const float *x, void *y, size_t n, float s, float z, float lo, float hi,
                          bool sign)
@@ -59,7 +70,7 @@ static void div_scalar(float *q, const float *x, size_t n, float s)
     for (size_t k = 0; k < n; k++) {
         float v;
         memcpy(&v, x + k, sizeof v);
-        q[k] = v / s;
+        q[k] = canonf(v / s);
     }
 }
 
@@ -67,7 +78,7 @@ static void dq_int_scalar(float *y, const void *x, size_t n, float s, float z, b
 {
     for (size_t k = 0; k < n; k++) {
         const float v = sign ? (float)((const int8_t *)x)[k] : (float)((const uint8_t *)x)[k];
-        const float r = (v - z) * s;
+        const float r = canonf((v - z) * s);
         memcpy(y + k, &r, sizeof r);
     }
 }
@@ -77,7 +88,7 @@ static void mul_scalar(float *y, size_t n, float s)
     for (size_t k = 0; k < n; k++) {
         float v;
         memcpy(&v, y + k, sizeof v);
-        v = v * s;
+        v = canonf(v * s);
         memcpy(y + k, &v, sizeof v);
     }
 }
@@ -108,12 +119,19 @@ DT_TARGET_AVX2 static void q_int_avx2(const float *x, void *y, size_t n, float s
     q_int_scalar(x + k, (uint8_t *)y + k, n - k, s, z, lo, hi, sign);
 }
 
+/* NaN lanes lose their sign bit (the positive quiet NaN: every NaN here is quiet already). */
+DT_TARGET_AVX2 static DT_INLINE __m256 canon_avx2(__m256 r)
+{
+    const __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
+    return _mm256_andnot_ps(_mm256_and_ps(nan, _mm256_set1_ps(-0.0f)), r);
+}
+
 DT_TARGET_AVX2 static void div_avx2(float *q, const float *x, size_t n, float s)
 {
     const __m256 vs = _mm256_set1_ps(s);
     size_t k = 0;
     for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(q + k, _mm256_div_ps(_mm256_loadu_ps(x + k), vs));
+        _mm256_storeu_ps(q + k, canon_avx2(_mm256_div_ps(_mm256_loadu_ps(x + k), vs)));
     div_scalar(q + k, x + k, n - k, s);
 }
 
@@ -127,7 +145,7 @@ DT_TARGET_AVX2 static void dq_int_avx2(float *y, const void *x, size_t n, float 
         const __m128i raw = _mm_loadl_epi64((const __m128i *)(b + k));
         const __m256i i = sign ? _mm256_cvtepi8_epi32(raw) : _mm256_cvtepu8_epi32(raw);
         const __m256 v = _mm256_sub_ps(_mm256_cvtepi32_ps(i), vz);
-        _mm256_storeu_ps(y + k, _mm256_mul_ps(v, vs));
+        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(v, vs)));
     }
     dq_int_scalar(y + k, b + k, n - k, s, z, sign);
 }
@@ -137,7 +155,7 @@ DT_TARGET_AVX2 static void mul_avx2(float *y, size_t n, float s)
     const __m256 vs = _mm256_set1_ps(s);
     size_t k = 0;
     for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(y + k), vs));
+        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(_mm256_loadu_ps(y + k), vs)));
     mul_scalar(y + k, n - k, s);
 }
 #endif

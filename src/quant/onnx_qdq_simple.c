@@ -98,6 +98,10 @@ static void round_f64(double *v, size_t count, dtcast_type t)
 /* The float32 value of a float64 holding one (the arithmetic of DT_QDQ_F32 / DT_QDQ_16). */
 static float f32(double v) { return (float)v; }
 
+/* A NaN result is the positive quiet NaN: which operand's NaN an operation returns, and the sign
+ * of 0/0 or Inf*0, differ between CPUs and compilers (docs/onnx.md, "NaN"). */
+static double canon(double v) { return v != v ? fabs(v) : v; }
+
 static void quantize_chunk(const dt_qdq_plan *p, size_t i0, size_t count)
 {
     double q[CHUNK];
@@ -107,7 +111,7 @@ static void quantize_chunk(const dt_qdq_plan *p, size_t i0, size_t count)
     /* q = x / scale in the plan's precision */
     for (size_t k = 0; k < count; k++) {
         const double s = p->sd[dt_qdq_scale_index(p, i0 + k)];
-        q[k] = p->mode == DT_QDQ_F64 ? q[k] / s : (double)(f32(q[k]) / f32(s));
+        q[k] = canon(p->mode == DT_QDQ_F64 ? q[k] / s : (double)(f32(q[k]) / f32(s)));
     }
     if (p->mode == DT_QDQ_16)
         round_f64(q, count, p->half);
@@ -133,7 +137,7 @@ static void quantize_chunk(const dt_qdq_plan *p, size_t i0, size_t count)
     if (p->zd) {
         for (size_t k = 0; k < count; k++) {
             const double z = p->zd[dt_qdq_scale_index(p, i0 + k)];
-            q[k] = p->mode == DT_QDQ_F64 ? q[k] + z : (double)(f32(q[k]) + f32(z));
+            q[k] = canon(p->mode == DT_QDQ_F64 ? q[k] + z : (double)(f32(q[k]) + f32(z)));
         }
         if (p->mode == DT_QDQ_16)
             round_f64(q, count, p->half);
@@ -150,9 +154,9 @@ static void dequantize_chunk(const dt_qdq_plan *p, size_t i0, size_t count)
         const size_t si = dt_qdq_scale_index(p, i0 + k);
         const double s = p->sd[si], z = p->zd ? p->zd[si] : 0.0;
         if (p->mode == DT_QDQ_F64)
-            v[k] = (v[k] - z) * s;
+            v[k] = canon((v[k] - z) * s);
         else
-            v[k] = (double)((f32(v[k]) - f32(z)) * f32(s));
+            v[k] = canon((double)((f32(v[k]) - f32(z)) * f32(s)));
     }
     (void)dtcast_convert((uint8_t *)p->y + byte_at(p->yt, i0), p->yt, v, DTCAST_FLOAT64, count,
                          &p->cast, NULL);
