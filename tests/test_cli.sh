@@ -103,7 +103,7 @@ run
 [ "$status" -eq 2 ] && pass no_arguments_is_usage || fail no_arguments_is_usage "exit $status"
 run --version
 expect_output version "^dtcast [0-9]+\.[0-9]+\.[0-9]+"
-for cmd in cast compare info table types onnx-test; do
+for cmd in cast compare info table types onnx-test onnx-run; do
     run "$cmd" --help
     expect_output "help_$cmd" "usage: dtcast $cmd"
     run "$cmd" -h
