@@ -410,8 +410,8 @@ static int run_data_set(const runner *r, const onnx_node *node, const char *set,
     for (int k = 0; k < nexp && !bad; k++) {
         bad = judge(r, &in[0], &exp[k], &got[k], v);
         if (bad && nexp > 1) {
-            char note[NOTE_SIZE + 16];
-            snprintf(note, sizeof note, "output %d: %s", k, v->note);
+            char note[NOTE_SIZE + 32];
+            snprintf(note, sizeof note, "output %d: %.*s", k & 7, NOTE_SIZE - 1, v->note);
             snprintf(v->note, sizeof v->note, "%.*s", NOTE_SIZE - 1, note);
         }
     }
