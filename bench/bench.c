@@ -703,8 +703,12 @@ static void parse_args(int argc, char **argv, config *c)
         die("need --n >= 1024 and --runs >= 1");
 }
 
+int bench_onnx_qdq_main(int argc, char **argv); /* bench_onnx_qdq.c */
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "--onnx-qdq"))
+        return bench_onnx_qdq_main(argc - 1, argv + 1);
     if (argc == 5 && !strcmp(argv[1], "--dump"))
         return dump_source(argv[2], argv[3], argv[4]);
     config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0, DTCAST_ROUND_DEFAULT};

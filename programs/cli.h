@@ -229,6 +229,7 @@ int cmd_table(int argc, char **argv);
 int cmd_types(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_onnx_test(int argc, char **argv);
+int cmd_onnx_run(int argc, char **argv);          /* cmd_onnx_run.c */
 int cmd_promote(int argc, char **argv);         /* cmd_promote.c */
 int cmd_convert_promote(int argc, char **argv); /* cmd_promote.c */
 

@@ -6,6 +6,7 @@
  * text cannot be matched by any formatter: they are judged by parsing both strings into the
  * source type and requiring identical bits. */
 #include "cli.h"
+#include "onnx_node.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -22,9 +23,11 @@ enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_TAP, OPT_VERBOSE };
 static const char onnx_test_help[] =
     "usage: dtcast onnx-test [options] DIR...\n"
     "\n"
-    "Runs ONNX backend node tests of Cast and CastLike. Each DIR is a test directory (model.onnx\n"
-    "and test_data_set_*/{input_0,input_1,output_0}.pb) or a directory of them. Prints one line\n"
-    "per test and a final 'N passed, N failed'; exits 0 when every test passes.\n"
+    "Runs ONNX backend node tests of Cast, CastLike, QuantizeLinear, DequantizeLinear and\n"
+    "DynamicQuantizeLinear. Each DIR is a test directory (model.onnx and\n"
+    "test_data_set_*/{input_K,output_K}.pb) or a directory of them. Prints one line per test\n"
+    "and a final 'N passed, N failed' (', N skipped' when models of several nodes, such as an\n"
+    "operator's function body, were skipped); exits 0 when every test that ran passes.\n"
     "\n"
     "Outputs must be bit-identical, except NaN against NaN of another sign (the fnuz NaN-sign\n"
     "artefact of the generator) and FLOAT8E8M0 0x00 -> FLOAT stored as 0x003FFFFF. Strings must\n"
@@ -49,12 +52,13 @@ static const cli_option onnx_test_options[] = {
 typedef struct runner {
     int quiet, tap, verbose;
     unsigned threads;
-    size_t passed, failed;
+    size_t passed, failed, skipped;
 } runner;
 
 /* What one test came to: pass or fail, and the text after "ok"/"FAIL name". */
 typedef struct verdict {
     int failed;
+    int skipped;           /* not run: note says why */
     char note[NOTE_SIZE];  /* pass: known artefacts, or ""; fail: the reason */
     char detail[4096];     /* --verbose: more lines about a failure */
 } verdict;
@@ -223,105 +227,6 @@ static int read_pb(const char *dir, const char *name, dt_tensor *t, verdict *v)
     return st != DTCAST_OK;
 }
 
-/* ---- the model ------------------------------------------------------------------------------ */
-
-typedef struct cast_node {
-    int like;          /* CastLike */
-    int opset;
-    int64_t to;        /* Cast */
-    int64_t saturate;
-    char round_mode[64];
-    int has_round_mode;
-} cast_node;
-
-static int attr_to(const dt_onnx_attr *a, int64_t *to, verdict *v)
-{
-    if (a->kind == 2) {
-        *to = a->i;
-        return 0;
-    }
-    dtcast_type t;
-    if (a->kind == 3 && dtcast_type_from_name(a->s, &t, NULL) == DTCAST_OK) {
-        *to = (int64_t)t; /* opset 1 spells `to` as a type name */
-        return 0;
-    }
-    return fail(v, "model.onnx: attribute 'to' is neither a type code nor a type name");
-}
-
-static int read_model(const char *dir, cast_node *node, verdict *v)
-{
-    char *path = join_path(dir, "model.onnx");
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    dt_io_error err;
-    dt_onnx_model m;
-    err.message[0] = 0;
-    memset(&m, 0, sizeof m);
-    if (!path)
-        return fail(v, "out of memory");
-    dtcast_status st = dt_read_file(path, &buf, &len, &err);
-    if (st == DTCAST_OK)
-        st = dt_onnx_model_parse(buf, len, &m, &err);
-    free(buf);
-    if (st != DTCAST_OK) {
-        fail(v, "%s", err.message);
-        free(path);
-        return 1;
-    }
-    free(path);
-    memset(node, 0, sizeof *node);
-    node->opset = (int)m.opset;
-    node->saturate = 1;
-    if (strcmp(m.op_type, "CastLike") == 0)
-        node->like = 1;
-    else if (strcmp(m.op_type, "Cast") != 0)
-        return fail(v, "model.onnx: op '%s' is not Cast or CastLike", m.op_type);
-    const dt_onnx_attr *a = dt_onnx_model_attr(&m, "to");
-    if (!node->like && !a)
-        return fail(v, "model.onnx: Cast without attribute 'to'");
-    if (a && attr_to(a, &node->to, v))
-        return 1;
-    if ((a = dt_onnx_model_attr(&m, "saturate")) != NULL)
-        node->saturate = a->i;
-    if ((a = dt_onnx_model_attr(&m, "round_mode")) != NULL) {
-        snprintf(node->round_mode, sizeof node->round_mode, "%s", a->s);
-        node->has_round_mode = 1;
-    }
-    return 0;
-}
-
-/* ---- running -------------------------------------------------------------------------------- */
-
-static int run_node(const runner *r, const cast_node *node, const dt_tensor *in,
-                    const dt_tensor *like, dt_tensor *out, verdict *v)
-{
-    dt_io_error err;
-    dtcast_error error;
-    dtcast_options opts;
-    memset(&error, 0, sizeof error);
-    dtcast_options_init(&opts);
-    opts.threads = r->threads;
-    dt_tensor_init(out);
-    out->type = node->like ? like->type : (dtcast_type)node->to;
-    if (dt_tensor_set_shape(out, in->ndim, in->dims, "output", &err) != DTCAST_OK ||
-        dt_tensor_alloc(out, &err) != DTCAST_OK) {
-        dt_tensor_free(out);
-        return fail(v, "%s", err.message);
-    }
-    const char *round_mode = node->has_round_mode ? node->round_mode : NULL;
-    dtcast_status st;
-    if (node->like)
-        st = dtcast_onnx_cast_like(out->data, like->type, in->data, in->type, in->count,
-                                   node->opset, node->saturate, round_mode, &opts, &error);
-    else
-        st = dtcast_onnx_cast(out->data, node->to, in->data, in->type, in->count, node->opset,
-                              node->saturate, round_mode, &opts, &error);
-    if (st == DTCAST_OK)
-        return 0;
-    cli_tensor_free_converted(out);
-    return fail(v, "%s", error.message[0] ? error.message : dtcast_status_string(st));
-}
-
 /* ---- judging -------------------------------------------------------------------------------- */
 
 static int is_nan_code(dtcast_type type, const uint64_t code[2])
@@ -468,34 +373,82 @@ static int is_data_set(const char *path)
     return is_dir(path);
 }
 
-static int run_data_set(const runner *r, const cast_node *node, const char *set, verdict *v)
+static int exists_in(const char *dir, const char *name)
 {
-    dt_tensor in, like, exp, got;
-    dt_tensor_init(&like);
-    if (read_pb(set, "input_0.pb", &in, v))
-        return 1;
-    int bad = (node->like && read_pb(set, "input_1.pb", &like, v)) ||
-              read_pb(set, "output_0.pb", &exp, v);
-    if (!bad) {
-        bad = run_node(r, node, &in, &like, &got, v);
-        if (!bad) {
-            bad = judge(r, &in, &exp, &got, v);
-            cli_tensor_free_converted(&got);
-        }
-        dt_tensor_free(&exp);
+    char *path = join_path(dir, name);
+    int yes = path && is_file(path);
+    free(path);
+    return yes;
+}
+
+/* input_K.pb and output_K.pb of a data set, run through the node and judged one by one. */
+static int run_data_set(const runner *r, const onnx_node *node, const char *set, verdict *v)
+{
+    dt_tensor in[ONNX_NODE_MAX_IO], exp[ONNX_NODE_MAX_IO], got[ONNX_NODE_MAX_IO];
+    const dt_tensor *inputs[ONNX_NODE_MAX_IO];
+    int nin = 0, nexp = 0, ngot = 0, bad = 0; /* a tensor read_pb failed on is initialised */
+    char name[32], err[NOTE_SIZE];
+    for (; nin < ONNX_NODE_MAX_IO && !bad; nin++) {
+        snprintf(name, sizeof name, "input_%d.pb", nin);
+        if (!exists_in(set, name))
+            break;
+        bad = read_pb(set, name, &in[nin], v);
+        inputs[nin] = &in[nin];
     }
-    dt_tensor_free(&like);
-    dt_tensor_free(&in);
+    for (; nexp < ONNX_NODE_MAX_IO && !bad; nexp++) {
+        snprintf(name, sizeof name, "output_%d.pb", nexp);
+        if (!exists_in(set, name))
+            break;
+        bad = read_pb(set, name, &exp[nexp], v);
+    }
+    if (!bad && nexp == 0)
+        bad = fail(v, "%s: no output_0.pb", set);
+    if (!bad && onnx_node_run(node, inputs, nin, got, &ngot, r->threads, err, sizeof err))
+        bad = fail(v, "%s", err);
+    if (!bad && ngot < nexp)
+        bad = fail(v, "the node gave %d outputs, the test expects %d", ngot, nexp);
+    for (int k = 0; k < nexp && !bad; k++) {
+        bad = judge(r, &in[0], &exp[k], &got[k], v);
+        if (bad && nexp > 1) {
+            char note[NOTE_SIZE + 32];
+            snprintf(note, sizeof note, "output %d: %.*s", k & 7, NOTE_SIZE - 1, v->note);
+            snprintf(v->note, sizeof v->note, "%.*s", NOTE_SIZE - 1, note);
+        }
+    }
+    for (int k = 0; k < ngot; k++)
+        cli_tensor_free_converted(&got[k]);
+    for (int k = 0; k < nexp; k++)
+        dt_tensor_free(&exp[k]);
+    for (int k = 0; k < nin; k++)
+        dt_tensor_free(&in[k]);
     return bad;
 }
 
 static void run_test(const runner *r, const char *dir, verdict *v)
 {
-    cast_node node;
+    onnx_node *node = malloc(sizeof *node);
     name_list sets = {0};
+    char err[NOTE_SIZE];
     memset(v, 0, sizeof *v);
-    if (read_model(dir, &node, v))
+    char *model = join_path(dir, "model.onnx");
+    if (!node || !model) {
+        fail(v, "out of memory");
+        free(node);
+        free(model);
         return;
+    }
+    onnx_node_status ns = onnx_node_read(model, node, err, sizeof err);
+    free(model);
+    if (ns != ONNX_NODE_OK) {
+        if (ns == ONNX_NODE_SKIP) {
+            v->skipped = 1;
+            snprintf(v->note, sizeof v->note, "%s", err);
+        } else {
+            fail(v, "%s", err);
+        }
+        free(node);
+        return;
+    }
     if (!list_dir(dir, "test_data_set_", is_data_set, &sets)) {
         fail(v, "cannot list %s", dir);
     } else if (sets.count == 0) {
@@ -504,7 +457,7 @@ static void run_test(const runner *r, const char *dir, verdict *v)
         for (size_t i = 0; i < sets.count; i++) {
             verdict one;
             memset(&one, 0, sizeof one);
-            if (run_data_set(r, &node, sets.items[i], &one)) {
+            if (run_data_set(r, node, sets.items[i], &one)) {
                 if (sets.count > 1)
                     fail(v, "%s: %s", base_name(sets.items[i]), one.note);
                 else
@@ -516,6 +469,7 @@ static void run_test(const runner *r, const char *dir, verdict *v)
         }
     }
     list_free(&sets);
+    free(node);
 }
 
 /* ---- reporting ------------------------------------------------------------------------------ */
@@ -523,6 +477,15 @@ static void run_test(const runner *r, const char *dir, verdict *v)
 static void report(runner *r, size_t number, const char *dir, const verdict *v)
 {
     const char *name = base_name(dir);
+    if (v->skipped) {
+        r->skipped++;
+        if (r->tap)
+            printf("ok %zu - %s # SKIP %s\n", number, name, v->note);
+        else
+            printf("SKIP %s: %s\n", name, v->note);
+        fflush(stdout);
+        return;
+    }
     if (v->failed)
         r->failed++;
     else
@@ -608,6 +571,10 @@ int cmd_onnx_test(int argc, char **argv)
     }
     free(v);
     list_free(&tests);
-    printf("%s%zu passed, %zu failed\n", r.tap ? "# " : "", r.passed, r.failed);
+    if (r.skipped)
+        printf("%s%zu passed, %zu failed, %zu skipped\n", r.tap ? "# " : "", r.passed, r.failed,
+               r.skipped);
+    else
+        printf("%s%zu passed, %zu failed\n", r.tap ? "# " : "", r.passed, r.failed);
     return r.failed ? CLI_FAIL : CLI_OK;
 }

@@ -16,7 +16,8 @@ static const subcommand subcommands[] = {
     {"info", cmd_info, "describe a type: range, encodings, aliases"},
     {"table", cmd_table, "list every code of a type of at most 8 bits with its value"},
     {"types", cmd_types, "list every type with its code, bits and aliases"},
-    {"onnx-test", cmd_onnx_test, "run ONNX Cast/CastLike node test directories"},
+    {"onnx-test", cmd_onnx_test, "run ONNX Cast/CastLike/Q/DQ node test directories"},
+    {"onnx-run", cmd_onnx_run, "run a one-node ONNX model (Cast, Q/DQ) on .pb inputs"},
     {"promote", cmd_promote, "the common type of two types under a system's promotion rules"},
     {"convert-promote", cmd_convert_promote, "OpenVINO ConvertPromoteTypes on two tensor files"},
 };

@@ -888,11 +888,44 @@ static dtcast_status visit_type_proto(pb *r, uint32_t field, int wt, size_t at, 
     return pb_nested(r, "tensor_type", wt, at, visit_tensor_type, ctx);
 }
 
+/* A name kept for display and for naming outputs: one too long for the 64 bytes is cut short. */
+static dtcast_status pb_name(pb *r, char *out, size_t size)
+{
+    pb s = {NULL, 0, 0, NULL, NULL};
+    dtcast_status st = pb_sub(r, &s);
+    if (st != DTCAST_OK)
+        return st;
+    size_t n = s.end - s.pos;
+    n = n < size ? n : size - 1;
+    memcpy(out, r->buf + s.pos, n);
+    out[n] = '\0';
+    return DTCAST_OK;
+}
+
+typedef struct value_info {
+    dtcast_type *type;
+    char *name; /* 64 bytes, or NULL */
+} value_info;
+
 static dtcast_status visit_value_info(pb *r, uint32_t field, int wt, size_t at, void *ctx)
 {
+    value_info *vi = ctx;
+    if (field == 1 && vi->name) {
+        dtcast_status st = pb_expect(r, "value name", wt, WT_BYTES, at);
+        return st == DTCAST_OK ? pb_name(r, vi->name, 64) : st;
+    }
     if (field != 2)
         return pb_skip(r, wt, at);
-    return pb_nested(r, "type", wt, at, visit_type_proto, ctx);
+    return pb_nested(r, "type", wt, at, visit_type_proto, vi->type);
+}
+
+static dtcast_status node_name(pb *r, int wt, size_t at, char (*names)[64], int *n,
+                               const char *what)
+{
+    if (*n == 8)
+        return pb_fail(r, at, "more than 8 node %ss", what);
+    dtcast_status st = pb_expect(r, what, wt, WT_BYTES, at);
+    return st == DTCAST_OK ? pb_name(r, names[(*n)++], 64) : st;
 }
 
 static dtcast_status visit_attribute(pb *r, uint32_t field, int wt, size_t at, void *ctx)
@@ -935,6 +968,10 @@ static dtcast_status visit_node(pb *r, uint32_t field, int wt, size_t at, void *
 {
     dt_onnx_model *m = ctx;
     dtcast_status st;
+    if (field == 1)
+        return node_name(r, wt, at, m->node_inputs, &m->node_ninputs, "input");
+    if (field == 2)
+        return node_name(r, wt, at, m->node_outputs, &m->node_noutputs, "output");
     if (field == 4) {
         st = pb_expect(r, "op_type", wt, WT_BYTES, at);
         return st == DTCAST_OK ? pb_text(r, m->op_type, sizeof m->op_type, "op_type") : st;
@@ -954,12 +991,14 @@ typedef struct graph_ctx {
 } graph_ctx;
 
 static dtcast_status add_value_info(pb *r, int wt, size_t at, dtcast_type *types, int *n,
-                                    const char *name)
+                                    const char *name, char (*names)[64])
 {
     if (*n == 8)
         return pb_fail(r, at, "more than 8 graph %ss", name);
     types[*n] = DTCAST_UNDEFINED;
-    return pb_nested(r, name, wt, at, visit_value_info, &types[(*n)++]);
+    value_info vi = {&types[*n], names ? names[*n] : NULL};
+    (*n)++;
+    return pb_nested(r, name, wt, at, visit_value_info, &vi);
 }
 
 static dtcast_status visit_graph(pb *r, uint32_t field, int wt, size_t at, void *ctx)
@@ -967,12 +1006,15 @@ static dtcast_status visit_graph(pb *r, uint32_t field, int wt, size_t at, void 
     graph_ctx *g = ctx;
     switch (field) {
     case 1: /* node: the first one only */
+        g->m->nnodes++;
         if (g->have_node)
             return pb_skip(r, wt, at);
         g->have_node = true;
         return pb_nested(r, "node", wt, at, visit_node, g->m);
-    case 11: return add_value_info(r, wt, at, g->m->input_types, &g->m->ninputs, "input");
-    case 12: return add_value_info(r, wt, at, g->m->output_types, &g->m->noutputs, "output");
+    case 11: return add_value_info(r, wt, at, g->m->input_types, &g->m->ninputs, "input", NULL);
+    case 12:
+        return add_value_info(r, wt, at, g->m->output_types, &g->m->noutputs, "output",
+                              g->m->output_names);
     default: return pb_skip(r, wt, at);
     }
 }

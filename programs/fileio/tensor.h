@@ -105,6 +105,12 @@ typedef struct dt_onnx_model {
     dtcast_type input_types[8]; /* graph inputs, from their TypeProto.Tensor.elem_type */
     int noutputs;
     dtcast_type output_types[8];
+    char output_names[8][64];   /* graph outputs' names */
+    int nnodes;                 /* nodes of the graph (a function body has several) */
+    int node_ninputs;           /* the first node's inputs ("" = an omitted optional one) */
+    char node_inputs[8][64];
+    int node_noutputs;
+    char node_outputs[8][64];
 } dt_onnx_model;
 
 dtcast_status dt_onnx_model_parse(const uint8_t *buf, size_t len, dt_onnx_model *m,

@@ -10,6 +10,7 @@ ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
 
 - ``cast``: arrays (numpy, ml_dtypes, torch CPU, dlpack, buffers) to any type, at memory speed.
 - ``onnx.cast`` / ``pypto.cast``: ONNX Cast and Ascend pypto.cast semantics.
+- ``quantize_linear``, ``dequantize_linear``, ``dynamic_quantize_linear``: ONNX Q/DQ.
 - ``types``, ``finfo``, ``iinfo``, ``pack``, ``unpack``.
 - ``promote_types``, ``result_type``: the common type under numpy, torch, JAX, OpenVINO, aclnn.
 - ``convert_file``, ``convert_checkpoint``, ``safetensors.open``: files, streamed.
@@ -26,6 +27,7 @@ from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
 from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
 from . import onnx, pypto, safetensors, torch  # noqa: E402
+from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  # noqa: E402
 
 __version__ = _core.version
 
@@ -33,4 +35,5 @@ __all__ = [
     "cast", "Report", "Error", "Status", "types", "finfo", "iinfo", "pack", "unpack", "dtype",
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
+    "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
 ]

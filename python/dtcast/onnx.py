@@ -1,13 +1,18 @@
 """ONNX Cast and CastLike (opsets 1 to 25), as the ONNX specification defines them
-(docs/onnx.md): ``dtcast.onnx.cast(x, "FLOAT8E4M3FN", opset=25, saturate=True)``."""
+(docs/onnx.md): ``dtcast.onnx.cast(x, "FLOAT8E4M3FN", opset=25, saturate=True)``; and
+QuantizeLinear, DequantizeLinear (opsets 10 to 25) and DynamicQuantizeLinear
+(``quantize_linear``, ``dequantize_linear``, ``dynamic_quantize_linear``, also as
+``dtcast.quantize_linear`` ...)."""
 
 import numpy as np
 
 from ._cast import _source, convert_array, options
+from ._errors import Error, Status
 from ._types import lookup
 from . import _core
 
-__all__ = ["cast", "cast_like", "OPSET_MAX"]
+__all__ = ["cast", "cast_like", "quantize_linear", "dequantize_linear",
+           "dynamic_quantize_linear", "OPSET_MAX"]
 
 OPSET_MAX = 25
 
@@ -33,3 +38,84 @@ def cast_like(x, like, **kwargs):
     """ONNX CastLike (opset >= 15): the target type is that of ``like`` (an array or a type)."""
     t = getattr(like, "dtype", like)
     return cast(x, t, **kwargs)
+
+
+# ---- QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear ----------------------------------
+
+def _tensor(a, what):
+    """(packed bytes, type code, shape) of an input array (sub-byte types packed as ONNX packs
+    them over the flattened tensor)."""
+    from ._info import pack
+
+    arr, t = _source(a, None)
+    if t.code == 8:
+        raise Error(f"{what}: strings are not numbers", Status.INVALID_ARGUMENT)
+    shape = tuple(int(d) for d in arr.shape)
+    if t.sub_byte:
+        data = pack(arr)
+    else:
+        data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    return data, t.code, shape
+
+
+def _type_code(t, what):
+    if t is None:
+        return 0
+    return lookup(t).code
+
+
+def _qdq(quantize, x, scale, zero_point, axis, block_size, saturate, output_dtype, precision,
+         opset, threads):
+    from ._info import unpack
+
+    xb, xt, xs = _tensor(x, "x")
+    sb, st, ss = _tensor(scale, "scale")
+    if zero_point is None:
+        zb, zt, zs = None, 0, ()
+    else:
+        zb, zt, zs = _tensor(zero_point, "zero_point")
+    attrs = (int(opset), int(axis), int(block_size), int(saturate),
+             _type_code(output_dtype, "output_dtype"), _type_code(precision, "precision"))
+    if not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise Error(f"threads must be an integer >= 0, not {threads!r}", Status.INVALID_ARGUMENT)
+    out, code = _core.onnx_qdq(bool(quantize), xb, xt, xs, sb, st, ss, zb, zt, zs, attrs,
+                               int(threads))
+    return unpack(np.frombuffer(out, dtype=np.uint8), code, xs)
+
+
+def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate=1,
+                    output_dtype=None, precision=None, opset=OPSET_MAX, threads=0):
+    """ONNX QuantizeLinear at ``opset`` (10 to 25): ``y = saturate(rint(x / scale) +
+    zero_point)`` per tensor (a scalar or 1-element scale), per axis (a 1-D scale along ``axis``)
+    or blocked (a scale of x's rank, ``block_size`` elements per scale along ``axis``). y's type is
+    ``output_dtype`` (a type name, dtype or TensorProto number), else the zero point's, else
+    uint8; integer, float8 (``saturate``) and float4e2m1 outputs as the operator defines them,
+    the quotient in ``precision`` when given (opset 23+), else in the type NumPy promotes x and
+    the scale to. Types or attributes the opset lacks raise dtcast.Error (docs/onnx.md,
+    "Quantization operators")."""
+    return _qdq(True, x, scale, zero_point, axis, block_size, saturate, output_dtype, precision,
+                opset, threads)
+
+
+def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None,
+                      opset=OPSET_MAX, threads=0):
+    """ONNX DequantizeLinear at ``opset``: ``y = (x - zero_point) * scale`` in float32 (float64
+    for int32 x with a zero point), then one cast to ``output_dtype`` (opset 21+; default the
+    scale's type; required with a float8e8m0 scale). float8 / float4 x take no zero point, or
+    zeros."""
+    return _qdq(False, x, scale, zero_point, axis, block_size, 1, output_dtype, None, opset,
+                threads)
+
+
+def dynamic_quantize_linear(x, *, threads=0):
+    """ONNX DynamicQuantizeLinear-11: float32 x -> (y uint8, y_scale float32 0-d, y_zero_point
+    uint8 0-d), the scale and zero point from x's range (all-zero x: scale 1/255, as the ONNX
+    reference). A NaN or infinity in x raises dtcast.Error naming its index."""
+    arr, t = _source(x, None)
+    if t.code != 1:
+        raise Error(f"DynamicQuantizeLinear takes float32 x, not {t.name}", Status.UNSUPPORTED)
+    arr = np.ascontiguousarray(arr)
+    out, scale, zp = _core.onnx_dynamic(arr.reshape(-1).view(np.uint8),
+                                        tuple(int(d) for d in arr.shape), int(threads))
+    y = np.frombuffer(out, dtype=np.uint8).reshape(arr.shape).copy()
+    return y, np.array(scale, dtype=np.float32), np.array(zp, dtype=np.uint8)

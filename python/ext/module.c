@@ -20,6 +20,7 @@
 #include "dtcast.h"
 #include "fileio/report.h"
 #include "parallel.h"
+#include "onnx_qdq.h"
 
 #include <pthread.h>
 
@@ -60,6 +61,8 @@ static PyObject *raise_error(const dtcast_error *e)
     }
     return NULL;
 }
+
+PyObject *dtc_raise_error(const dtcast_error *e) { return raise_error(e); }
 
 static PyObject *raise_status(dtcast_status status, const char *message)
 {
@@ -817,6 +820,11 @@ static PyMethodDef methods[] = {
     {"type_info", type_info, METH_VARARGS, "type_info(code) -> dict"},
     {"storage_size", storage_size, METH_VARARGS, "storage_size(code, count, float6_packed)"},
     {"promote", promote, METH_VARARGS, "promote(rules, a, b, attrs) -> code"},
+    {"onnx_qdq", dtc_onnx_qdq, METH_VARARGS,
+     "onnx_qdq(quantize, x, x_type, x_shape, s, s_type, s_shape, z, z_type, z_shape, attrs, "
+     "threads) -> (bytearray, type)"},
+    {"onnx_dynamic", dtc_onnx_dynamic, METH_VARARGS,
+     "onnx_dynamic(x, x_shape, threads) -> (bytearray, scale, zero_point)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "dtcast._core",
