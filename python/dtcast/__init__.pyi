@@ -109,3 +109,22 @@ def convert_checkpoint(src: str | os.PathLike[str], dst_dir: str | os.PathLike[s
                        to: _Type, shards: Sequence[str | int] | None = ...,
                        write_index: bool = ..., **options: Any) -> list[str]: ...
 def checkpoint_shards(src: str | os.PathLike[str]) -> list[str]: ...
+
+class Quantized(tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.float32] | None]):
+    codes: npt.NDArray[Any]
+    scales: npt.NDArray[Any]
+    global_scale: npt.NDArray[np.float32] | None
+
+def quantize(x: Any, scheme: str, *, axis: int = ..., variant: str | None = ...,
+             scale_mode: Literal["floor", "ceil", "even", "rceil", "log2"] | None = ...,
+             round: Literal["rne", "rna", "stochastic"] = ..., seed: int | None = ...,
+             packed: bool = ..., block: int | tuple[int, int] | None = ...,
+             element: _Type | None = ..., scale_dtype: _Type | None = ...,
+             per_tensor: bool = ..., single_level: bool = ..., ue8m0: bool = ...,
+             reject_short: bool = ..., threads: int = ...) -> Quantized: ...
+def dequantize(codes: Any, scales: Any, scheme: str, *, axis: int = ...,
+               variant: str | None = ..., global_scale: Any = ..., to: _Type = ...,
+               block: int | tuple[int, int] | None = ..., shape: Sequence[int] | None = ...,
+               single_level: bool = ..., ue8m0: bool = ..., threads: int = ...) -> npt.NDArray[Any]: ...
+def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                          to: _Type = ..., threads: int = ...) -> str: ...

@@ -20,6 +20,7 @@
 #include "dtcast.h"
 #include "fileio/report.h"
 #include "parallel.h"
+#include "py_quant.h"
 
 #include <pthread.h>
 
@@ -813,6 +814,7 @@ static PyMethodDef methods[] = {
     {"type_info", type_info, METH_VARARGS, "type_info(code) -> dict"},
     {"storage_size", storage_size, METH_VARARGS, "storage_size(code, count, float6_packed)"},
     {"promote", promote, METH_VARARGS, "promote(rules, a, b, attrs) -> code"},
+    DTC_QUANT_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "dtcast._core",
