@@ -61,7 +61,7 @@ def _params(scheme, *, axis=-1, variant=None, scale_mode=None, round="rne", seed
             rows, cols = (int(b) for b in block)
         else:
             cols = int(block)
-        if rows < -1 or cols < 0 or (rows == 0 and cols):
+        if rows < -1 or cols < 0 or (rows == 0 and cols) or (cols == 0 and rows > 0):
             raise Error(f"block sizes must be positive, not {block!r}", Status.INVALID_ARGUMENT)
     if not isinstance(threads, (int, np.integer)) or threads < 0:
         raise Error(f"threads must be an integer >= 0, not {threads!r}", Status.INVALID_ARGUMENT)
@@ -115,6 +115,14 @@ def _pack4(codes):
     return np.ascontiguousarray(c[..., 0::2] | (c[..., 1::2] << 4))
 
 
+def _block(variant, block):
+    """block as _params takes it: the deepseek-act variant's own 1 x 128 tiles unless given
+    (the fp8-block recipe names 128 x 128, the hf variant's)."""
+    if block is None and isinstance(variant, str) and variant.lower() == "deepseek-act":
+        return (0, 0)
+    return block
+
+
 def quantize(x, scheme, *, axis=-1, variant=None, scale_mode=None, round="rne", seed=None,
              packed=False, block=None, element=None, scale_dtype=None, per_tensor=False,
              single_level=False, ue8m0=False, reject_short=False, threads=0):
@@ -134,12 +142,16 @@ def quantize(x, scheme, *, axis=-1, variant=None, scale_mode=None, round="rne", 
     single_level (NVFP4 torchao), ue8m0 (block FP8 deepseek-act), reject_short (MX: a short
     last block is an error instead of zero-padded)."""
     arr, t = _input(x)
-    params = _params(scheme, axis=axis, variant=variant, scale_mode=scale_mode, round=round,
-                     seed=seed, block=block, element=element, scale_dtype=scale_dtype,
-                     per_tensor=per_tensor, single_level=single_level, ue8m0=ue8m0,
-                     reject_short=reject_short, float6_packed=packed, threads=threads)
-    (ct, cshape, cbytes), (st, sshape, sbytes), (gt, gshape, gbytes) = _core.quant_layout(
-        t.code, arr.shape, params)
+    kw = dict(axis=axis, variant=variant, scale_mode=scale_mode, round=round, seed=seed,
+              block=_block(variant, block), element=element, scale_dtype=scale_dtype,
+              per_tensor=per_tensor, single_level=single_level, ue8m0=ue8m0,
+              reject_short=reject_short, threads=threads)
+    params = _params(scheme, **kw)
+    layout = _core.quant_layout(t.code, arr.shape, params)
+    if packed and lookup(layout[0][0]).bits == 6:  # float6 codes four in three bytes a row
+        params = _params(scheme, float6_packed=True, **kw)
+        layout = _core.quant_layout(t.code, arr.shape, params)
+    (ct, cshape, cbytes), (st, sshape, sbytes), (gt, gshape, gbytes) = layout
     ctype, stype = lookup(ct), lookup(st)
     raw = np.empty(cbytes, np.uint8)
     scales = np.empty(sshape, stype.dtype)
@@ -183,6 +195,7 @@ def dequantize(codes, scales, scheme, *, axis=-1, variant=None, global_scale=Non
     packed = c.dtype == np.uint8
     element = None if packed or ctype is None else ctype.name
     float6_packed = False
+    block = _block(variant, block)
     params = _params(scheme, axis=axis, variant=variant, block=block, element=element,
                      single_level=single_level, ue8m0=ue8m0, threads=threads)
     if packed:  # the element type is the recipe's: ask the layout of a float32 tensor

@@ -64,7 +64,7 @@ static int parse_params(PyObject *tuple, dtcast_quant_params *p)
     long long block, block_rows;
     unsigned long flags;
     unsigned threads;
-    if (!PyArg_ParseTuple(tuple, "szziiziKiLLkI:params", &name, &variant, &element, &scale_type,
+    if (!PyArg_ParseTuple(tuple, "sziiziKiLLkI:params", &name, &variant, &element, &scale_type,
                           &scale_mode, &round, &seed, &axis, &block, &block_rows, &flags,
                           &threads))
         return -1;

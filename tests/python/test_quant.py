@@ -373,9 +373,10 @@ def test_fp8_block_ties():
     mids = (t[:-1] + t[1:]) / 2
     x = np.zeros((4, 256), np.float32)
     x[0, 0] = 448  # qs = 1: the midpoints arrive unscaled
-    x[0, 1:1 + 127] = mids[:127]
+    x[0, 1:1 + len(mids)] = mids
     x[1, 0] = -448
-    x[1, 1:1 + len(mids) - 127] = -mids[127:]
+    x[1, 1:1 + len(mids)] = -mids
+    x[:2, 128:] = x[:2, :128] * 2.0 ** 5
     x[2:, :] = x[:2, :] * 2.0 ** -7  # scales of powers of two: still exact ties
     _fp8_check(x, "hf", block=(1, 128))
     _fp8_check(x, "deepseek-act")
@@ -526,7 +527,12 @@ def test_bad_arguments():
 
 def test_stochastic_is_seeded():
     x = _random((16, 64))
-    a = dtcast.quantize(x, "mxfp4", round="stochastic", seed=7)
+    try:
+        a = dtcast.quantize(x, "mxfp4", round="stochastic", seed=7)
+    except dtcast.Error as e:
+        if e.status != dtcast.Status.UNSUPPORTED and "not available" not in str(e):
+            raise
+        pytest.skip(f"no stochastic rounding in this build ({e})")
     b = dtcast.quantize(x, "mxfp4", round="stochastic", seed=7, threads=1)
     c = dtcast.quantize(x, "mxfp4", round="stochastic", seed=8)
     _same("stochastic, same seed", a.codes.view(np.uint8), b.codes.view(np.uint8))
@@ -559,7 +565,8 @@ def _torchao_mx():
 
 
 _TORCHAO_ELEMENTS = {"float8e4m3fn": "float8_e4m3fn", "float8e5m2": "float8_e5m2",
-                     "float4e2m1": "float4_e2m1fn_x2"}
+                     "float4e2m1": "float4_e2m1fn_x2", "float6e2m3fn": "fp6_e2m3",
+                     "float6e3m2fn": "fp6_e3m2"}
 
 
 @pytest.mark.parametrize("element", list(_TORCHAO_ELEMENTS))
@@ -573,14 +580,19 @@ def test_torchao_to_mx(element, mode):
     if scm is None:
         pytest.skip(f"torchao has no ScaleCalculationMode.{mode.upper()}")
     x = _random((16, 128), np.float32, spread=10)
-    tdt = getattr(torch, _TORCHAO_ELEMENTS[element], None)
+    name = _TORCHAO_ELEMENTS[element]
+    tdt = name if name.startswith("fp6") else getattr(torch, name, None)  # fp6: torchao's names
     if tdt is None:
         pytest.skip(f"torch has no {_TORCHAO_ELEMENTS[element]}")
     try:
         scale, data = to_mx(torch.from_numpy(x), tdt, 32, scm)
     except Exception as e:
         pytest.skip(f"torchao to_mx refused ({type(e).__name__}: {e})")
+    # torchao's codes: fp8 as themselves, fp4 packed per row, fp6 one per byte (low 6 bits)
     q = dtcast.quantize(x, MX_RECIPES[element], scale_mode=mode)
+    oc, osc = O.mx_quantize(x, element, mode=mode)
+    _same(f"oracle vs torchao to_mx {element} {mode} scales", osc,
+          scale.view(torch.uint8).numpy().reshape(osc.shape))
     _same(f"torchao to_mx {element} {mode} scales", q.scales.view(np.uint8),
           scale.view(torch.uint8).numpy().reshape(q.scales.shape))
     raw = data.view(torch.uint8).numpy()
