@@ -255,6 +255,23 @@ static void sweep(void)
                                     shapes[si], true);
                         }
                 }
+    /* NVFP4 */
+    static const int64_t nshape[][3] = {{7, 96, 0}, {3, 2, 4112}, {1, 16, 0}};
+    for (int v = 0; v < 4; v++)
+        for (size_t xi = 0; xi < 4; xi++)
+            for (size_t si = 0; si < 3; si++)
+                for (int sp = 0; sp < 2; sp++) {
+                    dtcast_quant_params p;
+                    dtcast_quant_params_init(&p);
+                    p.scheme = DTCAST_SCHEME_NVFP4;
+                    p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT
+                                : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
+                    p.single_level = v == 2;
+                    char name[128];
+                    snprintf(name, sizeof name, "nvfp4 %s%s%s", dtcast_variant_name(p.variant),
+                             p.single_level ? " single_level" : "", sp ? " nan/inf" : "");
+                    compare(name, &p, xts[xi], si == 1 ? 3 : 2, nshape[si], sp);
+                }
     /* block FP8 */
     for (int v = 0; v < 2; v++)
         for (int ue = 0; ue < 2; ue++)
