@@ -272,6 +272,28 @@ static void sweep(void)
                              p.single_level ? " single_level" : "", sp ? " nan/inf" : "");
                     compare(name, &p, xts[xi], si == 1 ? 3 : 2, nshape[si], sp);
                 }
+    /* ABSMAX */
+    static const dtcast_type am_el[] = {DTCAST_INT8, DTCAST_INT4, DTCAST_FLOAT8E4M3FN,
+                                        DTCAST_FLOAT4E2M1};
+    static const int64_t ashape[][3] = {{7, 96, 0}, {3, 5, 33}, {2, 4500, 0}};
+    for (size_t e = 0; e < 4; e++)
+        for (int gran = 0; gran < 4; gran++)
+            for (int st = 0; st < 2; st++)
+                for (size_t si = 0; si < 3; si++) {
+                    dtcast_quant_params p;
+                    dtcast_quant_params_init(&p);
+                    p.scheme = DTCAST_SCHEME_ABSMAX;
+                    p.element = am_el[e];
+                    p.per_tensor = gran == 0;
+                    p.block = gran == 2 ? 16 : gran == 3 ? 7 : 0;
+                    p.scale_type = st ? DTCAST_FLOAT32 : DTCAST_UNDEFINED;
+                    const dtcast_type xt = xts[(e + si + (size_t)gran) % 4];
+                    char name[128];
+                    snprintf(name, sizeof name, "absmax %s %s block %lld scale %s", tn(am_el[e]),
+                             p.per_tensor ? "tensor" : "rows", (long long)p.block,
+                             st ? "float32" : "x's");
+                    compare(name, &p, xt, si == 1 ? 3 : 2, ashape[si], si == 0);
+                }
     /* block FP8 */
     for (int v = 0; v < 2; v++)
         for (int ue = 0; ue < 2; ue++)

@@ -1,6 +1,12 @@
 /* The public quantization calls: check the tensors, resolve the parameters, run the scheme. */
 #include "quant.h"
+#include "../parallel.h"
 
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
+#include <fenv.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +21,51 @@ void dt_quant_simple_set(bool on)
 bool dt_quant_simple(void)
 {
     return atomic_load(&simple_path);
+}
+
+void dt_fp_enter(dt_fpstate *s)
+{
+#if defined(__x86_64__) || defined(__SSE2__)
+    s->csr = _mm_getcsr();
+    _mm_setcsr(0x1F80u); /* exceptions masked, nearest, no FTZ/DAZ */
+#else
+    s->csr = 0;
+#endif
+    s->round = fegetround();
+    if (s->round != FE_TONEAREST)
+        fesetround(FE_TONEAREST);
+}
+
+void dt_fp_leave(const dt_fpstate *s)
+{
+#if defined(__x86_64__) || defined(__SSE2__)
+    _mm_setcsr(s->csr);
+#endif
+    if (s->round != FE_TONEAREST)
+        fesetround(s->round);
+}
+
+typedef struct tramp {
+    void (*fn)(void *ctx, size_t begin, size_t end);
+    void *ctx;
+} tramp;
+
+static void tramp_run(void *c, size_t begin, size_t end)
+{
+    const tramp *t = c;
+    dt_fpstate s;
+    dt_fp_enter(&s);
+    t->fn(t->ctx, begin, end);
+    dt_fp_leave(&s);
+}
+
+void dt_quant_for(size_t count, unsigned threads, void (*fn)(void *ctx, size_t begin, size_t end),
+                  void *ctx)
+{
+    if (count == 0)
+        return;
+    tramp t = {fn, ctx};
+    dt_parallel_for(count, threads, tramp_run, &t);
 }
 
 float dt_amax_f32(const float *x, size_t n, bool simple)
@@ -91,7 +142,10 @@ dtcast_status dtcast_quantize(dtcast_tensor *codes, dtcast_tensor *scales,
     }
     dt_quant_describe(&q, codes, scales, global_scale);
     dt_qio io = {x->data, NULL, codes->data, scales->data, q.has_global ? &g : NULL};
+    dt_fpstate fs;
+    dt_fp_enter(&fs);
     st = run_quantize(&q, &io, error);
+    dt_fp_leave(&fs);
     if (st == DTCAST_OK && q.has_global)
         memcpy(global_scale->data, &g, sizeof g);
     return st;
@@ -162,11 +216,14 @@ dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor *codes,
     memset(y->shape, 0, sizeof y->shape);
     memcpy(y->shape, q.shape, sizeof(int64_t) * (size_t)q.ndim);
     dt_qio io = {NULL, y->data, codes->data, scales->data, q.has_global ? &g : NULL};
+    dt_fpstate fs;
+    dt_fp_enter(&fs);
     switch (q.p.scheme) {
-    case DTCAST_SCHEME_MX: return dt_mx_dequantize(&q, &io, error);
-    case DTCAST_SCHEME_NVFP4: return dt_nvfp4_dequantize(&q, &io, error);
-    case DTCAST_SCHEME_FP8_BLOCK: return dt_fp8_block_dequantize(&q, &io, error);
-    case DTCAST_SCHEME_ABSMAX: return dt_absmax_dequantize(&q, &io, error);
+    case DTCAST_SCHEME_MX: st = dt_mx_dequantize(&q, &io, error); break;
+    case DTCAST_SCHEME_NVFP4: st = dt_nvfp4_dequantize(&q, &io, error); break;
+    case DTCAST_SCHEME_FP8_BLOCK: st = dt_fp8_block_dequantize(&q, &io, error); break;
+    case DTCAST_SCHEME_ABSMAX: st = dt_absmax_dequantize(&q, &io, error); break;
     }
-    return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "unknown scheme");
+    dt_fp_leave(&fs);
+    return st;
 }

@@ -116,7 +116,7 @@ dtcast_status dt_fp8_block_quantize(const dt_quant *q, dt_qio *io, dtcast_error 
     dt_loader_init(&j.ld, io->x, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, false);
     if (q->count)
-        dt_parallel_for(q->batch * q->tr, q->threads, fb_q_bands, &j);
+        dt_quant_for(q->batch * q->tr, q->threads, fb_q_bands, &j);
     dt_emit_release(&j.em);
     dt_loader_release(&j.ld);
     return DTCAST_OK;
@@ -164,7 +164,7 @@ dtcast_status dt_fp8_block_dequantize(const dt_quant *q, dt_qio *io, dtcast_erro
     dt_storer_init(&j.st, io->y, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     if (q->count)
-        dt_parallel_for(q->batch * q->tr, q->threads, fb_dq_bands, &j);
+        dt_quant_for(q->batch * q->tr, q->threads, fb_dq_bands, &j);
     dt_emit_release(&j.em);
     dt_storer_release(&j.st);
     return DTCAST_OK;

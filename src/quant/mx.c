@@ -214,8 +214,10 @@ dtcast_status dt_mx_quantize(const dt_quant *q, dt_qio *io, dtcast_error *error)
     dt_loader_init(&j.ld, io->x, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, false);
     const size_t units = q->O * q->nb;
+    /* sub-byte codes: blocks that do not start on a byte share bytes between threads */
+    const unsigned threads = q->code_bits < 8 && q->I == 1 && q->B % 4 ? 1 : q->threads;
     if (q->count)
-        dt_parallel_for(units, q->threads, q->I == 1 ? mx_q_lines : mx_q_slabs, &j);
+        dt_quant_for(units, threads, q->I == 1 ? mx_q_lines : mx_q_slabs, &j);
     dt_emit_release(&j.em);
     dt_loader_release(&j.ld);
     return DTCAST_OK;
@@ -302,7 +304,7 @@ dtcast_status dt_mx_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *erro
     dt_emit_init(&j.em, q, io->codes, true);
     const size_t units = q->O * q->nb;
     if (q->count)
-        dt_parallel_for(units, q->threads, q->I == 1 ? mx_dq_lines : mx_dq_slabs, &j);
+        dt_quant_for(units, q->threads, q->I == 1 ? mx_dq_lines : mx_dq_slabs, &j);
     dt_emit_release(&j.em);
     dt_storer_release(&j.st);
     return DTCAST_OK;

@@ -165,7 +165,7 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     const size_t blocks = q->count / 16;
     if (!j->single) {
         atomic_init(&j->amax_bits, 0);
-        dt_parallel_for(blocks, q->threads, nv_amax_range, j);
+        dt_quant_for(blocks, q->threads, nv_amax_range, j);
         const float amax_t = dt_f32_from_bits(atomic_load(&j->amax_bits));
         nv_globals(j, j->v == DTCAST_VARIANT_CT ? 2688.0f / amax_t : amax_t / 2688.0f);
         *io->global = j->g;
@@ -173,7 +173,7 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     dt_qconv_init(&j->s_conv, DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0,
                   blocks, q->simple);
     dt_emit_init(&j->em, q, io->codes, false);
-    dt_parallel_for(blocks, q->threads, nv_q_blocks, j);
+    dt_quant_for(blocks, q->threads, nv_q_blocks, j);
     dt_emit_release(&j->em);
     dt_qconv_release(&j->s_conv);
     dt_loader_release(&j->ld);
@@ -209,7 +209,7 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
         nv_globals(j, *io->global);
     dt_storer_init(&j->st, io->y, q->xtype, q->simple);
     dt_emit_init(&j->em, q, io->codes, true);
-    dt_parallel_for(q->count / 16, q->threads, nv_dq_blocks, j);
+    dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);
     dt_storer_release(&j->st);
     free(j);

@@ -162,6 +162,17 @@ dtcast_status dt_fp8_block_dequantize(const dt_quant *q, dt_qio *io, dtcast_erro
 dtcast_status dt_absmax_quantize(const dt_quant *q, dt_qio *io, dtcast_error *error);
 dtcast_status dt_absmax_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *error);
 
+/* dt_parallel_for over count units (nothing when 0), each range run in the default
+ * floating-point environment (round to nearest, no flush to zero), the caller's restored after */
+void dt_quant_for(size_t count, unsigned threads, void (*fn)(void *ctx, size_t begin, size_t end),
+                  void *ctx);
+typedef struct dt_fpstate {
+    unsigned csr;
+    int round;
+} dt_fpstate;
+void dt_fp_enter(dt_fpstate *s);
+void dt_fp_leave(const dt_fpstate *s);
+
 /* Tests: every quantization and dequantization takes the simple path while set. */
 void dt_quant_simple_set(bool on);
 bool dt_quant_simple(void);
