@@ -125,6 +125,7 @@ def quantize(x: Any, scheme: str, *, axis: int = ..., variant: str | None = ...,
 def dequantize(codes: Any, scales: Any, scheme: str, *, axis: int = ...,
                variant: str | None = ..., global_scale: Any = ..., to: _Type = ...,
                block: int | tuple[int, int] | None = ..., shape: Sequence[int] | None = ...,
+               per_tensor: bool = ...,
                single_level: bool = ..., ue8m0: bool = ..., threads: int = ...) -> npt.NDArray[Any]: ...
 def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                           to: _Type = ..., threads: int = ...) -> str: ...

@@ -176,15 +176,16 @@ def quantize(x, scheme, *, axis=-1, variant=None, scale_mode=None, round="rne", 
 
 
 def dequantize(codes, scales, scheme, *, axis=-1, variant=None, global_scale=None,
-               to="float32", block=None, shape=None, single_level=False, ue8m0=False,
-               threads=0):
+               to="float32", block=None, shape=None, per_tensor=False, single_level=False,
+               ue8m0=False, threads=0):
     """The inverse of :func:`quantize`: the values ``codes x scales`` of the scheme, rounded
     once into ``to`` (float32, bfloat16, float16 or float64), as an array of codes' shape.
 
     codes: as quantize returns them (the element type's dtype), or uint8 packed rows (then the
     element type is the recipe's, and ``shape`` the logical shape when the last axis is odd).
     scales: their dtype, or uint8 bytes (MX's e8m0 and NVFP4's e4m3 scales as checkpoints store
-    them). global_scale: NVFP4's float32 per-tensor scale (a number or a [1] array)."""
+    them). global_scale: NVFP4's float32 per-tensor scale (a number or a [1] array).
+    per_tensor: one absmax scale for the whole tensor (also taken from scales of shape [1])."""
     c = as_array(codes)
     s = np.ascontiguousarray(as_array(scales))
     out_t = lookup(to)
@@ -225,7 +226,12 @@ def dequantize(codes, scales, scheme, *, axis=-1, variant=None, global_scale=Non
         shape = tuple(c.shape)
         data = _pack4(c) if ctype.bits == 4 else np.ascontiguousarray(c)
     # the scales' type: theirs, or the scheme's for raw bytes
-    (_, _, _), (lst, _, _), _ = _core.quant_layout(lookup("float32").code, shape, params)
+    (_, _, _), (lst, lss, _), _ = _core.quant_layout(lookup("float32").code, shape, params)
+    if per_tensor or (tuple(lss) != tuple(s.shape) and s.shape == (1,)):
+        kw = dict(axis=axis, variant=variant, block=block, element=ctype.name,
+                  single_level=single_level, ue8m0=ue8m0, float6_packed=float6_packed,
+                  threads=threads)
+        params = _params(scheme, per_tensor=True, **kw)  # one scale for the tensor (absmax)
     stype = lookup(lst) if s.dtype == np.uint8 else of_dtype(s.dtype)
     if stype is None:
         raise Error(f"scales of dtype {s.dtype}", Status.INVALID_ARGUMENT)

@@ -440,11 +440,12 @@ def _absmax_check(x, element, gran, group=128, scale_type=None, name=""):
 
 def _absmax_data(shape, dtype):
     x = _random(shape, np.float32, spread=8)
-    x[0] = 0  # a zero row: the scale is the dtype's eps
+    r = x.reshape(-1, shape[-1])
+    r[0] = 0  # a zero row: the scale is the dtype's eps
     if shape[-1] > 10:
-        x[1, :] = -0.0
-        x[2, 3] = 127.5 * 2.0 ** -3  # amax/scale = 127.5 and its halves: ties for rint
-        x[2, 4:12] = np.arange(-8, 8, 2) * 2.0 ** -3 + 2.0 ** -4
+        r[1, :] = -0.0
+        r[2, 3] = 127.5 * 2.0 ** -3  # amax/scale = 127.5 and its halves: ties for rint
+        r[2, 4:12] = np.arange(-8, 8, 2) * 2.0 ** -3 + 2.0 ** -4
     return x if dtype == np.float32 else (O.to_type(x, "bfloat16") if dtype == BF16 else
                                           x.astype(dtype))
 
