@@ -629,3 +629,77 @@ def test_torchao_nvfp4():
               scales.view(torch.uint8).numpy().reshape(q.scales.shape))
         _same(f"torchao nvfp4 single={single} codes", q.codes,
               data.view(torch.uint8).numpy().reshape(q.codes.shape))
+
+
+# ---- random bit patterns and non-finite values ----------------------------------------------------
+
+
+def _bits(shape, seed, lo_exp=0, hi_exp=254):
+    """float32 values of random bit patterns with exponent fields in [lo_exp, hi_exp] (zero:
+    subnormals too): every magnitude the format has."""
+    rng = np.random.default_rng(seed)
+    b = rng.integers(0, 1 << 32, size=shape, dtype=np.uint64).astype(np.uint32)
+    e = rng.integers(lo_exp, hi_exp + 1, size=shape).astype(np.uint32)
+    b = (b & np.uint32(0x807FFFFF)) | (e << np.uint32(23))
+    return b.view(np.float32)
+
+
+@pytest.mark.parametrize("element", MX_ELEMENTS)
+def test_mx_random_bits(element):
+    for seed, (lo, hi) in enumerate([(0, 254), (0, 20), (100, 140), (230, 254)]):
+        x = _bits((8, 96), seed, lo, hi)
+        for mode in MX_MODES:
+            _mx_check(x, element, mode, name=f" bits {lo}..{hi}")
+
+
+@pytest.mark.parametrize("variant,single", NV_VARIANTS)
+def test_nvfp4_random_bits(variant, single):
+    for seed, (lo, hi) in enumerate([(100, 140), (0, 254), (0, 30), (200, 254)]):
+        _nv_check(_bits((6, 64), seed, lo, hi), variant, single, f" bits {lo}..{hi}")
+
+
+def test_fp8_block_random_bits():
+    for seed, (lo, hi) in enumerate([(100, 140), (0, 254), (0, 30), (200, 254)]):
+        x = _bits((130, 140), seed, lo, hi)
+        _fp8_check(x, "hf", name=f" bits {lo}..{hi}")
+        _fp8_check(x, "deepseek-act", name=f" bits {lo}..{hi}")
+        _fp8_check(x, "deepseek-act", ue8m0=True, name=f" bits {lo}..{hi}")
+
+
+@pytest.mark.parametrize("element", list(O.ABSMAX))
+def test_absmax_random_bits(element):
+    for seed, (lo, hi) in enumerate([(100, 140), (0, 254), (0, 30)]):
+        x = _bits((6, 50), seed, lo, hi)
+        for gran in ("tensor", "channel", "group"):
+            _absmax_check(x, element, gran, 16, name=f" bits {lo}..{hi}")
+            _absmax_check(O.to_type(x, "bfloat16"), element, gran, 16, name=f" bits {lo}..{hi}")
+
+
+def test_nonfinite_nvfp4_fp8_absmax():
+    """NaN / Inf blocks, an all-zero and a subnormal tensor, FLT_MAX: the scales (and the global
+    scale) always; the codes where SPEC §9 says what they are (NVFP4 modelopt: NaN -> +6; the
+    float4 code of NaN elsewhere is not specified)."""
+    f = np.float32
+    xs = [np.array([[np.nan] + [1.0] * 15, [2.0] * 16], f),
+          np.array([[np.inf] + [1.0] * 15, [-2.0] * 16], f),
+          np.zeros((2, 16), f), np.full((2, 16), 1e-40, f),
+          np.array([[3e38] + [1.0] * 15, [-3e38] * 16], f)]
+    for x in xs:
+        for variant, single in NV_VARIANTS:
+            q = dtcast.quantize(x, "nvfp4", variant=variant, single_level=single)
+            codes, scales, gs = O.nvfp4_quantize(x, variant, single)
+            tag = f"nvfp4 {variant} {x[0, :2]}"
+            _same(tag + " scales", q.scales.view(np.uint8), scales)
+            if gs is not None:
+                _same(tag + " gs", q.global_scale.view(np.uint32), gs.view(np.uint32))
+            if variant == "modelopt" or not np.isnan(x).any():
+                _same(tag + " codes", _codes_u8(q.codes), codes)
+        for variant in ("hf", "deepseek-act"):
+            _fp8_check(x, variant, block=(1, 16) if variant == "deepseek-act" else (2, 16))
+        for element in O.ABSMAX:
+            q = dtcast.quantize(x, "absmax", element=element, block=0)
+            codes, scales = O.absmax_quantize(x, element, "channel")
+            _same(f"absmax {element} {x[0, :2]} scales", q.scales, scales)
+            if element != "float4e2m1" or not np.isnan(x).any():
+                got = q.codes.astype(np.int8) if element in ("int8", "int4") else _codes_u8(q.codes)
+                _same(f"absmax {element} {x[0, :2]} codes", got, codes)
