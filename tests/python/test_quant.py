@@ -703,3 +703,68 @@ def test_nonfinite_nvfp4_fp8_absmax():
             if element != "float4e2m1" or not np.isnan(x).any():
                 got = q.codes.astype(np.int8) if element in ("int8", "int4") else _codes_u8(q.codes)
                 _same(f"absmax {element} {x[0, :2]} codes", got, codes)
+
+
+# ---- dequantize_checkpoint (the CLI's `dequantize`) -------------------------------------------------
+
+
+def _cli_has_dequantize():
+    import subprocess
+
+    from dtcast._cli import cli_path
+
+    try:
+        p = subprocess.run([cli_path(), "dequantize", "--help"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except (OSError, FileNotFoundError):
+        return False
+    return p.returncode == 0
+
+
+def test_dequantize_checkpoint(tmp_path):
+    """A DeepSeek-style block-FP8 checkpoint (576-row edge tiles, a tensor without scales, a
+    config.json with quantization_config) through dtcast.dequantize_checkpoint: the weights as the
+    oracle dequantizes them, the rest copied, quantization_config gone."""
+    st_numpy = pytest.importorskip("safetensors.numpy")
+    if not _cli_has_dequantize():
+        pytest.skip("the dtcast program has no 'dequantize' command in this build")
+    import json
+
+    x = _fp8_data((576, 200))
+    q = dtcast.quantize(x, "fp8-block")
+    norm = RNG.standard_normal(200).astype(np.float32)
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    st_numpy.save_file({"layers.0.attn.kv_a_proj_with_mqa.weight": _codes_u8(q.codes),
+                        "layers.0.attn.kv_a_proj_with_mqa.weight_scale_inv": q.scales,
+                        "layers.0.attn_norm.weight": norm}, str(src / "model.safetensors"))
+    # U8 is how numpy saves float8 codes; store them as F8_E4M3 the way checkpoints do
+    raw = bytearray((src / "model.safetensors").read_bytes())
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    header["layers.0.attn.kv_a_proj_with_mqa.weight"]["dtype"] = "F8_E4M3"
+    text = json.dumps(header).encode()
+    text += b" " * (n - len(text))
+    assert len(text) == n
+    raw[8:8 + n] = text
+    (src / "model.safetensors").write_bytes(bytes(raw))
+    (src / "config.json").write_text(json.dumps({"model_type": "x", "quantization_config": {
+        "quant_method": "fp8", "weight_block_size": [128, 128]}}))
+    assert dtcast.dequantize_checkpoint(src, dst, to="bfloat16") == str(dst)
+    out = st_numpy.load_file(str(dst / "model.safetensors"))
+    want = O.fp8_block_dequantize(_codes_u8(q.codes), q.scales, (128, 128), to="bfloat16")
+    w = out["layers.0.attn.kv_a_proj_with_mqa.weight"]
+    _same("dequantize_checkpoint weight", w.view(np.uint16), want.view(np.uint16))
+    assert "layers.0.attn.kv_a_proj_with_mqa.weight_scale_inv" not in out
+    _same("dequantize_checkpoint copies other tensors", out["layers.0.attn_norm.weight"], norm)
+    assert "quantization_config" not in json.loads((dst / "config.json").read_text())
+
+
+def test_dequantize_checkpoint_bad_arguments(tmp_path):
+    with pytest.raises(dtcast.Error):
+        dtcast.dequantize_checkpoint(tmp_path / "a", tmp_path / "b", to="int8")
+    with pytest.raises(dtcast.Error):
+        dtcast.dequantize_checkpoint(tmp_path / "a", tmp_path / "b", threads=-1)
+    if _cli_has_dequantize():
+        with pytest.raises(dtcast.Error):
+            dtcast.dequantize_checkpoint(tmp_path / "missing", tmp_path / "b")
