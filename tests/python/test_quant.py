@@ -735,19 +735,18 @@ def test_dequantize_checkpoint(tmp_path):
     norm = RNG.standard_normal(200).astype(np.float32)
     src, dst = tmp_path / "src", tmp_path / "dst"
     src.mkdir()
-    st_numpy.save_file({"layers.0.attn.kv_a_proj_with_mqa.weight": _codes_u8(q.codes),
-                        "layers.0.attn.kv_a_proj_with_mqa.weight_scale_inv": q.scales,
-                        "layers.0.attn_norm.weight": norm}, str(src / "model.safetensors"))
-    # U8 is how numpy saves float8 codes; store them as F8_E4M3 the way checkpoints do
-    raw = bytearray((src / "model.safetensors").read_bytes())
-    n = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + n])
-    header["layers.0.attn.kv_a_proj_with_mqa.weight"]["dtype"] = "F8_E4M3"
-    text = json.dumps(header).encode()
-    text += b" " * (n - len(text))
-    assert len(text) == n
-    raw[8:8 + n] = text
-    (src / "model.safetensors").write_bytes(bytes(raw))
+    tensors = [("layers.0.attn.kv_a_proj_with_mqa.weight", "F8_E4M3", _codes_u8(q.codes)),
+               ("layers.0.attn.kv_a_proj_with_mqa.weight_scale_inv", "F32", q.scales),
+               ("layers.0.attn_norm.weight", "F32", norm)]
+    header, blobs, off = {}, [], 0
+    for name, dt, a in tensors:  # a safetensors file written by hand: F8_E4M3 as checkpoints
+        b = np.ascontiguousarray(a).tobytes()
+        header[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    (src / "model.safetensors").write_bytes(len(text).to_bytes(8, "little") + text + b"".join(blobs))
     (src / "config.json").write_text(json.dumps({"model_type": "x", "quantization_config": {
         "quant_method": "fp8", "weight_block_size": [128, 128]}}))
     assert dtcast.dequantize_checkpoint(src, dst, to="bfloat16") == str(dst)
