@@ -146,7 +146,9 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
     for (unsigned th = 1; th <= 3 && ok; th++) {
         p.threads = th;
         result got;
+        dt_isa_pin(th == 2 ? DT_ISA_PORTABLE : -1); /* the plain-C steps and kernels too */
         quantize(&got, &x, &p);
+        dt_isa_pin(-1);
         ok = got.st == DTCAST_OK;
         if (!ok) {
             CHECK(0, label, "fast path failed: %s", got.msg);
@@ -191,9 +193,11 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
         dtcast_status s1 = dtcast_dequantize(&t1, &c, &s, l.bytes ? &g : NULL, &p, &e);
         dt_quant_simple_set(false);
         for (unsigned th = 1; th <= 3 && ok; th += 2) {
-            p.threads = th;
+            p.threads = th == 3 ? 2 : 1;
             memset(y2, 2, yb + 1);
+            dt_isa_pin(th == 3 ? DT_ISA_PORTABLE : -1);
             dtcast_status s2 = dtcast_dequantize(&t2, &c, &s, l.bytes ? &g : NULL, &p, &e);
+            dt_isa_pin(-1);
             if (s1 != DTCAST_OK || s2 != DTCAST_OK) {
                 CHECK(0, label, "dequantize to %s failed: %s", tn(outs[k]), e.message);
                 ok = false;
