@@ -24,9 +24,9 @@ dtcast_status dt_quant_params_read(const dtcast_quant_params *p, dtcast_quant_pa
                                    dtcast_error *error);
 
 /* ---- one call, resolved (layout.c) ---------------------------------------------------------- */
-/* Elements per chunk of the fast paths: the scaled float32 values of a chunk (16 KiB) and its
- * codes stay in L1. */
-#define DT_QCHUNK 4096
+/* Elements per chunk of the fast paths: the float32 values of a chunk (8 KiB), their scaled
+ * copies and the codes stay in L1. */
+#define DT_QCHUNK 2048
 
 typedef struct dt_quant {
     dtcast_quant_params p; /* read, every default resolved (variant, element, block, round) */
