@@ -146,7 +146,9 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
     for (unsigned th = 1; th <= 3 && ok; th++) {
         p.threads = th;
         result got;
+        dt_isa_pin(th == 2 ? DT_ISA_PORTABLE : -1); /* the plain-C steps and kernels too */
         quantize(&got, &x, &p);
+        dt_isa_pin(-1);
         ok = got.st == DTCAST_OK;
         if (!ok) {
             CHECK(0, label, "fast path failed: %s", got.msg);
@@ -191,9 +193,11 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
         dtcast_status s1 = dtcast_dequantize(&t1, &c, &s, l.bytes ? &g : NULL, &p, &e);
         dt_quant_simple_set(false);
         for (unsigned th = 1; th <= 3 && ok; th += 2) {
-            p.threads = th;
+            p.threads = th == 3 ? 2 : 1;
             memset(y2, 2, yb + 1);
+            dt_isa_pin(th == 3 ? DT_ISA_PORTABLE : -1);
             dtcast_status s2 = dtcast_dequantize(&t2, &c, &s, l.bytes ? &g : NULL, &p, &e);
+            dt_isa_pin(-1);
             if (s1 != DTCAST_OK || s2 != DTCAST_OK) {
                 CHECK(0, label, "dequantize to %s failed: %s", tn(outs[k]), e.message);
                 ok = false;
@@ -317,8 +321,61 @@ static void sweep(void)
             }
 }
 
+/* Stochastic element rounding: the same bytes for every chunking and thread count (the draw of
+ * element i depends on i alone), and different seeds give different codes. */
+static void stochastic(void)
+{
+    static const int64_t shape[3] = {6, 4, 256};
+    static const struct {
+        dtcast_scheme s;
+        dtcast_variant v;
+        dtcast_type e;
+    } cases[] = {
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT6E2M3FN},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_INT8},
+        {DTCAST_SCHEME_NVFP4, DTCAST_VARIANT_MODELOPT, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_NVFP4, DTCAST_VARIANT_TORCHAO, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_FP8_BLOCK, DTCAST_VARIANT_HF, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_FP8_BLOCK, DTCAST_VARIANT_DEEPSEEK_ACT, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_ABSMAX, DTCAST_VARIANT_CT, DTCAST_INT8},
+        {DTCAST_SCHEME_ABSMAX, DTCAST_VARIANT_CT, DTCAST_INT4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int axis = -1; axis >= -2; axis--) {
+            if (axis == -2 && cases[i].s != DTCAST_SCHEME_MX)
+                continue;
+            dtcast_quant_params p;
+            dtcast_quant_params_init(&p);
+            p.scheme = cases[i].s;
+            p.variant = cases[i].v;
+            p.element = cases[i].e;
+            p.round = DTCAST_ROUND_STOCHASTIC;
+            p.seed = 42 + i;
+            p.axis = axis;
+            char name[128];
+            snprintf(name, sizeof name, "stochastic %s %s %s axis %d", dtcast_scheme_name(p.scheme),
+                     dtcast_variant_name(p.variant), tn(p.element), axis);
+            compare(name, &p, DTCAST_FLOAT32, 3, shape, false);
+            /* seeds matter */
+            float *x = fill(DTCAST_FLOAT32, 6 * 4 * 256, false, false);
+            dtcast_tensor t = {x, 6 * 4 * 256 * 4, DTCAST_FLOAT32, 3, {6, 4, 256}};
+            result a, b;
+            quantize(&a, &t, &p);
+            p.seed = 7;
+            quantize(&b, &t, &p);
+            CHECK(a.st == DTCAST_OK && b.st == DTCAST_OK && memcmp(a.codes, b.codes, a.cb) != 0,
+                  name, "two seeds gave the same codes (or failed: %s)", a.msg);
+            result_free(&a);
+            result_free(&b);
+            free(x);
+        }
+}
+
 int main(void)
 {
     sweep();
+    stochastic();
     return CHECK_EXIT();
 }

@@ -265,6 +265,7 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     if (!mul_ok(q->scount, ssize, &q->scale_bytes))
         return dt_fail(error, DTCAST_ERR_SIZE_OVERFLOW, DT_NO_INDEX, "the scales do not fit");
     q->simple = dt_quant_simple();
+    q->avx2 = dt_isa_active() >= DT_ISA_AVX2;
     q->threads = q->simple ? 1 : dt_thread_count(p->threads, count);
     return DTCAST_OK;
 }

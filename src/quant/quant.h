@@ -24,9 +24,9 @@ dtcast_status dt_quant_params_read(const dtcast_quant_params *p, dtcast_quant_pa
                                    dtcast_error *error);
 
 /* ---- one call, resolved (layout.c) ---------------------------------------------------------- */
-/* Elements per chunk of the fast paths: the scaled float32 values of a chunk (16 KiB) and its
- * codes stay in L1. */
-#define DT_QCHUNK 4096
+/* Elements per chunk of the fast paths: the float32 values of a chunk (8 KiB), their scaled
+ * copies and the codes stay in L1. */
+#define DT_QCHUNK 2048
 
 typedef struct dt_quant {
     dtcast_quant_params p; /* read, every default resolved (variant, element, block, round) */
@@ -52,6 +52,7 @@ typedef struct dt_quant {
     size_t scale_bytes;
     bool has_global;
     unsigned threads;
+    bool avx2;   /* the AVX2 vector steps */
     bool simple; /* the deliberately simple path (tests): scalar, per element, exact encoder */
 } dt_quant;
 
@@ -142,8 +143,22 @@ static inline float dt_clampf_nan(float a, float lo, float hi)
 {
     return a != a ? a : a < lo ? lo : a > hi ? hi : a;
 }
-/* |x| max over n values, NaN-propagating (a NaN anywhere gives NaN) */
+/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN) */
 float dt_amax_f32(const float *x, size_t n, bool simple);
+
+/* ---- vector steps (simd.c): AVX2 when active, else plain C; the same results ------------------ */
+float dt_q_amax(const dt_quant *q, const float *x, size_t n);
+/* out[b] = |x| max of block b (B elements each), NaN-propagating */
+void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out);
+enum {
+    DT_Q_MUL,    /* x * k */
+    DT_Q_DIV,    /* x / k */
+    DT_Q_MUL_I8, /* clamp(x * k * 64, +-127) (MXINT8) */
+    DT_Q_DIV_MO  /* x / k, NaN -> 6, -0 -> +0 (NVFP4 modelopt) */
+};
+/* vals[b*B + i] = op(x[b*B + i], k[b]) over nblk blocks of B */
+void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
+                const float *k);
 
 /* ---- the schemes (one file each) ---------------------------------------------------------------- */
 typedef struct dt_qio {
