@@ -148,11 +148,12 @@ PYMOD   := $(BUILD)/python/dtcast
 python-module: $(PYMOD)/_core.abi3.so
 	@ln -sf $(addprefix $(CURDIR)/,$(wildcard python/dtcast/*.py python/dtcast/*.pyi python/dtcast/py.typed)) $(PYMOD)/
 	@ln -sf $(CURDIR)/$(BUILD)/dtcast $(PYMOD)/_bin/dtcast
-$(PYMOD)/_core.abi3.so: python/ext/module.c python/ext/onnx_qdq.c python/ext/onnx_qdq.h $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(BUILD)/dtcast
+PYEXT_SRC := $(wildcard python/ext/*.c)
+$(PYMOD)/_core.abi3.so: $(PYEXT_SRC) $(wildcard python/ext/*.h) $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(BUILD)/dtcast
 	@mkdir -p $(PYMOD)/_bin
 	$(say) PY $@
 	$(Q)$(CC) $(ALL_CFLAGS) -I"$$($(PYVENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-	    -shared $(LDFLAGS) -o $@ $(filter %.c,$^) $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+	    -shared $(LDFLAGS) -o $@ $(PYEXT_SRC) $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 test-build-plain:
 	@$(MAKE) --no-print-directory all tests
 test-build-san:

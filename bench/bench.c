@@ -14,6 +14,7 @@
 #include "dtcast.h"
 #include "internal.h"          /* --entries: the kernel registry (libdtcast.a's internals) */
 #include "kernels/kernels.h"
+#include "quant.h"         /* --quant */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -709,6 +710,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--onnx-qdq"))
         return bench_onnx_qdq_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "--quant"))
+        return dt_bench_quant(argc - 1, argv + 1);
     if (argc == 5 && !strcmp(argv[1], "--dump"))
         return dump_source(argv[2], argv[3], argv[4]);
     config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0, DTCAST_ROUND_DEFAULT};

@@ -15,6 +15,8 @@ ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
 - ``promote_types``, ``result_type``: the common type under numpy, torch, JAX, OpenVINO, aclnn.
 - ``convert_file``, ``convert_checkpoint``, ``safetensors.open``: files, streamed.
 - ``torch.cast``: torch tensors in and out (torch optional).
+- ``quantize``, ``dequantize``: scaled quantization (MX, NVFP4, block FP8, absmax);
+  ``dequantize_checkpoint``: a quantized checkpoint into a plain one.
 """
 
 from . import _core
@@ -26,6 +28,8 @@ from ._cast import cast, Report  # noqa: E402
 from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
 from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
+from .files import dequantize_checkpoint  # noqa: E402
+from ._quant import quantize, dequantize, Quantized  # noqa: E402
 from . import onnx, pypto, safetensors, torch  # noqa: E402
 from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  # noqa: E402
 
@@ -36,4 +40,5 @@ __all__ = [
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
+    "quantize", "dequantize", "Quantized", "dequantize_checkpoint",
 ]

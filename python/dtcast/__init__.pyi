@@ -123,3 +123,22 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any | None = ..., *, axis:
 def dynamic_quantize_linear(x: Any, *, threads: int = ...) -> tuple[npt.NDArray[np.uint8],
                                                                     npt.NDArray[np.float32],
                                                                     npt.NDArray[np.uint8]]: ...
+class Quantized(tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.float32] | None]):
+    codes: npt.NDArray[Any]
+    scales: npt.NDArray[Any]
+    global_scale: npt.NDArray[np.float32] | None
+
+def quantize(x: Any, scheme: str, *, axis: int = ..., variant: str | None = ...,
+             scale_mode: Literal["floor", "ceil", "even", "rceil", "log2"] | None = ...,
+             round: Literal["rne", "rna", "stochastic"] = ..., seed: int | None = ...,
+             packed: bool = ..., block: int | tuple[int, int] | None = ...,
+             element: _Type | None = ..., scale_dtype: _Type | None = ...,
+             per_tensor: bool = ..., single_level: bool = ..., ue8m0: bool = ...,
+             reject_short: bool = ..., threads: int = ...) -> Quantized: ...
+def dequantize(codes: Any, scales: Any, scheme: str, *, axis: int = ...,
+               variant: str | None = ..., global_scale: Any = ..., to: _Type = ...,
+               block: int | tuple[int, int] | None = ..., shape: Sequence[int] | None = ...,
+               per_tensor: bool = ...,
+               single_level: bool = ..., ue8m0: bool = ..., threads: int = ...) -> npt.NDArray[Any]: ...
+def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                          to: _Type = ..., threads: int = ...) -> str: ...

@@ -25,7 +25,7 @@ import subprocess
 from ._cli import cli_path
 from ._errors import Error, Status
 
-__all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards"]
+__all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards", "dequantize_checkpoint"]
 
 INDEX_SUFFIX = ".safetensors.index.json"
 
@@ -161,7 +161,7 @@ def _status_of(returncode, message):
     return Status.BAD_FILE
 
 
-def _message(stderr):
+def _message(stderr, command="cast"):
     """The CLI's error line without "dtcast: " (and a usage error's "cast: " and help hint)."""
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("dtcast: ") and
@@ -169,19 +169,19 @@ def _message(stderr):
     text = (errors[-1] if errors else lines[-1] if lines else "").strip()
     if text.startswith("dtcast: "):
         text = text[len("dtcast: "):]
-    if text.startswith("cast: "):
-        text = text[len("cast: "):]
-    hint = " (see 'dtcast cast --help')"
+    if text.startswith(command + ": "):
+        text = text[len(command) + 2:]
+    hint = " (see 'dtcast %s --help')" % command
     if text.endswith(hint):
         text = text[:-len(hint)]
     return text
 
 
-def _run(args):
-    """Runs `dtcast cast ARGS`; returns its stderr; raises Error when it fails."""
+def _run(args, command="cast"):
+    """Runs `dtcast COMMAND ARGS`; returns its stderr; raises Error when it fails."""
     cli = cli_path()
     try:
-        p = subprocess.run([cli, "cast"] + args, stdin=subprocess.DEVNULL,
+        p = subprocess.run([cli, command] + args, stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as e:
         raise Error("cannot run the dtcast program %s: %s" % (cli, e.strerror or e),
@@ -191,7 +191,7 @@ def _run(args):
         return err
     if p.returncode < 0:
         raise Error("the dtcast program was killed by signal %d" % -p.returncode, Status.IO)
-    text = _message(err) or "dtcast cast failed with status %d" % p.returncode
+    text = _message(err, command) or "dtcast %s failed with status %d" % (command, p.returncode)
     raise Error(text, _status_of(p.returncode, text))
 
 
@@ -367,3 +367,29 @@ def _with_defaults(options):
             raise TypeError("convert_checkpoint() got an unexpected keyword argument %r" % k)
     known.update(options)
     return known
+
+
+# ---- quantized checkpoints --------------------------------------------------------------------
+
+def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0):
+    """Dequantizes a quantized checkpoint into a plain one, as ``dtcast dequantize`` does
+    (docs/quantization.md, "Checkpoints"): block FP8 (DeepSeek-V3/R1 ``weight_scale_inv``),
+    gpt-oss MXFP4 (``*_blocks`` / ``*_scales``), NVFP4 (ModelOpt and compressed-tensors names)
+    and compressed-tensors FP8/INT8, recognised by their tensor names; every other tensor copied.
+
+    src is a .safetensors file (dst then a .safetensors file), a sharded checkpoint's
+    *.safetensors.index.json or a model folder (dst a folder: the index rewritten,
+    ``quantization_config`` removed from config.json, the other files copied). to: bfloat16
+    (default), float16 or float32. Streamed on every thread (threads=0) or on `threads`, with
+    bounded memory. Returns dst."""
+    name = _type_name(to, "to")
+    if name not in ("bfloat16", "float16", "float32"):
+        raise Error("to: dequantize writes bfloat16, float16 or float32, not %s" % name,
+                    Status.INVALID_ARGUMENT)
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+        raise Error("threads must be an integer >= 0, not %r" % (threads,), Status.INVALID_ARGUMENT)
+    args = ["-q", "--to", name]
+    if threads:
+        args += ["--threads", str(threads)]
+    _run(args + ["--", _path(src, "src"), _path(dst, "dst")], command="dequantize")
+    return os.fsdecode(os.fspath(dst))

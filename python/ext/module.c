@@ -21,6 +21,7 @@
 #include "fileio/report.h"
 #include "parallel.h"
 #include "onnx_qdq.h"
+#include "py_quant.h"
 
 #include <pthread.h>
 
@@ -825,6 +826,7 @@ static PyMethodDef methods[] = {
      "threads) -> (bytearray, type)"},
     {"onnx_dynamic", dtc_onnx_dynamic, METH_VARARGS,
      "onnx_dynamic(x, x_shape, threads) -> (bytearray, scale, zero_point)"},
+    DTC_QUANT_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "dtcast._core",
