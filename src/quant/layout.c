@@ -303,16 +303,24 @@ void dt_quant_describe(const dt_quant *q, dtcast_tensor *codes, dtcast_tensor *s
 void dt_qconv_init(dt_qconv *c, dtcast_type dst, dtcast_type src, dtcast_round round,
                    bool saturate, uint64_t seed, size_t count, bool exact)
 {
+    dtcast_options o;
+    dtcast_options_init(&o);
+    o.round = round;
+    o.float_overflow = saturate ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
+    o.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
+    o.seed = seed;
+    dt_qconv_init_opts(c, dst, src, &o, count, exact);
+}
+
+void dt_qconv_init_opts(dt_qconv *c, dtcast_type dst, dtcast_type src, const dtcast_options *o,
+                        size_t count, bool exact)
+{
     memset(c, 0, sizeof *c);
     c->df = dt_format_of(dst);
     c->sf = dt_format_of(src);
-    dtcast_options_init(&c->o);
-    c->o.round = round;
-    c->o.float_overflow = saturate ? DTCAST_FLOAT_OVERFLOW_SATURATE : DTCAST_FLOAT_OVERFLOW_IEEE;
-    c->o.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
+    c->o = *o;
     c->o.threads = 1;
-    c->o.seed = seed;
-    c->stochastic = round == DTCAST_ROUND_STOCHASTIC;
+    c->stochastic = o->round == DTCAST_ROUND_STOCHASTIC;
     if (!c->stochastic) {
         dt_rules_for(c->df, &c->o, &c->r);
         if (!exact)

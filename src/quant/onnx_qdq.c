@@ -252,6 +252,19 @@ static dtcast_status load_params(dt_qdq_plan *p, dtcast_error *error)
         st = round_through(p->sd, p->nscale, p->precision, error);
     if (st == DTCAST_OK && p->zp)
         st = to_f64(p->zd, p->zp, p->zt, p->nscale, error);
+    if (st == DTCAST_OK && dt_qdq_fast_takes(p)) {
+        p->sf = malloc(p->nscale * sizeof *p->sf);
+        if (p->zp)
+            p->zf = malloc(p->nscale * sizeof *p->zf);
+        if (!p->sf || (p->zp && !p->zf))
+            return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, DT_NO_INDEX,
+                           "out of memory for %zu scales", p->nscale);
+        for (size_t i = 0; i < p->nscale; i++) {
+            p->sf[i] = (float)p->sd[i]; /* exact: the fast paths take float32 scales only */
+            if (p->zf)
+                p->zf[i] = (float)p->zd[i];
+        }
+    }
     return st;
 }
 
@@ -259,7 +272,10 @@ static void free_params(dt_qdq_plan *p)
 {
     free(p->sd);
     free(p->zd);
+    free(p->sf);
+    free(p->zf);
     p->sd = p->zd = NULL;
+    p->sf = p->zf = NULL;
 }
 
 /* ---- running ------------------------------------------------------------------------------- */

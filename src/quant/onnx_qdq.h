@@ -40,6 +40,7 @@ typedef struct dt_qdq_plan {
     /* The simple path's copies: scale (after `precision`) and zero point as float64 values. */
     double *sd;
     double *zd;            /* NULL when there is no zero point */
+    float *sf, *zf;        /* the same as float32 (the fast paths' scales and zero points) */
     int64_t qmin, qmax;    /* integer y */
     dtcast_options cast;   /* the final Cast (Q: float8/float4 y; DQ: float -> output type) */
     unsigned threads;

@@ -45,18 +45,20 @@ bool dt_qdq_fast_takes(const dt_qdq_plan *p)
            (p->xt == DTCAST_INT8 || p->xt == DTCAST_UINT8 || is_f8(p->xt));
 }
 
-/* ---- one run: elements [0, n) of x/y sharing scale s and zero point z ------------------------ */
+/* ---- one run: elements [0, n) of x/y; scale and zero point either one value for the whole run
+ * (step 0: s[0], z[0]) or one per element (step 1: s[k], z[k], the per-axis case along the last
+ * axis) ------------------------------------------------------------------------------------- */
 
 /* NaN results are the positive quiet NaN (as the simple path makes them). */
 static float canonf(float v) { return v != v ? fabsf(v) : v; }
 
-static void q_int_scalar(const float *x, void *y, size_t n, float s, float z, float lo, float hi,
-                         bool sign)
+static void q_int_scalar(const float *x, void *y, size_t n, const float *s, const float *z,
+                         size_t step, float lo, float hi, bool sign)
 {
     for (size_t k = 0; k < n; k++) {
         float v;
         memcpy(&v, x + k, sizeof v);
-        float t = dt_qdq_rnef(v / s) + z;
+        float t = dt_qdq_rnef(v / s[k * step]) + z[k * step];
         t = t != t ? lo : t < lo ? lo : t > hi ? hi : t;
         if (sign)
             ((int8_t *)y)[k] = (int8_t)t;
@@ -65,48 +67,55 @@ static void q_int_scalar(const float *x, void *y, size_t n, float s, float z, fl
     }
 }
 
-static void div_scalar(float *q, const float *x, size_t n, float s)
+static void div_scalar(float *q, const float *x, size_t n, const float *s, size_t step)
 {
     for (size_t k = 0; k < n; k++) {
         float v;
         memcpy(&v, x + k, sizeof v);
-        q[k] = canonf(v / s);
+        q[k] = canonf(v / s[k * step]);
     }
 }
 
-static void dq_int_scalar(float *y, const void *x, size_t n, float s, float z, bool sign)
+static void dq_int_scalar(float *y, const void *x, size_t n, const float *s, const float *z,
+                          size_t step, bool sign)
 {
     for (size_t k = 0; k < n; k++) {
         const float v = sign ? (float)((const int8_t *)x)[k] : (float)((const uint8_t *)x)[k];
-        const float r = canonf((v - z) * s);
+        const float r = canonf((v - z[k * step]) * s[k * step]);
         memcpy(y + k, &r, sizeof r);
     }
 }
 
-static void mul_scalar(float *y, size_t n, float s)
+static void mul_scalar(float *y, size_t n, const float *s, size_t step)
 {
     for (size_t k = 0; k < n; k++) {
         float v;
         memcpy(&v, y + k, sizeof v);
-        v = canonf(v * s);
+        v = canonf(v * s[k * step]);
         memcpy(y + k, &v, sizeof v);
     }
 }
 
 #if defined(DT_HAVE_X86)
-DT_TARGET_AVX2 static void q_int_avx2(const float *x, void *y, size_t n, float s, float z,
-                                      float lo, float hi, bool sign)
+/* 8 lanes of a run's scale or zero point from element k on: broadcast (step 0) or loaded. */
+DT_TARGET_AVX2 static DT_INLINE __m256 lanes(const float *v, size_t k, size_t step)
 {
-    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), vlo = _mm256_set1_ps(lo),
-                 vhi = _mm256_set1_ps(hi);
+    return step ? _mm256_loadu_ps(v + k) : _mm256_broadcast_ss(v);
+}
+
+DT_TARGET_AVX2 static void q_int_avx2(const float *x, void *y, size_t n, const float *s,
+                                      const float *z, size_t step, float lo, float hi, bool sign)
+{
+    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     size_t k = 0;
     for (; k + 32 <= n; k += 32) {
         __m256i w[4];
         for (int j = 0; j < 4; j++) {
-            __m256 q = _mm256_div_ps(_mm256_loadu_ps(x + k + 8 * j), vs);
+            const size_t e = k + 8 * (size_t)j;
+            __m256 q = _mm256_div_ps(_mm256_loadu_ps(x + e), lanes(s, e, step));
             q = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            q = _mm256_add_ps(q, vz);
+            q = _mm256_add_ps(q, lanes(z, e, step));
             q = _mm256_max_ps(q, vlo); /* NaN -> lo (maxps returns the second operand) */
             q = _mm256_min_ps(q, vhi);
             w[j] = _mm256_cvttps_epi32(q);
@@ -116,7 +125,7 @@ DT_TARGET_AVX2 static void q_int_avx2(const float *x, void *y, size_t n, float s
         b = _mm256_permutevar8x32_epi32(b, order);
         _mm256_storeu_si256((__m256i *)((uint8_t *)y + k), b);
     }
-    q_int_scalar(x + k, (uint8_t *)y + k, n - k, s, z, lo, hi, sign);
+    q_int_scalar(x + k, (uint8_t *)y + k, n - k, s + k * step, z + k * step, step, lo, hi, sign);
 }
 
 /* NaN lanes lose their sign bit (the positive quiet NaN: every NaN here is quiet already). */
@@ -126,37 +135,35 @@ DT_TARGET_AVX2 static DT_INLINE __m256 canon_avx2(__m256 r)
     return _mm256_andnot_ps(_mm256_and_ps(nan, _mm256_set1_ps(-0.0f)), r);
 }
 
-DT_TARGET_AVX2 static void div_avx2(float *q, const float *x, size_t n, float s)
+DT_TARGET_AVX2 static void div_avx2(float *q, const float *x, size_t n, const float *s,
+                                    size_t step)
 {
-    const __m256 vs = _mm256_set1_ps(s);
     size_t k = 0;
     for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(q + k, canon_avx2(_mm256_div_ps(_mm256_loadu_ps(x + k), vs)));
-    div_scalar(q + k, x + k, n - k, s);
+        _mm256_storeu_ps(q + k, canon_avx2(_mm256_div_ps(_mm256_loadu_ps(x + k), lanes(s, k, step))));
+    div_scalar(q + k, x + k, n - k, s + k * step, step);
 }
 
-DT_TARGET_AVX2 static void dq_int_avx2(float *y, const void *x, size_t n, float s, float z,
-                                       bool sign)
+DT_TARGET_AVX2 static void dq_int_avx2(float *y, const void *x, size_t n, const float *s,
+                                       const float *z, size_t step, bool sign)
 {
-    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z);
     const uint8_t *b = x;
     size_t k = 0;
     for (; k + 8 <= n; k += 8) {
         const __m128i raw = _mm_loadl_epi64((const __m128i *)(b + k));
         const __m256i i = sign ? _mm256_cvtepi8_epi32(raw) : _mm256_cvtepu8_epi32(raw);
-        const __m256 v = _mm256_sub_ps(_mm256_cvtepi32_ps(i), vz);
-        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(v, vs)));
+        const __m256 v = _mm256_sub_ps(_mm256_cvtepi32_ps(i), lanes(z, k, step));
+        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(v, lanes(s, k, step))));
     }
-    dq_int_scalar(y + k, b + k, n - k, s, z, sign);
+    dq_int_scalar(y + k, b + k, n - k, s + k * step, z + k * step, step, sign);
 }
 
-DT_TARGET_AVX2 static void mul_avx2(float *y, size_t n, float s)
+DT_TARGET_AVX2 static void mul_avx2(float *y, size_t n, const float *s, size_t step)
 {
-    const __m256 vs = _mm256_set1_ps(s);
     size_t k = 0;
     for (; k + 8 <= n; k += 8)
-        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(_mm256_loadu_ps(y + k), vs)));
-    mul_scalar(y + k, n - k, s);
+        _mm256_storeu_ps(y + k, canon_avx2(_mm256_mul_ps(_mm256_loadu_ps(y + k), lanes(s, k, step))));
+    mul_scalar(y + k, n - k, s + k * step, step);
 }
 #endif
 
@@ -174,14 +181,44 @@ void dt_qdq_f32_to_int8(const float *x, void *y, size_t n, float s, float z, flo
 {
 #if defined(DT_HAVE_X86)
     if (use_avx2()) {
-        q_int_avx2(x, y, n, s, z, lo, hi, sign);
+        q_int_avx2(x, y, n, &s, &z, 0, lo, hi, sign);
         return;
     }
 #endif
-    q_int_scalar(x, y, n, s, z, lo, hi, sign);
+    q_int_scalar(x, y, n, &s, &z, 0, lo, hi, sign);
 }
 
-static void run_q_int(const dt_qdq_plan *p, size_t i, size_t n, float s, float z, bool avx2)
+/* A run [i, i + n) of one row: its scales and zero points (one, or one per element when the
+ * axis is the last: step 1), pointing into the plan's float32 copies (or zeros). */
+typedef struct run_scales {
+    const float *s, *z;
+    size_t step;
+} run_scales;
+
+static const float zeros[BUF];
+
+static void run_scales_at(run_scales *r, const dt_qdq_plan *p, size_t i)
+{
+    const size_t si = dt_qdq_scale_index(p, i);
+    r->step = p->gran == DT_QDQ_AXIS && p->inner == 1;
+    r->s = p->sf + si;
+    r->z = p->zf ? p->zf + si : zeros;
+}
+
+/* The end of the run sharing element i's scales: the scale changes every `inner` elements (per
+ * axis), and a run of per-element scales ends with its row; at most BUF elements. */
+static size_t run_end(const dt_qdq_plan *p, size_t i, size_t end)
+{
+    size_t stop = end - i < BUF ? end : i + BUF;
+    if (p->gran == DT_QDQ_AXIS) {
+        const size_t span = p->inner == 1 ? p->dim : p->inner;
+        const size_t e = (i / span + 1) * span;
+        stop = e < stop ? e : stop;
+    }
+    return stop;
+}
+
+static void run_q_int(const dt_qdq_plan *p, size_t i, size_t n, const run_scales *r, bool avx2)
 {
     const float *x = (const float *)p->x + i;
     uint8_t *y = (uint8_t *)p->y + i;
@@ -189,93 +226,88 @@ static void run_q_int(const dt_qdq_plan *p, size_t i, size_t n, float s, float z
     const float lo = (float)p->qmin, hi = (float)p->qmax;
 #if defined(DT_HAVE_X86)
     if (avx2) {
-        q_int_avx2(x, y, n, s, z, lo, hi, sign);
+        q_int_avx2(x, y, n, r->s, r->z, r->step, lo, hi, sign);
         return;
     }
 #endif
     (void)avx2;
-    q_int_scalar(x, y, n, s, z, lo, hi, sign);
+    q_int_scalar(x, y, n, r->s, r->z, r->step, lo, hi, sign);
 }
 
-static void run_dq_int(const dt_qdq_plan *p, size_t i, size_t n, float s, float z, bool avx2)
+static void run_dq_int(const dt_qdq_plan *p, size_t i, size_t n, const run_scales *r, bool avx2)
 {
     float *y = (float *)p->y + i;
     const uint8_t *x = (const uint8_t *)p->x + i;
     const bool sign = p->xt == DTCAST_INT8;
 #if defined(DT_HAVE_X86)
     if (avx2) {
-        dq_int_avx2(y, x, n, s, z, sign);
+        dq_int_avx2(y, x, n, r->s, r->z, r->step, sign);
         return;
     }
 #endif
     (void)avx2;
-    dq_int_scalar(y, x, n, s, z, sign);
+    dq_int_scalar(y, x, n, r->s, r->z, r->step, sign);
 }
 
-/* float8: [i, i + n) (at most BUF elements) through a buffer, the scale per run inside it. */
-static void run_float8(const dt_qdq_plan *p, size_t i, size_t n, bool avx2)
+/* float8: [i, i + n) (at most BUF elements) through a buffer, the scales per run inside it. */
+static void run_float8(const dt_qdq_plan *p, size_t i, size_t n, run_scales *r,
+                       const dt_qconv *conv, bool avx2)
 {
     float q[BUF];
-    dtcast_options o;
-    if (!p->quantize) {
-        dtcast_options_init(&o);
-        o.threads = 1;
-        (void)dtcast_convert((float *)p->y + i, DTCAST_FLOAT32, (const uint8_t *)p->x + i, p->xt,
-                             n, &o, NULL);
-    }
+    if (!p->quantize)
+        dt_qconv_run(conv, (float *)p->y + i, (const uint8_t *)p->x + i, n, i);
     for (size_t k = 0; k < n;) {
-        size_t stop = n;
-        if (p->gran == DT_QDQ_AXIS) {
-            const size_t run_end = ((i + k) / p->inner + 1) * p->inner - i;
-            stop = run_end < n ? run_end : n;
-        }
-        const float s = (float)p->sd[dt_qdq_scale_index(p, i + k)];
+        const size_t stop = run_end(p, i + k, i + n) - i;
+        run_scales_at(r, p, i + k);
         if (p->quantize) {
             const float *x = (const float *)p->x + i + k;
 #if defined(DT_HAVE_X86)
             if (avx2)
-                div_avx2(q + k, x, stop - k, s);
+                div_avx2(q + k, x, stop - k, r->s, r->step);
             else
 #endif
-                div_scalar(q + k, x, stop - k, s);
+                div_scalar(q + k, x, stop - k, r->s, r->step);
         } else {
             float *y = (float *)p->y + i + k;
 #if defined(DT_HAVE_X86)
             if (avx2)
-                mul_avx2(y, stop - k, s);
+                mul_avx2(y, stop - k, r->s, r->step);
             else
 #endif
-                mul_scalar(y, stop - k, s);
+                mul_scalar(y, stop - k, r->s, r->step);
         }
         k = stop;
     }
     (void)avx2;
     if (p->quantize)
-        (void)dtcast_convert((uint8_t *)p->y + i, p->yt, q, DTCAST_FLOAT32, n, &p->cast, NULL);
+        dt_qconv_run(conv, (uint8_t *)p->y + i, q, n, i);
 }
 
 void dt_qdq_fast_range(const dt_qdq_plan *p, size_t begin, size_t end)
 {
     const bool avx2 = use_avx2();
+    run_scales r;
     if (is_f8(p->quantize ? p->yt : p->xt)) {
+        /* the float8 <-> float32 kernel, found once for the range (Q: Cast's options) */
+        dt_qconv conv;
+        dtcast_options o;
+        dtcast_options_init(&o);
+        if (p->quantize)
+            dt_qconv_init_opts(&conv, p->yt, DTCAST_FLOAT32, &p->cast, BUF, false);
+        else
+            dt_qconv_init_opts(&conv, DTCAST_FLOAT32, p->xt, &o, BUF, false);
         for (size_t i = begin; i < end; i += BUF)
-            run_float8(p, i, end - i < BUF ? end - i : BUF, avx2);
+            run_float8(p, i, end - i < BUF ? end - i : BUF, &r, &conv, avx2);
+        dt_qconv_release(&conv);
         return;
     }
-    size_t i = begin;
-    while (i < end) {
-        /* the run of elements sharing element i's scale */
-        size_t stop = end;
-        if (p->gran == DT_QDQ_AXIS) {
-            const size_t run_end = (i / p->inner + 1) * p->inner;
-            stop = run_end < end ? run_end : end;
-        }
-        const size_t si = dt_qdq_scale_index(p, i);
-        const float s = (float)p->sd[si], z = p->zd ? (float)p->zd[si] : 0.0f;
+    for (size_t i = begin; i < end;) {
+        const size_t stop = run_end(p, i, end);
+        run_scales_at(&r, p, i);
         if (p->quantize)
-            run_q_int(p, i, stop - i, s, z, avx2);
+            run_q_int(p, i, stop - i, &r, avx2);
         else
-            run_dq_int(p, i, stop - i, s, z, avx2);
+            run_dq_int(p, i, stop - i, &r, avx2);
         i = stop;
     }
 }

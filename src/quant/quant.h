@@ -78,6 +78,9 @@ typedef struct dt_qconv {
 } dt_qconv;
 void dt_qconv_init(dt_qconv *c, dtcast_type dst, dtcast_type src, dtcast_round round,
                    bool saturate, uint64_t seed, size_t count, bool exact);
+/* The same with the conversion's options given whole (o->threads is ignored: one thread). */
+void dt_qconv_init_opts(dt_qconv *c, dtcast_type dst, dtcast_type src, const dtcast_options *o,
+                        size_t count, bool exact);
 /* first: the index in its tensor of src[0] (stochastic rounding draws by it) */
 void dt_qconv_run(const dt_qconv *c, void *dst, const void *src, size_t n, size_t first);
 void dt_qconv_release(dt_qconv *c);
