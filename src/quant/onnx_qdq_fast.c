@@ -52,18 +52,43 @@ bool dt_qdq_fast_takes(const dt_qdq_plan *p)
 /* NaN results are the positive quiet NaN (as the simple path makes them). */
 static float canonf(float v) { return v != v ? fabsf(v) : v; }
 
+/* dt_qdq_rnef without library calls: below 2^23, adding and removing 2^23 leaves the magnitude
+ * rounded to an integer, ties to even (the environment rounds to nearest); above, every float
+ * is an integer already (NaN passes through). */
+static inline float rne_fast(float v)
+{
+    const float a = fabsf(v);
+    if (!(a < 8388608.0f))
+        return v;
+    return copysignf((a + 8388608.0f) - 8388608.0f, v);
+}
+
+/* clamp(t, lo, hi), NaN -> lo, without branches (the comparisons are false for NaN) */
+static inline float clampf(float t, float lo, float hi)
+{
+    t = t > lo ? t : lo;
+    return t < hi ? t : hi;
+}
+
+/* x[k] of a buffer that may not be aligned to 4 */
+static inline float ldf(const float *x, size_t k)
+{
+    float v;
+    memcpy(&v, x + k, sizeof v);
+    return v;
+}
+
 static void q_int_scalar(const float *x, void *y, size_t n, const float *s, const float *z,
                          size_t step, float lo, float hi, bool sign)
 {
-    for (size_t k = 0; k < n; k++) {
-        float v;
-        memcpy(&v, x + k, sizeof v);
-        float t = dt_qdq_rnef(v / s[k * step]) + z[k * step];
-        t = t != t ? lo : t < lo ? lo : t > hi ? hi : t;
-        if (sign)
-            ((int8_t *)y)[k] = (int8_t)t;
-        else
-            ((uint8_t *)y)[k] = (uint8_t)t;
+    if (sign) {
+        int8_t *o = y;
+        for (size_t k = 0; k < n; k++)
+            o[k] = (int8_t)(int)clampf(rne_fast(ldf(x, k) / s[k * step]) + z[k * step], lo, hi);
+    } else {
+        uint8_t *o = y;
+        for (size_t k = 0; k < n; k++)
+            o[k] = (uint8_t)(int)clampf(rne_fast(ldf(x, k) / s[k * step]) + z[k * step], lo, hi);
     }
 }
 
