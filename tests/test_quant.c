@@ -373,8 +373,127 @@ static void stochastic(void)
         }
 }
 
+/* Hand-computed answers from SPEC 9's formulas (independent of the code paths above). */
+static void q1(const char *name, dtcast_quant_params *p, const float *x, int64_t n,
+               const uint8_t *codes, size_t ncodes, const uint8_t *scales, size_t nscales)
+{
+    dtcast_tensor t = {(void *)(uintptr_t)x, (size_t)n * 4, DTCAST_FLOAT32, 1, {n}};
+    result r;
+    quantize(&r, &t, p);
+    bool ok = r.st == DTCAST_OK && r.cb == ncodes && r.sb == nscales &&
+              memcmp(r.codes, codes, ncodes) == 0 && memcmp(r.scales, scales, nscales) == 0;
+    CHECK(ok, name, "status %d (%s), codes %02x %02x.., scales %02x %02x %02x %02x", (int)r.st,
+          r.st ? r.msg : "", r.codes ? r.codes[0] : 0, r.codes && ncodes > 1 ? r.codes[1] : 0,
+          r.scales ? r.scales[0] : 0, r.scales && nscales > 1 ? r.scales[1] : 0,
+          r.scales && nscales > 2 ? r.scales[2] : 0, r.scales && nscales > 3 ? r.scales[3] : 0);
+    result_free(&r);
+}
+
+static void known(void)
+{
+    float x[32];
+    uint8_t c[32], sc[8];
+    dtcast_quant_params p;
+    /* mxfp4 floor: amax 7 -> u = 2 - 2 = 0, b = 127; 7 saturates to 6 (0x7) */
+    memset(x, 0, sizeof x);
+    x[0] = 7.0f;
+    x[1] = -1.5f;
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "mxfp4", NULL);
+    memset(c, 0, sizeof c);
+    c[0] = 0x7 | 0xB << 4; /* 6, -1.5 */
+    sc[0] = 127;
+    q1("known mxfp4 floor amax 7", &p, x, 32, c, 16, sc, 1);
+    /* rceil: d = fl32(7 * fl32(1/6)) = 1.1666.. -> b = 128; 7/2 = 3.5 ties to even 4 (0x6),
+     * -1.5/2 = -0.75 ties to even -1.0 (0xA) */
+    p.scale_mode = DTCAST_SCALE_RCEIL;
+    c[0] = 0x6 | 0xA << 4;
+    sc[0] = 128;
+    q1("known mxfp4 rceil amax 7", &p, x, 32, c, 16, sc, 1);
+    /* rna: -0.75 -> -1.0 as well, 3.5 -> 4 */
+    p.round = DTCAST_ROUND_RNA;
+    q1("known mxfp4 rceil rna", &p, x, 32, c, 16, sc, 1);
+    /* mxfp8 floor vs log2 at amax 8(1 - 2^-24): floor u = 2 - 8 -> b 121; log2 rounds up to 3
+     * -> b 122. The element 8(1-2^-24) * 2^6 -> 512 -> saturates to 448 (0x7E) under floor;
+     * under log2 * 2^5 = 256 (0x78) */
+    memset(x, 0, sizeof x);
+    x[0] = 8.0f * (1.0f - 0x1p-24f);
+    dtcast_quant_params_init(&p);
+    memset(c, 0, sizeof c);
+    c[0] = 0x7E;
+    sc[0] = 121;
+    q1("known mxfp8 floor below 8", &p, x, 32, c, 32, sc, 1);
+    p.scale_mode = DTCAST_SCALE_LOG2;
+    c[0] = 0x78;
+    sc[0] = 122;
+    q1("known mxfp8 log2 below 8", &p, x, 32, c, 32, sc, 1);
+    /* all-zero block: b 0 (log2: MXINT8 b 1); NaN block: 0xFF and NaN codes 0x7F */
+    float z[64];
+    memset(z, 0, sizeof z);
+    z[40] = NAN;
+    dtcast_quant_params_init(&p);
+    uint8_t c2[64];
+    memset(c2, 0, sizeof c2);
+    memset(c2 + 32, 0x7F, 32);
+    const uint8_t s2[2] = {0, 0xFF};
+    q1("known mxfp8 zero and NaN blocks", &p, z, 64, c2, 64, s2, 2);
+    z[40] = 0.0f;
+    dtcast_quant_params_from_recipe(&p, "mxint8", NULL);
+    p.scale_mode = DTCAST_SCALE_LOG2;
+    memset(c2, 0, sizeof c2);
+    const uint8_t s3[2] = {1, 1};
+    q1("known mxint8 log2 zero blocks", &p, z, 64, c2, 64, s3, 2);
+    /* nvfp4, all-zero block next to a block of amax 6: modelopt S 1.0 (0x38), torchao 2^-6
+     * (0x08), ct 0 -> 0.125 (0x20). Block 1: modelopt g = 6/2688, S = e4m3(6 / fl32(6 g)) =
+     * 448 (0x7E); its element 6 -> 6 / fl32(448 g) = 6 (0x7) */
+    memset(x, 0, sizeof x);
+    x[16] = 6.0f;
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "nvfp4", NULL);
+    memset(c, 0, sizeof c);
+    c[8] = 0x7;
+    const uint8_t n1[2] = {0x38, 0x7E}, n2[2] = {0x08, 0x7E}, n3[2] = {0x20, 0x7E};
+    q1("known nvfp4 modelopt zero block", &p, x, 32, c, 16, n1, 2);
+    p.variant = DTCAST_VARIANT_TORCHAO;
+    q1("known nvfp4 torchao zero block", &p, x, 32, c, 16, n2, 2);
+    p.variant = DTCAST_VARIANT_CT;
+    q1("known nvfp4 ct zero block", &p, x, 32, c, 16, n3, 2);
+    /* fp8-block hf: amax 448 -> qs 1, s 1.0; deepseek-act all-zero block: s = fl32(1e-4f/448) */
+    float w[2] = {448.0f, -3.0f};
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "fp8-block", NULL);
+    const uint8_t wc[2] = {0x7E, 0xC4}; /* 448, -3 */
+    float one = 1.0f;
+    uint8_t sb[4];
+    memcpy(sb, &one, 4);
+    q1("known fp8-block hf amax 448", &p, w, 2, wc, 2, sb, 4);
+    float zz[2] = {0.0f, 0.0f};
+    p.variant = DTCAST_VARIANT_DEEPSEEK_ACT;
+    p.block = 0, p.block_rows = 0;
+    volatile float e4 = 1e-4f;
+    float s_act = e4 / 448.0f;
+    memcpy(sb, &s_act, 4);
+    const uint8_t zc[2] = {0, 0};
+    q1("known fp8-block deepseek-act zero block", &p, zz, 2, zc, 2, sb, 4);
+    /* ue8m0: amax 1 -> s = 1/448 rounded up to 2^-8 */
+    float o1[2] = {1.0f, 0.0f};
+    p.ue8m0 = true;
+    float s8 = 0x1p-8f;
+    memcpy(sb, &s8, 4);
+    const uint8_t oc2[2] = {0x78, 0}; /* 1 / 2^-8 = 256 = 2^8: e4m3 0x78 */
+    q1("known fp8-block deepseek-act ue8m0", &p, o1, 2, oc2, 2, sb, 4);
+    /* absmax int8 per tensor: amax 127.5 -> scale 1.0; 127.5 -> 127 (clamp), -127.5 -> -128 */
+    float a8[3] = {127.5f, -127.5f, 2.5f};
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "int8-tensor", NULL);
+    const uint8_t ac[3] = {127, 0x80, 2};
+    memcpy(sb, &one, 4);
+    q1("known int8-tensor amax 127.5", &p, a8, 3, ac, 3, sb, 4);
+}
+
 int main(void)
 {
+    known();
     sweep();
     stochastic();
     return CHECK_EXIT();
