@@ -491,9 +491,21 @@ static void known(void)
     q1("known int8-tensor amax 127.5", &p, a8, 3, ac, 3, sb, 4);
 }
 
+/* Outputs large enough to take the streaming stores (codes >= 4 MiB, float32 output >= 16 MiB) */
+static void large(void)
+{
+    static const int64_t shape[2] = {1024, 4608};
+    dtcast_quant_params p;
+    dtcast_quant_params_init(&p);
+    compare("large mx float8e4m3fn (streaming)", &p, DTCAST_FLOAT32, 2, shape, true);
+    dtcast_quant_params_from_recipe(&p, "fp8-block", NULL);
+    compare("large fp8-block (streaming)", &p, DTCAST_BFLOAT16, 2, shape, false);
+}
+
 int main(void)
 {
     known();
+    large();
     sweep();
     stochastic();
     return CHECK_EXIT();

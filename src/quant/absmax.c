@@ -185,7 +185,7 @@ dtcast_status dt_absmax_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *
     am_job j;
     am_setup(&j, q);
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     dt_quant_for(q->rows, q->threads, am_dq_rows, &j);
     dt_emit_release(&j.em);

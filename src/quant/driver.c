@@ -56,6 +56,7 @@ static void tramp_run(void *c, size_t begin, size_t end)
     dt_fpstate s;
     dt_fp_enter(&s);
     t->fn(t->ctx, begin, end);
+    dt_stream_fence(); /* streamed outputs visible to the caller's thread */
     dt_fp_leave(&s);
 }
 

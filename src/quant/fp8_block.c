@@ -168,7 +168,7 @@ dtcast_status dt_fp8_block_dequantize(const dt_quant *q, dt_qio *io, dtcast_erro
     memset(&j, 0, sizeof j);
     j.q = q;
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     if (q->count)
         dt_quant_for(q->batch * q->tr, q->threads, fb_dq_bands, &j);

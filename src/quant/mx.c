@@ -325,7 +325,7 @@ dtcast_status dt_mx_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *erro
     mx_job j;
     mx_setup(&j, q);
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     const size_t units = q->O * q->nb;
     if (q->count)

@@ -224,7 +224,7 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
     j->scales = io->scales;
     if (!j->single)
         nv_globals(j, *io->global);
-    dt_storer_init(&j->st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j->st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j->em, q, io->codes, true);
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);

@@ -85,6 +85,7 @@ void dt_qconv_release(dt_qconv *c);
 /* ---- the element step and the code layout (layout.c) ----------------------------------------- */
 typedef struct dt_emit {
     const dt_quant *q;
+    bool stream; /* large output: codes through an L1 buffer and streaming stores */
     dt_qconv conv;  /* float32 -> code type */
     uint8_t *codes; /* the output (quantize) or input (dequantize) codes */
 } dt_emit;
@@ -110,10 +111,11 @@ void dt_loader_release(dt_loader *l);
 /* Writes float32 values as flat elements [f, f + n) of y (one rounding, nearest even). */
 typedef struct dt_storer {
     dt_qconv conv;
+    bool stream; /* large output: streaming stores */
     void *data;
     dtcast_type type;
 } dt_storer;
-void dt_storer_init(dt_storer *s, void *data, dtcast_type type, bool exact);
+void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact);
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n);
 void dt_storer_release(dt_storer *s);
 
