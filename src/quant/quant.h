@@ -158,6 +158,16 @@ enum {
     DT_Q_MUL_I8, /* clamp(x * k * 64, +-127) (MXINT8) */
     DT_Q_DIV_MO  /* x / k, NaN -> 6, -0 -> +0 (NVFP4 modelopt) */
 };
+/* out[i] = f(in[i], c) for the per-block formulas of NVFP4 (float32, one operation at a time) */
+enum {
+    DT_QM_MO_SCALE, /* a == 0 ? 1 : max(a / c, 2^-9), NaN kept (modelopt, c = fl32(6 g)) */
+    DT_QM_TA_SCALE, /* clamp(fl32(a / 6) / c, 2^-6, 448), NaN kept (torchao, c = g or 1) */
+    DT_QM_CT_SCALE, /* clamp(c * fl32(a / 6), -448, 448), NaN kept (ct, c = gs) */
+    DT_QM_MUL,      /* a * c */
+    DT_QM_DIV,      /* a / c */
+    DT_QM_RDIV      /* c / a */
+};
+void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c);
 /* vals[b*B + i] = op(x[b*B + i], k[b]) over nblk blocks of B */
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
                 const float *k);

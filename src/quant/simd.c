@@ -59,7 +59,63 @@ static void apply_portable(int op, float *vals, const float *x, size_t nblk, siz
     }
 }
 
+static float map1(int op, float a, float c)
+{
+    switch (op) {
+    case DT_QM_MO_SCALE: {
+        if (a == 0.0f)
+            return 1.0f;
+        const float s = a / c;
+        return dt_maxf_nan(s, 0x1p-9f);
+    }
+    case DT_QM_TA_SCALE: {
+        const float a6 = a / 6.0f;
+        const float s = a6 / c;
+        return dt_clampf_nan(s, 0x1p-6f, 448.0f);
+    }
+    case DT_QM_CT_SCALE: {
+        const float a6 = a / 6.0f;
+        const float s = c * a6;
+        return dt_clampf_nan(s, -448.0f, 448.0f);
+    }
+    case DT_QM_MUL: return a * c;
+    case DT_QM_RDIV: return c / a;
+    default: return a / c; /* DT_QM_DIV */
+    }
+}
+
 #ifdef HAVE_AVX2
+DT_TARGET_AVX2 static void map_avx2(int op, float *out, const float *in, size_t n, float c)
+{
+    const __m256 cv = _mm256_set1_ps(c), six = _mm256_set1_ps(6.0f), one = _mm256_set1_ps(1.0f),
+                 zero = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 a = _mm256_loadu_ps(in + i);
+        __m256 t;
+        switch (op) {
+        case DT_QM_MO_SCALE: /* max_ps(k, t) gives t when t is NaN */
+            t = _mm256_max_ps(_mm256_set1_ps(0x1p-9f), _mm256_div_ps(a, cv));
+            t = _mm256_blendv_ps(t, one, _mm256_cmp_ps(a, zero, _CMP_EQ_OQ));
+            break;
+        case DT_QM_TA_SCALE:
+            t = _mm256_div_ps(_mm256_div_ps(a, six), cv);
+            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(0x1p-6f), t));
+            break;
+        case DT_QM_CT_SCALE:
+            t = _mm256_mul_ps(cv, _mm256_div_ps(a, six));
+            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(-448.0f), t));
+            break;
+        case DT_QM_MUL: t = _mm256_mul_ps(a, cv); break;
+        case DT_QM_RDIV: t = _mm256_div_ps(cv, a); break;
+        default: t = _mm256_div_ps(a, cv); break;
+        }
+        _mm256_storeu_ps(out + i, t);
+    }
+    for (; i < n; i++)
+        out[i] = map1(op, in[i], c);
+}
+
 DT_TARGET_AVX2 static inline __m256i amax8_bits(__m256i m, const float *x)
 {
     const __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)x),
@@ -182,6 +238,18 @@ void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, 
 #endif
     for (size_t b = 0; b < nblk; b++)
         out[b] = amax_portable(x + b * B, B);
+}
+
+void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c)
+{
+#ifdef HAVE_AVX2
+    if (avx2_on(q)) {
+        map_avx2(op, out, in, n, c);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        out[i] = map1(op, in[i], c);
 }
 
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
