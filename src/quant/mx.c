@@ -146,11 +146,14 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
         }
         /* units u .. ue: contiguous elements */
         const size_t ue = u + group < u1 ? u + group : u1;
-        const size_t f0 = u / nb * D + u % nb * B;
-        size_t n = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            n += D - jb * B < B ? D - jb * B : B;
+        size_t f0 = u * B, n = (ue - u) * B; /* whole blocks: no division */
+        if (D % B) {
+            f0 = u / nb * D + u % nb * B;
+            n = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                n += D - jb * B < B ? D - jb * B : B;
+            }
         }
         const float *x = dt_load_f32(&j->ld, f0, n, buf);
         if (!q->simple && D % B == 0 && B >= 8) { /* whole blocks: the vector steps */
@@ -265,11 +268,14 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
             continue;
         }
         const size_t ue = u + group < u1 ? u + group : u1;
-        const size_t f0 = u / nb * D + u % nb * B;
-        size_t n = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            n += D - jb * B < B ? D - jb * B : B;
+        size_t f0 = u * B, n = (ue - u) * B; /* whole blocks: no division */
+        if (D % B) {
+            f0 = u / nb * D + u % nb * B;
+            n = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                n += D - jb * B < B ? D - jb * B : B;
+            }
         }
         dt_emit_values(&j->em, f0, vals, n);
         if (!q->simple && D % B == 0 && B >= 8) {
