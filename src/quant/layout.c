@@ -234,6 +234,8 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     }
     case DTCAST_SCHEME_ABSMAX:
         q->B = (size_t)p->block;
+        if ((uint64_t)q->B > SIZE_MAX / 2)
+            return bad(error, "%s is too large", "block");
         if (p->per_tensor) {
             q->sndim = 1;
             q->sshape[0] = 1;
