@@ -502,8 +502,110 @@ static void large(void)
     compare("large fp8-block (streaming)", &p, DTCAST_BFLOAT16, 2, shape, false);
 }
 
+/* Bad input: a clear error naming the problem, outputs untouched. */
+static void errors(void)
+{
+    float x[40] = {1.0f};
+    uint8_t codes[64], scales[8];
+    dtcast_tensor t = {x, sizeof x, DTCAST_FLOAT32, 2, {2, 20}};
+    static const struct {
+        const char *name;
+        int field;
+        long value;
+        const char *needle;
+    } cases[] = {
+        {"error nvfp4 last axis 20", 0, DTCAST_SCHEME_NVFP4, "multiple of 16"},
+        {"error variant of another scheme", 1, DTCAST_VARIANT_HF, "does not belong"},
+        {"error element not of the scheme", 2, DTCAST_INT4, "not one of scheme"},
+        {"error reject_short", 3, 1, "reject_short"},
+        {"error axis outside", 4, 2, "axis 2"},
+        {"error rna outside mx", 5, DTCAST_ROUND_RNA, "rna"},
+        {"error codes too small", 6, 0, "codes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dtcast_quant_params p;
+        dtcast_quant_params_init(&p);
+        size_t room = sizeof codes;
+        switch (cases[i].field) {
+        case 0: p.scheme = (dtcast_scheme)cases[i].value; break;
+        case 1: p.variant = (dtcast_variant)cases[i].value; break;
+        case 2: p.element = (dtcast_type)cases[i].value; break;
+        case 3: p.reject_short = true; break;
+        case 4: p.axis = (int)cases[i].value; break;
+        case 5: p.scheme = DTCAST_SCHEME_FP8_BLOCK, p.round = (dtcast_round)cases[i].value; break;
+        default: room = 10; break;
+        }
+        memset(codes, 0xA5, sizeof codes);
+        memset(scales, 0xA5, sizeof scales);
+        dtcast_tensor c = {codes, room, 0, 0, {0}}, s = {scales, sizeof scales, 0, 0, {0}};
+        float g = 0;
+        dtcast_tensor gt = {&g, 4, 0, 0, {0}};
+        dtcast_error e;
+        memset(&e, 0, sizeof e);
+        const dtcast_status st = dtcast_quantize(&c, &s, &gt, &t, &p, &e);
+        bool untouched = true;
+        for (size_t k = 0; k < sizeof codes; k++)
+            untouched = untouched && codes[k] == 0xA5;
+        for (size_t k = 0; k < sizeof scales; k++)
+            untouched = untouched && scales[k] == 0xA5;
+        CHECK(st != DTCAST_OK && strstr(e.message, cases[i].needle) && untouched, cases[i].name,
+              "status %d, message \"%s\", outputs untouched %d", (int)st, e.message, untouched);
+    }
+    /* the params struct: not initialised, newer with unknown bytes set, older (shorter) */
+    unsigned char big[sizeof(dtcast_quant_params) + 16];
+    memset(big, 0, sizeof big);
+    dtcast_quant_params_init_sized((dtcast_quant_params *)(void *)big, sizeof big);
+    dtcast_tensor c = {codes, sizeof codes, 0, 0, {0}}, s = {scales, sizeof scales, 0, 0, {0}};
+    dtcast_error e;
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, (dtcast_quant_params *)(void *)big, &e) == DTCAST_OK,
+          "params newer, unknown bytes zero", "%s", e.message);
+    big[sizeof(dtcast_quant_params) + 3] = 1;
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, (dtcast_quant_params *)(void *)big, &e) ==
+                  DTCAST_ERR_INVALID_ARGUMENT && strstr(e.message, "newer"),
+          "params newer, unknown byte set", "%s", e.message);
+    dtcast_quant_params p;
+    memset(&p, 0, sizeof p);
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, &p, &e) == DTCAST_ERR_INVALID_ARGUMENT &&
+              strstr(e.message, "not initialised"),
+          "params not initialised", "%s", e.message);
+    /* names both ways, recipes */
+    static const char *const recipes[] = {"mxfp8", "mxfp8-e5m2", "mxfp6-e2m3", "mxfp6-e3m2",
+                                          "mxfp4", "mxint8", "nvfp4", "fp8-block", "fp8-channel",
+                                          "fp8-tensor", "int8-channel", "int8-tensor",
+                                          "int4-group", "fp4-group", "mx", "absmax"};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++) {
+        dtcast_quant_params_init(&p);
+        ok = ok && dtcast_quant_params_from_recipe(&p, recipes[i], NULL) == DTCAST_OK;
+    }
+    CHECK(ok && dtcast_quant_params_from_recipe(&p, "mxfp3", &e) != DTCAST_OK &&
+              strstr(e.message, "mxfp3"),
+          "recipes", "%s", e.message);
+    ok = true;
+    for (int v = 0; v <= DTCAST_SCHEME_ABSMAX; v++) {
+        dtcast_scheme x2;
+        const char *nm = dtcast_scheme_name((dtcast_scheme)v);
+        ok = ok && (v == 0 ? nm == NULL
+                           : nm && dtcast_scheme_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v);
+    }
+    for (int v = 0; v <= DTCAST_VARIANT_DEEPSEEK_ACT; v++) {
+        dtcast_variant x2;
+        const char *nm = dtcast_variant_name((dtcast_variant)v);
+        ok = ok && nm && dtcast_variant_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v;
+    }
+    for (int v = 0; v <= DTCAST_SCALE_LOG2; v++) {
+        dtcast_scale_mode x2;
+        const char *nm = dtcast_scale_mode_name((dtcast_scale_mode)v);
+        ok = ok && nm && dtcast_scale_mode_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v;
+    }
+    dtcast_scale_mode m;
+    CHECK(ok && dtcast_scale_mode_from_name("round", &m, &e) != DTCAST_OK, "names both ways",
+          "%s", "a name did not round-trip");
+}
+
 int main(void)
 {
+    errors();
     known();
     large();
     sweep();
