@@ -283,7 +283,9 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
             float kk[DT_QCHUNK / 8];
             for (size_t k = 0; k < nbk; k++)
                 kk[k] = mx_dequant_mult(j, j->scales[u + k]);
-            dt_q_apply(q, DT_Q_MUL, vals, vals, nbk, B, kk);
+            dt_store_scaled(&j->st, q, f0, vals, n, B, kk);
+            u = ue;
+            continue;
         } else {
             size_t off = 0;
             for (size_t v = u; v < ue; v++) {

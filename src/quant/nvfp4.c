@@ -235,12 +235,13 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
             else
                 dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
-        if (j->q->simple)
+        if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
                 vals[i] = vals[i] * kk[0];
-        else
-            dt_q_apply(j->q, DT_Q_MUL, vals, vals, nbk, 16, kk);
-        dt_store_f32(&j->st, f, vals, n);
+            dt_store_f32(&j->st, f, vals, n);
+        } else {
+            dt_store_scaled(&j->st, j->q, f, vals, n, 16, kk);
+        }
     }
 }
 
