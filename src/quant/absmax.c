@@ -103,7 +103,7 @@ static float seg_amax(const am_job *j, size_t f, size_t n)
     for (size_t s = 0; s < n; s += step) {
         const size_t k = n - s < step ? n - s : step;
         const float *x = dt_load_f32(&j->ld, f + s, k, buf);
-        const float a = j->q->simple ? dt_amax_f32(x, k, true) : dt_q_amax(j->q, x, k);
+        const float a = dt_q_amax(j->q, x, k);
         m = m != m ? m : a != a ? a : a > m ? a : m;
     }
     return m;

@@ -76,7 +76,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
                         const size_t n = a1 - s < DT_QCHUNK ? a1 - s : DT_QCHUNK;
                         const float *x = dt_load_f32(&j->ld, (row0 + r) * K + s, n, buf);
-                        const float a = q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(q, x, n);
+                        const float a = dt_q_amax(q, x, n);
                         float *m = &amax[t - t0];
                         *m = *m != *m ? *m : a != a ? a : a > *m ? a : *m;
                     }

@@ -35,7 +35,7 @@ static void nv_amax_range(void *ctx, size_t b0, size_t b1)
     for (size_t f = b0 * 16; f < b1 * 16; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
         const float *x = dt_load_f32(&j->ld, f, n, buf);
-        const uint32_t a = dt_f32_bits(j->q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(j->q, x, n));
+        const uint32_t a = dt_f32_bits(dt_q_amax(j->q, x, n));
         m = a > m ? a : m;
     }
     uint32_t cur = atomic_load(&j->amax_bits);
@@ -124,7 +124,7 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         const float *x = dt_load_f32(&j->ld, f, n, buf);
         float am[NV_BLOCKS], kk[NV_BLOCKS];
         if (simple)
-            am[0] = dt_amax_f32(x, 16, true);
+            am[0] = dt_q_amax(j->q, x, 16);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
         if (simple)

@@ -149,10 +149,10 @@ static inline float dt_clampf_nan(float a, float lo, float hi)
 {
     return a != a ? a : a < lo ? lo : a > hi ? hi : a;
 }
-/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN) */
-float dt_amax_f32(const float *x, size_t n, bool simple);
 
 /* ---- vector steps (simd.c): AVX2 when active, else plain C; the same results ------------------ */
+/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN); the simple
+ * path compares floats one by one, the fast ones take the integer max of the |x| bits */
 float dt_q_amax(const dt_quant *q, const float *x, size_t n);
 /* out[b] = |x| max of block b (B elements each), NaN-propagating */
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out);

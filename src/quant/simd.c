@@ -12,6 +12,20 @@
 #define HAVE_AVX2 1
 #endif
 
+static float amax_simple(const float *x, size_t n)
+{
+    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, x + i, 4);
+        v = v < 0.0f ? -v : v;
+        if (v != v)
+            return dt_f32_from_bits(0x7FC00000u);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 /* |x| max as bits: for non-negative floats the integer order is the value order, and every
  * NaN is above +Inf; a NaN anywhere gives the canonical NaN */
 static float amax_portable(const float *x, size_t n)
@@ -254,6 +268,8 @@ static bool avx2_on(const dt_quant *q)
 
 float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 {
+    if (q->simple)
+        return amax_simple(x, n);
 #ifdef HAVE_AVX2
     if (avx2_on(q))
         return amax_avx2(x, n);
@@ -263,6 +279,11 @@ float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out)
 {
+    if (q->simple) {
+        for (size_t b = 0; b < nblk; b++)
+            out[b] = amax_simple(x + b * B, B);
+        return;
+    }
 #ifdef HAVE_AVX2
     if (avx2_on(q) && (B == 16 || B == 32)) {
         amax_blocks_avx2(x, nblk, B, out);
