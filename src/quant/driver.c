@@ -56,6 +56,7 @@ static void tramp_run(void *c, size_t begin, size_t end)
     dt_fpstate s;
     dt_fp_enter(&s);
     t->fn(t->ctx, begin, end);
+    dt_stream_fence(); /* streamed outputs visible to the caller's thread */
     dt_fp_leave(&s);
 }
 
@@ -66,21 +67,6 @@ void dt_quant_for(size_t count, unsigned threads, void (*fn)(void *ctx, size_t b
         return;
     tramp t = {fn, ctx};
     dt_parallel_for(count, threads, tramp_run, &t);
-}
-
-float dt_amax_f32(const float *x, size_t n, bool simple)
-{
-    (void)simple;
-    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        memcpy(&v, x + i, 4);
-        v = v < 0.0f ? -v : v;
-        if (v != v)
-            return dt_f32_from_bits(0x7FC00000u);
-        m = v > m ? v : m;
-    }
-    return m;
 }
 
 dtcast_status dtcast_quantize_layout(dtcast_tensor *codes, dtcast_tensor *scales,

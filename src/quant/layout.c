@@ -234,6 +234,8 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     }
     case DTCAST_SCHEME_ABSMAX:
         q->B = (size_t)p->block;
+        if ((uint64_t)q->B > SIZE_MAX / 2)
+            return bad(error, "%s is too large", "block");
         if (p->per_tensor) {
             q->sndim = 1;
             q->sshape[0] = 1;
@@ -400,6 +402,7 @@ void dt_emit_init(dt_emit *em, const dt_quant *q, void *codes, bool decode)
 {
     em->q = q;
     em->codes = codes;
+    em->stream = !decode && !q->simple && q->code_bytes >= ((size_t)4 << 20);
     if (decode)
         dt_qconv_init(&em->conv, DTCAST_FLOAT32, q->p.element, DTCAST_ROUND_RNE, false, 0, q->count,
                       q->simple);
@@ -419,14 +422,22 @@ void dt_emit_codes(const dt_emit *em, size_t f, const float *vals, size_t n)
     uint8_t tmp[DT_QCHUNK];
     size_t i = 0;
     if (q->code_bits == 8 && !q->simple) { /* rows of bytes: the flat layout */
-        dt_qconv_run(&em->conv, em->codes + f, vals, n, f);
+        if (!em->stream) {
+            dt_qconv_run(&em->conv, em->codes + f, vals, n, f);
+        } else {
+            dt_qconv_run(&em->conv, tmp, vals, n, f);
+            dt_copy_stream(em->codes + f, tmp, n);
+        }
         return;
     }
     dt_qconv_run(&em->conv, tmp, vals, n, f);
     if (q->simple) {
         /* element by element */
     } else if (q->code_bits == 4 && q->K % 2 == 0 && f % 2 == 0) {
-        memcpy(em->codes + f / 2, tmp, n / 2);
+        if (em->stream)
+            dt_copy_stream(em->codes + f / 2, tmp, n / 2);
+        else
+            memcpy(em->codes + f / 2, tmp, n / 2);
         i = n & ~(size_t)1;
     } else if (q->code_bits == 6 && q->K % 4 == 0 && f % 4 == 0) {
         uint8_t *o = em->codes + f / 4 * 3;
@@ -502,24 +513,58 @@ void dt_loader_release(dt_loader *l)
     dt_qconv_release(&l->conv);
 }
 
-void dt_storer_init(dt_storer *s, void *data, dtcast_type type, bool exact)
+void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact)
 {
     s->data = data;
     s->type = type;
+    s->stream = !exact && dt_stream_wanted(dt_format_of(type), dt_format_of(DTCAST_FLOAT32), false,
+                                           count);
     dt_qconv_init(&s->conv, type, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0, DT_QCHUNK, exact);
 }
 
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n)
 {
+    uint8_t *d = (uint8_t *)s->data;
     if (s->type == DTCAST_FLOAT32) {
-        memcpy((uint8_t *)s->data + f * 4, vals, n * sizeof(float));
+        if (s->stream)
+            dt_copy_stream(d + f * 4, vals, n * sizeof(float));
+        else
+            memcpy(d + f * 4, vals, n * sizeof(float));
         return;
     }
     const size_t size = s->type == DTCAST_FLOAT64 ? 8 : 2;
-    dt_qconv_run(&s->conv, (uint8_t *)s->data + f * size, vals, n, f);
+    if (!s->stream) {
+        dt_qconv_run(&s->conv, d + f * size, vals, n, f);
+        return;
+    }
+    _Alignas(64) uint8_t buf[DT_QCHUNK * 8];
+    dt_qconv_run(&s->conv, buf, vals, n, f);
+    dt_copy_stream(d + f * size, buf, n * size);
 }
 
 void dt_storer_release(dt_storer *s)
 {
     dt_qconv_release(&s->conv);
+}
+
+void dt_store_scaled(const dt_storer *s, const dt_quant *q, size_t f, float *vals, size_t n,
+                     size_t B, const float *k)
+{
+    const size_t nbk = n / B, rem = n % B;
+    if (s->type == DTCAST_BFLOAT16 && rem % 8 == 0) {
+        _Alignas(32) uint16_t tmp[DT_QCHUNK];
+        if (dt_q_apply_bf16(q, tmp, vals, nbk, B, k) &&
+            (rem == 0 || dt_q_apply_bf16(q, tmp + nbk * B, vals + nbk * B, 1, rem, k + nbk))) {
+            uint8_t *d = (uint8_t *)s->data + f * 2;
+            if (s->stream)
+                dt_copy_stream(d, tmp, n * 2);
+            else
+                memcpy(d, tmp, n * 2);
+            return;
+        }
+    }
+    dt_q_apply(q, DT_Q_MUL, vals, vals, nbk, B, k);
+    if (rem)
+        dt_q_apply(q, DT_Q_MUL, vals + nbk * B, vals + nbk * B, 1, rem, k + nbk);
+    dt_store_f32(s, f, vals, n);
 }

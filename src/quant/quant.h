@@ -88,6 +88,7 @@ void dt_qconv_release(dt_qconv *c);
 /* ---- the element step and the code layout (layout.c) ----------------------------------------- */
 typedef struct dt_emit {
     const dt_quant *q;
+    bool stream; /* large output: codes through an L1 buffer and streaming stores */
     dt_qconv conv;  /* float32 -> code type */
     uint8_t *codes; /* the output (quantize) or input (dequantize) codes */
 } dt_emit;
@@ -113,12 +114,17 @@ void dt_loader_release(dt_loader *l);
 /* Writes float32 values as flat elements [f, f + n) of y (one rounding, nearest even). */
 typedef struct dt_storer {
     dt_qconv conv;
+    bool stream; /* large output: streaming stores */
     void *data;
     dtcast_type type;
 } dt_storer;
-void dt_storer_init(dt_storer *s, void *data, dtcast_type type, bool exact);
+void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact);
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n);
 void dt_storer_release(dt_storer *s);
+/* vals[i] *= k[i / B] (the last block may be short), then stored as flat elements [f, f + n)
+ * of y: fl32 product, one rounding to y's type (the fast paths) */
+void dt_store_scaled(const dt_storer *s, const dt_quant *q, size_t f, float *vals, size_t n,
+                     size_t B, const float *k);
 
 /* ---- float32 helpers -------------------------------------------------------------------------- */
 static inline uint32_t dt_f32_bits(float x)
@@ -146,10 +152,10 @@ static inline float dt_clampf_nan(float a, float lo, float hi)
 {
     return a != a ? a : a < lo ? lo : a > hi ? hi : a;
 }
-/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN) */
-float dt_amax_f32(const float *x, size_t n, bool simple);
 
 /* ---- vector steps (simd.c): AVX2 when active, else plain C; the same results ------------------ */
+/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN); the simple
+ * path compares floats one by one, the fast ones take the integer max of the |x| bits */
 float dt_q_amax(const dt_quant *q, const float *x, size_t n);
 /* out[b] = |x| max of block b (B elements each), NaN-propagating */
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out);
@@ -159,6 +165,20 @@ enum {
     DT_Q_MUL_I8, /* clamp(x * k * 64, +-127) (MXINT8) */
     DT_Q_DIV_MO  /* x / k, NaN -> 6, -0 -> +0 (NVFP4 modelopt) */
 };
+/* out[i] = f(in[i], c) for the per-block formulas of NVFP4 (float32, one operation at a time) */
+enum {
+    DT_QM_MO_SCALE, /* a == 0 ? 1 : max(a / c, 2^-9), NaN kept (modelopt, c = fl32(6 g)) */
+    DT_QM_TA_SCALE, /* clamp(fl32(a / 6) / c, 2^-6, 448), NaN kept (torchao, c = g or 1) */
+    DT_QM_CT_SCALE, /* clamp(c * fl32(a / 6), -448, 448), NaN kept (ct, c = gs) */
+    DT_QM_MUL,      /* a * c */
+    DT_QM_DIV,      /* a / c */
+    DT_QM_RDIV      /* c / a */
+};
+void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c);
+/* dst = bfloat16 (nearest even, canonical NaN) of vals[b*B + i] * k[b]; false (nothing done)
+ * where there is no vector step for it */
+bool dt_q_apply_bf16(const dt_quant *q, uint16_t *dst, const float *vals, size_t nblk, size_t B,
+                     const float *k);
 /* vals[b*B + i] = op(x[b*B + i], k[b]) over nblk blocks of B */
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
                 const float *k);

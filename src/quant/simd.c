@@ -12,6 +12,20 @@
 #define HAVE_AVX2 1
 #endif
 
+static float amax_simple(const float *x, size_t n)
+{
+    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, x + i, 4);
+        v = v < 0.0f ? -v : v;
+        if (v != v)
+            return dt_f32_from_bits(0x7FC00000u);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 /* |x| max as bits: for non-negative floats the integer order is the value order, and every
  * NaN is above +Inf; a NaN anywhere gives the canonical NaN */
 static float amax_portable(const float *x, size_t n)
@@ -59,7 +73,63 @@ static void apply_portable(int op, float *vals, const float *x, size_t nblk, siz
     }
 }
 
+static float map1(int op, float a, float c)
+{
+    switch (op) {
+    case DT_QM_MO_SCALE: {
+        if (a == 0.0f)
+            return 1.0f;
+        const float s = a / c;
+        return dt_maxf_nan(s, 0x1p-9f);
+    }
+    case DT_QM_TA_SCALE: {
+        const float a6 = a / 6.0f;
+        const float s = a6 / c;
+        return dt_clampf_nan(s, 0x1p-6f, 448.0f);
+    }
+    case DT_QM_CT_SCALE: {
+        const float a6 = a / 6.0f;
+        const float s = c * a6;
+        return dt_clampf_nan(s, -448.0f, 448.0f);
+    }
+    case DT_QM_MUL: return a * c;
+    case DT_QM_RDIV: return c / a;
+    default: return a / c; /* DT_QM_DIV */
+    }
+}
+
 #ifdef HAVE_AVX2
+DT_TARGET_AVX2 static void map_avx2(int op, float *out, const float *in, size_t n, float c)
+{
+    const __m256 cv = _mm256_set1_ps(c), six = _mm256_set1_ps(6.0f), one = _mm256_set1_ps(1.0f),
+                 zero = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 a = _mm256_loadu_ps(in + i);
+        __m256 t;
+        switch (op) {
+        case DT_QM_MO_SCALE: /* max_ps(k, t) gives t when t is NaN */
+            t = _mm256_max_ps(_mm256_set1_ps(0x1p-9f), _mm256_div_ps(a, cv));
+            t = _mm256_blendv_ps(t, one, _mm256_cmp_ps(a, zero, _CMP_EQ_OQ));
+            break;
+        case DT_QM_TA_SCALE:
+            t = _mm256_div_ps(_mm256_div_ps(a, six), cv);
+            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(0x1p-6f), t));
+            break;
+        case DT_QM_CT_SCALE:
+            t = _mm256_mul_ps(cv, _mm256_div_ps(a, six));
+            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(-448.0f), t));
+            break;
+        case DT_QM_MUL: t = _mm256_mul_ps(a, cv); break;
+        case DT_QM_RDIV: t = _mm256_div_ps(cv, a); break;
+        default: t = _mm256_div_ps(a, cv); break;
+        }
+        _mm256_storeu_ps(out + i, t);
+    }
+    for (; i < n; i++)
+        out[i] = map1(op, in[i], c);
+}
+
 DT_TARGET_AVX2 static inline __m256i amax8_bits(__m256i m, const float *x)
 {
     const __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)x),
@@ -151,6 +221,39 @@ DT_TARGET_AVX2 static void apply_avx2(int op, float *vals, const float *x, size_
         }
     }
 }
+/* dst[b*B + i] = bfloat16 of fl32(vals[b*B + i] * k[b]), nearest even; NaN -> 0x7FC0 | sign */
+DT_TARGET_AVX2 static void apply_bf16_avx2(uint16_t *dst, const float *vals, size_t nblk,
+                                           size_t B, const float *k)
+{
+    const __m256i lsb = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7FFF),
+                  qnan = _mm256_set1_epi32(0x7FC0), sign = _mm256_set1_epi32(0x8000);
+    for (size_t b = 0; b < nblk; b++) {
+        const __m256 f = _mm256_set1_ps(k[b]);
+        for (size_t i = 0; i < B; i += 16) {
+            __m256i r[2];
+            for (int h = 0; h < 2; h++) {
+                const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(vals + b * B + i + 8 * (size_t)h), f);
+                const __m256i u = _mm256_castps_si256(v);
+                __m256i t = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(
+                                                                       _mm256_srli_epi32(u, 16), lsb)));
+                t = _mm256_srli_epi32(t, 16);
+                const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+                const __m256i n16 = _mm256_or_si256(qnan, _mm256_and_si256(_mm256_srli_epi32(u, 16), sign));
+                r[h] = _mm256_blendv_epi8(t, n16, nan);
+                if (B - i < 16) { /* a block of 8: one half */
+                    r[1] = r[0];
+                    break;
+                }
+            }
+            /* pack 32-bit lanes to 16 bits (unsigned saturation never triggers: < 0x10000) */
+            const __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xD8);
+            if (B - i < 16)
+                _mm_storeu_si128((__m128i *)(void *)(dst + b * B + i), _mm256_castsi256_si128(pk));
+            else
+                _mm256_storeu_si256((__m256i *)(void *)(dst + b * B + i), pk);
+        }
+    }
+}
 #endif
 
 static bool avx2_on(const dt_quant *q)
@@ -165,6 +268,8 @@ static bool avx2_on(const dt_quant *q)
 
 float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 {
+    if (q->simple)
+        return amax_simple(x, n);
 #ifdef HAVE_AVX2
     if (avx2_on(q))
         return amax_avx2(x, n);
@@ -174,6 +279,11 @@ float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out)
 {
+    if (q->simple) {
+        for (size_t b = 0; b < nblk; b++)
+            out[b] = amax_simple(x + b * B, B);
+        return;
+    }
 #ifdef HAVE_AVX2
     if (avx2_on(q) && (B == 16 || B == 32)) {
         amax_blocks_avx2(x, nblk, B, out);
@@ -182,6 +292,31 @@ void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, 
 #endif
     for (size_t b = 0; b < nblk; b++)
         out[b] = amax_portable(x + b * B, B);
+}
+
+void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c)
+{
+#ifdef HAVE_AVX2
+    if (avx2_on(q)) {
+        map_avx2(op, out, in, n, c);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        out[i] = map1(op, in[i], c);
+}
+
+bool dt_q_apply_bf16(const dt_quant *q, uint16_t *dst, const float *vals, size_t nblk, size_t B,
+                     const float *k)
+{
+#ifdef HAVE_AVX2
+    if (avx2_on(q) && B % 8 == 0) {
+        apply_bf16_avx2(dst, vals, nblk, B, k);
+        return true;
+    }
+#endif
+    (void)q, (void)dst, (void)vals, (void)nblk, (void)B, (void)k;
+    return false;
 }
 
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
