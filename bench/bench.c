@@ -219,10 +219,10 @@ static void print_row_json(const row *r, size_t n, int runs, double t, double t_
     const double mem_gbs = 2.0 * (double)mem_bytes / t_mem * 1e-9;
     printf("{\"kind\":\"convert\",\"group\":\"%s\",\"src\":\"%s\",\"dst\":\"%s\",\"mode\":\"%s\","
            "\"threads\":%u,\"n\":%zu,\"runs\":%d,\"seconds\":%.6g,\"gbs\":%.4g,"
-           "\"memcpy_gbs\":%.4g,\"ratio\":%.4g,\"target\":%.3g%s}\n",
+           "\"memcpy_gbs\":%.4g,\"ratio\":%.4g,\"time_ratio\":%.4g,\"target\":%.3g%s}\n",
            r->group, dtcast_type_name(r->src), dtcast_type_name(r->dst),
            mode_name(r, mode, sizeof mode), r->threads, n, runs, t, gbs, mem_gbs, gbs / mem_gbs,
-           r->target, extra ? extra : "");
+           t_mem / t, r->target, extra ? extra : "");
     fflush(stdout);
 }
 

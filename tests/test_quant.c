@@ -441,7 +441,7 @@ static void known(void)
     dtcast_quant_params_from_recipe(&p, "mxint8", NULL);
     p.scale_mode = DTCAST_SCALE_LOG2;
     memset(c2, 0, sizeof c2);
-    const uint8_t s3[2] = {1, 1};
+    const uint8_t s3[2] = {0, 0}; /* log2(0) = -Inf: the smallest scale, 0x00 */
     q1("known mxint8 log2 zero blocks", &p, z, 64, c2, 64, s3, 2);
     /* nvfp4, all-zero block next to a block of amax 6: modelopt S 1.0 (0x38), torchao 2^-6
      * (0x08), ct 0 -> 0.125 (0x20). Block 1: modelopt g = 6/2688, S = e4m3(6 / fl32(6 g)) =

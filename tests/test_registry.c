@@ -11,6 +11,7 @@
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"
+#include "round.h"
 #include "kernel_util.h"
 
 #include <stdlib.h>
@@ -26,10 +27,11 @@ static const size_t counts[] = {100, (size_t)1 << 20}; /* set-ups may depend on 
 static size_t all_rules(dt_rules *out)
 {
     size_t n = 0;
-    for (int m = DTCAST_ROUND_RNE; m <= DTCAST_ROUND_ODD; m++)
+    for (int m = DTCAST_ROUND_RNE; m <= DTCAST_ROUND_STOCHASTIC; m++)
         for (int b = 0; b < 8; b++)
             out[n++] = (dt_rules){.round = (dtcast_round)m, .saturate_float = b & 1,
-                                  .saturate_int = (b >> 1) & 1, .nan_as_max = (b >> 2) & 1};
+                                  .saturate_int = (b >> 1) & 1, .nan_as_max = (b >> 2) & 1,
+                                  .seed = 0x5EED0000u + (uint64_t)b, .offset = 12345};
     return n;
 }
 
@@ -138,12 +140,16 @@ static void test_reachable(void)
 }
 
 /* ---- every entry against the reference ------------------------------------------------------- */
+/* Element i's reference code (stochastic rounding draws the random bits of its index). */
 static uint64_t reference(const dt_format *df, const dt_format *sf, uint64_t code,
-                          const dt_rules *r)
+                          const dt_rules *r, size_t i)
 {
     dt_value v;
     dt_decode(sf, code, &v);
-    return dt_encode(df, &v, r);
+    dt_rules ri = *r;
+    if (r->round == DTCAST_ROUND_STOCHASTIC)
+        ri.rand = dt_stoch_rand(r->seed, r->offset + i);
+    return dt_encode(df, &v, &ri);
 }
 
 /* Values of a wide source: edges (zero, +-1, powers of two and their neighbours, the ends of
@@ -182,7 +188,7 @@ static size_t compare(const dt_kernel *k, const dt_format *df, const dt_format *
     clear_padding(df, out, n);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        const uint64_t want = reference(df, sf, codes[i], r), got = dt_load(df, out, i);
+        const uint64_t want = reference(df, sf, codes[i], r, i), got = dt_load(df, out, i);
         if (got != want && bad++ == 0)
             printf("  %s: %s -> %s round %d satf %d sati %d nanmax %d: 0x%llx gives 0x%llx, "
                    "reference 0x%llx\n", entry, sf->name, df->name, (int)r->round,

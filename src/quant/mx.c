@@ -61,8 +61,13 @@ static unsigned mx_byte(const mx_job *j, float amax)
         return b > 254 ? 254 : b;
     }
     case DTCAST_SCALE_LOG2: {
-        /* microxcaling: floor(log2(amax + 2^-126 [amax == 0])) in float32 */
-        const float l = (float)log2(amax == 0.0f ? 0x1p-126 : (double)amax);
+        /* floor(log2(amax)) in float32; log2(0) = -Inf clamps to the smallest scale (0x00:
+         * microxcaling adds 2^-126 to a zero amax, which gives MXINT8 0x01; docs/quantization.md) */
+        if (amax == 0.0f) {
+            u = -127;
+            break;
+        }
+        const float l = (float)log2((double)amax);
         u = (int)floorf(l) - j->emax;
         break;
     }
