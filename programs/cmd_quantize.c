@@ -258,7 +258,7 @@ static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtens
         dtcast_quantize(&codes, &scales, global.type != DTCAST_UNDEFINED ? &global : NULL, &x,
                         &r->p, &e) != DTCAST_OK)
         status = cli_fail("tensor '%s': %s: %s", what, r->scheme_name, e.message);
-    if (status == CLI_OK && r->report) {
+    if (status == CLI_OK && r->report && codes_out) {
         /* SQNR and max abs error against the input, in float64 over float32 values. */
         size_t count = 0;
         dtcast_tensor_count(&x, &count, NULL);

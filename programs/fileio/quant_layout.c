@@ -131,15 +131,18 @@ static int64_t ceil_div(int64_t a, int64_t b)
 }
 
 /* Block of a scale axis of `groups` entries over `len` elements: `preferred` when it gives that
- * many, else the one block size that does (ceil(len / groups) when it gives `groups`), else 0. */
+ * many, else the smallest power of two that does, else 0. */
 static int64_t block_for(int64_t len, int64_t groups, int64_t preferred)
 {
     if (groups <= 0)
         return len == 0 ? preferred : 0;
     if (ceil_div(len, preferred) == groups)
         return preferred;
-    int64_t b = ceil_div(len, groups);
-    return b > 0 && ceil_div(len, b) == groups ? b : 0;
+    /* Another power of two (DeepSeek's activations: 1 x 128), the smallest that fits. */
+    for (int64_t b = 1; b <= len && b > 0; b *= 2)
+        if (ceil_div(len, b) == groups)
+            return b;
+    return 0;
 }
 
 static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
