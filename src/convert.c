@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "kernels/kernels.h"
 #include "parallel.h"
+#include "round.h"
 #include "text_internal.h"
 
 #include <ctype.h>
@@ -15,7 +16,7 @@
 
 static dtcast_status check_options(const dtcast_options *o, dtcast_error *error)
 {
-    if ((unsigned)o->round > DTCAST_ROUND_ODD)
+    if ((unsigned)o->round > DTCAST_ROUND_STOCHASTIC)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX, "invalid rounding mode %d",
                        (int)o->round);
     if ((unsigned)o->float_overflow > DTCAST_FLOAT_OVERFLOW_INF)
@@ -63,7 +64,7 @@ static void load_value(const dt_format *f, const dt_format *part, const void *sr
  * via_float32 reproduces it; by default dtcast rounds once. */
 static void through_float32(dt_value *v)
 {
-    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
+    static const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
     dt_decode(f32, dt_encode(f32, v, &rne), v);
 }
@@ -93,6 +94,10 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
         dt_kernel_run(&j->kernel, j->dst, j->src, begin, end);
         return;
     }
+    /* stochastic rounding: the random bits of each destination number, by its index in the
+     * tensor (a complex destination counts its parts: element i is numbers 2i and 2i + 1) */
+    const bool stochastic = j->rules.round == DTCAST_ROUND_STOCHASTIC;
+    dt_rules rules = j->rules;
     for (size_t i = begin; i < end; i++) {
         dt_value re, im;
         load_value(j->sf, j->spart, j->src, i, &re, &im);
@@ -100,11 +105,18 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
             through_float32(&re);
             through_float32(&im);
         }
+        const uint64_t n = rules.offset + i; /* modulo 2^64, as the index of the formula */
         if (j->df->tc == DT_TC_COMPLEX) {
-            dt_store(j->dpart, j->dst, 2 * i, dt_encode(j->dpart, &re, &j->rules));
-            dt_store(j->dpart, j->dst, 2 * i + 1, dt_encode(j->dpart, &im, &j->rules));
+            if (stochastic)
+                rules.rand = dt_stoch_rand(rules.seed, 2 * n);
+            dt_store(j->dpart, j->dst, 2 * i, dt_encode(j->dpart, &re, &rules));
+            if (stochastic)
+                rules.rand = dt_stoch_rand(rules.seed, 2 * n + 1);
+            dt_store(j->dpart, j->dst, 2 * i + 1, dt_encode(j->dpart, &im, &rules));
         } else {
-            dt_store(j->df, j->dst, i, dt_encode(j->df, &re, &j->rules));
+            if (stochastic)
+                rules.rand = dt_stoch_rand(rules.seed, n);
+            dt_store(j->df, j->dst, i, dt_encode(j->df, &re, &rules));
         }
     }
 }
@@ -398,6 +410,15 @@ static dtcast_status parse_into(void *out, const string_target *t, size_t i, con
     return DTCAST_OK;
 }
 
+/* Decimal text is parsed to 64 significant bits and a sticky bit, fewer than the first 32
+ * dropped bits of a float64 need: stochastic rounding takes numbers only. */
+static dtcast_status stochastic_from_text(dtcast_error *error)
+{
+    return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, NO_INDEX,
+                   "stochastic rounding of strings is not supported (convert the strings to "
+                   "float64 or an integer first, or choose another rounding mode)");
+}
+
 /* Every string is parsed into a scratch copy first, so a failure leaves dst untouched. */
 static dtcast_status convert_from_strings(void *dst, const dt_format *df, const char *const *src,
                                           size_t count, size_t dst_bytes, const dtcast_options *o,
@@ -469,6 +490,8 @@ dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const void *src,
 
     if (df->tc == DT_TC_STRING)
         return convert_to_strings(dst, src, sf, count, opts, error);
+    if (sf->tc == DT_TC_STRING && opts->round == DTCAST_ROUND_STOCHASTIC && df->tc != DT_TC_BOOL)
+        return stochastic_from_text(error);
     if (sf->tc == DT_TC_STRING)
         return convert_from_strings(dst, df, src, count, dst_bytes, opts, error);
     convert_numbers(dst, df, src, sf, count, opts);
@@ -530,6 +553,8 @@ dtcast_status dtcast_parse_element(void *dst, dtcast_type dst_type, size_t index
     st = check_options(opts, error);
     if (st != DTCAST_OK)
         return st;
+    if (opts->round == DTCAST_ROUND_STOCHASTIC && df->tc != DT_TC_BOOL)
+        return stochastic_from_text(error);
     if (df->tc == DT_TC_FLOAT && df->stride_bits >= 16) { /* the common case: a code, one store */
         dt_rules r;
         dt_rules_for(df, opts, &r);

@@ -176,7 +176,7 @@ static uint64_t encode_float(const dt_format *f, const dt_value *v, const dt_rul
     if (shift <= 0) /* exact: sig << -shift < 2^(man+1), see the bound on e */
         m = v->sig << -shift;
     else
-        m = dt_shift_right_round(v->sig, v->sticky, shift, r->round, v->neg);
+        m = dt_shift_right_round_r(v->sig, v->sticky, shift, r->round, v->neg, r->rand);
     if (m == 0)
         return zero_result(f, v->neg); /* rounded below the smallest subnormal */
     if (m >> (man + 1)) {             /* rounding carried into a new binade: m == 2^(man+1) */
@@ -218,7 +218,8 @@ static uint64_t encode_e8m0(const dt_value *v, const dt_rules *r)
         return 0x00; /* below the smallest value: the format has nothing smaller */
     const int shift = bit_length(v->sig) - 1;     /* keep one significant bit */
     if (shift > 0 || v->sticky) {
-        uint64_t m = shift > 0 ? dt_shift_right_round(v->sig, v->sticky, shift, r->round, false)
+        uint64_t m = shift > 0 ? dt_shift_right_round_r(v->sig, v->sticky, shift, r->round,
+                                                        false, r->rand)
                                : v->sig;
         if (m == 2) /* rounded up to the next power of two */
             e++;
@@ -267,6 +268,7 @@ void dt_int_parts_of(const dt_value *v, dt_int_parts *p)
         rest = (v->sig & low_mask(k - 1)) != 0;
     }
     rest = rest || v->sticky;
+    p->frac32 = dt_dropped32(v->sig, k);
     p->frac = half ? (rest ? DT_FRAC_ABOVE : DT_FRAC_HALF) : (rest ? DT_FRAC_BELOW : DT_FRAC_ZERO);
 }
 
@@ -288,7 +290,10 @@ uint64_t dt_encode_int_parts(const dt_format *f, const dt_int_parts *p, const dt
     bool huge = p->huge;
     const bool half = p->frac == DT_FRAC_HALF || p->frac == DT_FRAC_ABOVE;
     const bool sticky = p->frac == DT_FRAC_BELOW || p->frac == DT_FRAC_ABOVE;
-    if (dt_round_up(r->round, p->neg, mag & 1, half, sticky)) {
+    const bool up = r->round == DTCAST_ROUND_STOCHASTIC
+                        ? r->rand < p->frac32
+                        : dt_round_up(r->round, p->neg, mag & 1, half, sticky);
+    if (up) {
         mag++;
         if (mag == 0)
             huge = true; /* carried out of 64 bits */
@@ -333,9 +338,14 @@ void dt_rules_for(const dt_format *target, const dtcast_options *opts, dt_rules 
     r->saturate_float = opts->float_overflow == DTCAST_FLOAT_OVERFLOW_SATURATE;
     r->saturate_int = opts->int_overflow == DTCAST_INT_OVERFLOW_SATURATE;
     r->nan_as_max = opts->float4_nan_as_max != 0;
+    const bool stochastic = r->round == DTCAST_ROUND_STOCHASTIC; /* else they stay 0 */
+    r->seed = stochastic ? opts->seed : 0;
+    r->offset = stochastic ? opts->element_offset : 0;
+    r->rand = 0;
     /* only where it changes a result: float8e8m0 ignores the sign, other floats round some
      * magnitude down in every directed mode */
-    const bool directed = r->round != DTCAST_ROUND_RNE && r->round != DTCAST_ROUND_RNA;
+    const bool directed = r->round != DTCAST_ROUND_RNE && r->round != DTCAST_ROUND_RNA &&
+                          r->round != DTCAST_ROUND_STOCHASTIC; /* never rounds down by rule */
     r->overflow_any_round = opts->float_overflow == DTCAST_FLOAT_OVERFLOW_INF &&
                             (target->tc == DT_TC_E8M0 ? dt_mag_down(r->round, false)
                                                       : target->tc == DT_TC_FLOAT && directed);

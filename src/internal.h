@@ -88,6 +88,8 @@ typedef struct dt_int_parts {
     bool huge;    /* |integer part| >= 2^64 */
     uint64_t low; /* integer part of |value| modulo 2^64 */
     dt_frac frac;
+    uint32_t frac32; /* the first 32 bits of the fraction (dt_int_parts_of; the string parser
+                      * leaves 0): what DTCAST_ROUND_STOCHASTIC compares */
 } dt_int_parts;
 
 /* The resolved choices of one conversion (the default round already chosen per target). */
@@ -100,6 +102,12 @@ typedef struct dt_rules {
      * magnitudes down): overflow gives Inf/NaN there too. The kernels do not know it: set, the
      * conversion takes the reference path. */
     bool overflow_any_round;
+    /* DTCAST_ROUND_STOCHASTIC: the seed, the tensor index of the call's element 0, and the
+     * random bits of the element being encoded (dt_stoch_rand(seed, offset + index); the
+     * reference path sets it per element in a copy of the rules) */
+    uint64_t seed;
+    uint64_t offset;
+    uint32_t rand;
 } dt_rules;
 
 /* Decodes a code (the element's bits, right-aligned) of a non-complex, non-string type. */

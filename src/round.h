@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Whether mode adds one unit to the kept magnitude (neg: the value is negative). */
+/* Whether mode adds one unit to the kept magnitude (neg: the value is negative). Not for
+ * DTCAST_ROUND_STOCHASTIC, which needs the dropped fraction (dt_dropped32). */
 static inline bool dt_round_up(dtcast_round mode, bool neg, bool lsb, bool half, bool sticky)
 {
     const bool inexact = half || sticky;
@@ -41,11 +42,48 @@ static inline bool dt_mag_down(dtcast_round mode, bool neg)
            (mode == DTCAST_ROUND_FLOOR && !neg) || (mode == DTCAST_ROUND_CEIL && neg);
 }
 
-/* sig (with the flag sticky for nonzero bits below it) shifted right by shift >= 1 bits and
- * rounded under mode. The result may carry into one bit more than sig >> shift has. */
-static inline uint64_t dt_shift_right_round(uint64_t sig, bool sticky, int shift, dtcast_round mode,
-                                            bool neg)
+/* ---- stochastic rounding (docs/conversion.md, "Stochastic rounding") ----------------------- */
+#define DT_GOLDEN_GAMMA UINT64_C(0x9E3779B97F4A7C15)
+
+/* SplitMix64's output function on a state z. */
+static inline uint64_t dt_splitmix64_mix(uint64_t z)
 {
+    z ^= z >> 30;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    z ^= z >> 27;
+    z *= UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    return z;
+}
+
+/* The 32 random bits of element i (counted from the start of the tensor) under seed: the low
+ * half of SplitMix64 of seed + (i + 1) * gamma, all modulo 2^64. */
+static inline uint32_t dt_stoch_rand(uint64_t seed, uint64_t i)
+{
+    return (uint32_t)dt_splitmix64_mix(seed + (i + 1) * DT_GOLDEN_GAMMA);
+}
+
+/* The first 32 bits of the fraction that dropping the low shift (>= 1) bits of sig loses:
+ * floor(2^32 * (sig mod 2^shift) / 2^shift). A magnitude rounds up iff rand < this. */
+static inline uint32_t dt_dropped32(uint64_t sig, int shift)
+{
+    if (shift >= 96)
+        return 0;
+    if (shift <= 32)
+        return (uint32_t)((sig & ((UINT64_C(1) << shift) - 1)) << (32 - shift));
+    const uint64_t dropped = shift >= 64 ? sig : sig & ((UINT64_C(1) << shift) - 1);
+    return (uint32_t)(dropped >> (shift - 32));
+}
+
+/* sig (with the flag sticky for nonzero bits below it) shifted right by shift >= 1 bits and
+ * rounded under mode (rand: the random bits of the element, for DTCAST_ROUND_STOCHASTIC; sticky
+ * bits are below its 32 fraction bits there). The result may carry into one bit more than
+ * sig >> shift has. */
+static inline uint64_t dt_shift_right_round_r(uint64_t sig, bool sticky, int shift,
+                                              dtcast_round mode, bool neg, uint32_t rand)
+{
+    if (mode == DTCAST_ROUND_STOCHASTIC)
+        return (shift >= 64 ? 0 : sig >> shift) + (rand < dt_dropped32(sig, shift));
     uint64_t kept;
     bool half, rest;
     if (shift > 64) {
@@ -62,6 +100,13 @@ static inline uint64_t dt_shift_right_round(uint64_t sig, bool sticky, int shift
         rest = (sig & ((UINT64_C(1) << (shift - 1)) - 1)) != 0;
     }
     return kept + dt_round_up(mode, neg, kept & 1, half, rest || sticky);
+}
+
+/* The same for the deterministic modes. */
+static inline uint64_t dt_shift_right_round(uint64_t sig, bool sticky, int shift, dtcast_round mode,
+                                            bool neg)
+{
+    return dt_shift_right_round_r(sig, sticky, shift, mode, neg, 0);
 }
 
 /* The code of an integer of bits (1..64) for the rounded magnitude mag of a value (neg: its

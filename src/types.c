@@ -412,7 +412,10 @@ dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info, dtcast_error
 
 /* ---- rounding names, options, status ------------------------------------------------------- */
 
-static const char *const round_names[] = {"default", "rne", "round", "floor", "ceil", "trunc", "odd"};
+static const char *const round_names[] = {"default", "rne",   "round", "floor",
+                                          "ceil",    "trunc", "odd",   "stochastic"};
+_Static_assert(sizeof round_names / sizeof round_names[0] == DTCAST_ROUND_STOCHASTIC + 1,
+               "a name for every rounding mode");
 
 const char *dtcast_round_name(dtcast_round round)
 {
@@ -436,7 +439,8 @@ dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round, dtca
         return DTCAST_OK;
     }
     return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                   "unknown rounding mode \"%.60s\" (rne, round, floor, ceil, trunc, odd)", name);
+                   "unknown rounding mode \"%.60s\" (rne, round, floor, ceil, trunc, odd, "
+                   "stochastic)", name);
 }
 
 /* ---- options ------------------------------------------------------------------------------ */

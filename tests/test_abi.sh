@@ -75,6 +75,7 @@ cat > "$tmp/abi.c" <<'EOF'
 /* Built against the 1.0 header only; argv[1] says which library it is linked to. */
 #include "dtcast.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,7 +132,7 @@ int main(int argc, char **argv)
     check(st == DTCAST_ERR_INVALID_ARGUMENT && e.status == st && e.index == (size_t)-1 &&
               strstr(e.message, "options not initialised") != NULL,
           "size 0 refused", e.message);
-    zero.size = sizeof zero - 8; /* shorter than any 1.0 struct */
+    zero.size = offsetof(dtcast_options, float6_packed); /* shorter than any 1.0 struct */
     st = dtcast_pypto_cast(h, DTCAST_FLOAT16, in, DTCAST_FLOAT32, (const int64_t[]){5}, 1,
                            DTCAST_CAST_NONE, &zero, &e);
     check(st == DTCAST_ERR_INVALID_ARGUMENT, "size below 1.0 refused", e.message);

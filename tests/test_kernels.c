@@ -46,7 +46,9 @@ static size_t rule_sets(const dt_format *df, dt_rules *out)
         for (int sf = 0; sf < 2; sf++)
             for (int si = 0; si < 2; si++)
                 for (int nm = 0; nm < 2; nm++) {
-                    dt_rules r = {(dtcast_round)round, sf, si, nm, false}, norm;
+                    dt_rules r = {.round = (dtcast_round)round, .saturate_float = sf,
+                                  .saturate_int = si, .nan_as_max = nm},
+                             norm;
                     dt_rules_normalize(df, &r, &norm);
                     bool dup = false;
                     for (size_t i = 0; i < n; i++)
@@ -248,7 +250,7 @@ static size_t float_edges(const dt_format *sf, uint64_t *out, size_t cap, uint64
  * types every 7th code). */
 static size_t exact_targets(const dt_format *sf, uint64_t *out, size_t cap)
 {
-    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
+    static const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     size_t n = 0;
     for (size_t t = 0; t < NTYPES; t++) {
         const dt_format *tf = dt_format_of(all_types[t]);
@@ -596,7 +598,7 @@ static void test_layouts(void)
         for (size_t s = 0; s < sizeof srcs / sizeof srcs[0]; s++)
             for (size_t d = 0; d < sizeof dsts / sizeof dsts[0]; d++) {
                 const dt_format *sf = dt_format_of(srcs[s]), *df = dt_format_of(dsts[d]);
-                dt_rules r = {DTCAST_ROUND_RNE, false, false, false, false};
+                dt_rules r = {.round = DTCAST_ROUND_RNE};
                 dt_kernel k;
                 if (!dt_kernel_find(&k, df, sf, &r, 100))
                     continue;

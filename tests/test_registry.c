@@ -28,7 +28,8 @@ static size_t all_rules(dt_rules *out)
     size_t n = 0;
     for (int m = DTCAST_ROUND_RNE; m <= DTCAST_ROUND_ODD; m++)
         for (int b = 0; b < 8; b++)
-            out[n++] = (dt_rules){(dtcast_round)m, b & 1, (b >> 1) & 1, (b >> 2) & 1, false};
+            out[n++] = (dt_rules){.round = (dtcast_round)m, .saturate_float = b & 1,
+                                  .saturate_int = (b >> 1) & 1, .nan_as_max = (b >> 2) & 1};
     return n;
 }
 

@@ -410,7 +410,7 @@ static void check_parse_to_code(long count, uint64_t seed)
 static bool code_same(const char *text, dtcast_type t, char *bad, size_t bad_size)
 {
     const dt_format *f = dt_format_of(t);
-    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
+    const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     dt_value v;
     dt_int_parts ip;
     uint64_t got = 0, want = 0;
@@ -692,7 +692,7 @@ static uint32_t interesting_float32(uint64_t r)
 static void check_float32_boundaries(long count, uint64_t seed)
 {
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
-    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
+    const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     char bad[512] = "", text[400], digits[300];
     long diffs = 0, n = 0, oracle = 0;
     for (long i = 0; i < count; i++) {
@@ -773,7 +773,7 @@ static void check_float32_boundaries(long count, uint64_t seed)
 static void check_float32_random(long count, uint64_t seed)
 {
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
-    const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false, false};
+    const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     char bad[512] = "", text[160];
     long diffs = 0;
     for (long i = 0; i < count; i++) {

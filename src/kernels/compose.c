@@ -120,8 +120,8 @@ static void chain_run(const dt_kernel *k, void *dst, const void *src, size_t beg
 }
 
 /* ---- planning -------------------------------------------------------------------------------- */
-static const dt_rules exact_rules = {DTCAST_ROUND_RNE, false, false, false, false};
-static const dt_rules odd_rules = {DTCAST_ROUND_ODD, false, false, false, false};
+static const dt_rules exact_rules = {.round = DTCAST_ROUND_RNE};
+static const dt_rules odd_rules = {.round = DTCAST_ROUND_ODD};
 
 /* Whether float32 holds every value of f exactly. */
 static bool float32_holds(const dt_format *f)

@@ -103,6 +103,14 @@ extern const dt_kernel_entry dt_entries_portable[];
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
 #endif
+/* The entries of DTCAST_ROUND_STOCHASTIC (stochastic.c, stochastic_avx2.c): they take such
+ * rules only, and every other entry is never shown them (dt_registry_setup), so a kernel that
+ * knows nothing of the mode never sees it. */
+extern const dt_kernel_entry dt_entries_stochastic[];
+#if defined(__x86_64__) && defined(__GNUC__)
+extern const dt_kernel_entry dt_entries_stochastic_avx2[];
+#endif
+bool dt_entry_is_stochastic(const dt_kernel_entry *e);
 
 /* Step i of a chain (NULL past the last, or when k is no chain). */
 const dt_kernel *dt_kernel_step(const dt_kernel *k, int i);

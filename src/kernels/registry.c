@@ -6,11 +6,28 @@
 
 static const dt_kernel_entry *const lists[] = {
 #if defined(DT_HAVE_X86)
+    dt_entries_stochastic_avx2,
     dt_entries_avx512,
     dt_entries_avx2,
 #endif
+    dt_entries_stochastic,
     dt_entries_portable,
 };
+
+bool dt_entry_is_stochastic(const dt_kernel_entry *e)
+{
+    const dt_kernel_entry *const stochastic_lists[] = {
+#if defined(DT_HAVE_X86)
+        dt_entries_stochastic_avx2,
+#endif
+        dt_entries_stochastic,
+    };
+    for (size_t l = 0; l < sizeof stochastic_lists / sizeof stochastic_lists[0]; l++)
+        for (const dt_kernel_entry *s = stochastic_lists[l]; s->name; s++)
+            if (s == e)
+                return true;
+    return false;
+}
 
 const dt_kernel_entry *dt_registry_entry(size_t i)
 {
@@ -25,6 +42,8 @@ bool dt_registry_setup(const dt_kernel_entry *e, dt_kernel *k, const dt_format *
                        const dt_format *sf, const dt_rules *r, size_t count)
 {
     memset(k, 0, sizeof *k);
+    if (dt_entry_is_stochastic(e) != (r->round == DTCAST_ROUND_STOCHASTIC))
+        return false;
     k->df = df;
     k->sf = sf;
     k->r = *r;

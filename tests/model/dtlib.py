@@ -14,7 +14,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 INCLUDE = os.path.normpath(os.path.join(HERE, '..', '..', 'include'))
 
-ROUND = {'default': 0, 'rne': 1, 'rna': 2, 'floor': 3, 'ceil': 4, 'trunc': 5, 'odd': 6}
+ROUND = {'default': 0, 'rne': 1, 'rna': 2, 'floor': 3, 'ceil': 4, 'trunc': 5, 'odd': 6,
+         'stochastic': 7}
 FOV = {'ieee': 0, 'saturate': 1, 'inf': 2}
 IOV = {'wrap': 0, 'saturate': 1}
 STATUS = ['OK', 'INVALID_ARGUMENT', 'UNKNOWN_TYPE', 'UNSUPPORTED', 'COMPLEX_TO_REAL',
@@ -33,7 +34,8 @@ class Options(ct.Structure):
                 ('int_overflow', ct.c_int), ('threads', ct.c_uint), ('string_style', ct.c_int),
                 ('discard_imaginary', ct.c_bool), ('string_to_bool_numeric', ct.c_bool),
                 ('float4_nan_as_max', ct.c_bool), ('via_float32', ct.c_bool),
-                ('float6_packed', ct.c_bool)]
+                ('float6_packed', ct.c_bool), ('seed', ct.c_uint64),
+                ('element_offset', ct.c_uint64)]
 
 
 class Info(ct.Structure):
@@ -80,7 +82,7 @@ class Lib:
         L.dtcast_status_string.restype = ct.c_char_p
 
     def options(self, mode='default', fov='ieee', iov='wrap', discard_imaginary=0,
-                nan_as_max=0, threads=1):
+                nan_as_max=0, threads=1, seed=0, element_offset=0):
         o = Options()
         self.L.dtcast_options_init_sized(ct.byref(o), ct.sizeof(o))
         o.round = ROUND[mode]
@@ -89,6 +91,8 @@ class Lib:
         o.discard_imaginary = bool(discard_imaginary)
         o.float4_nan_as_max = bool(nan_as_max)
         o.threads = threads
+        o.seed = seed
+        o.element_offset = element_offset
         return o
 
     def convert(self, dst_type, src_bytes, src_type, count, out_size, opts=None, fill=0xA5):
@@ -134,6 +138,7 @@ int main(void) {
   P(dtcast_options, threads) P(dtcast_options, discard_imaginary) P(dtcast_options, string_style)
   P(dtcast_options, string_to_bool_numeric) P(dtcast_options, float4_nan_as_max)
   P(dtcast_options, via_float32) P(dtcast_options, float6_packed)
+  P(dtcast_options, seed) P(dtcast_options, element_offset)
   P(dtcast_error, status) P(dtcast_error, index) P(dtcast_error, message)
   P(dtcast_info, type) P(dtcast_info, name) P(dtcast_info, kind) P(dtcast_info, bits)
   P(dtcast_info, exponent_bits) P(dtcast_info, mantissa_bits) P(dtcast_info, bias)

@@ -1,0 +1,217 @@
+/* NVFP4: 16-element blocks along the last axis, float4e2m1 codes, float8e4m3fn block scales S
+ * and an optional float32 global scale; three variants with every intermediate pinned
+ * (docs/quantization.md, "NVFP4"). All arithmetic is float32, one operation per statement. */
+#include "quant.h"
+#include "../parallel.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct nv_job {
+    const dt_quant *q;
+    dt_loader ld;
+    dt_storer st;
+    dt_emit em;
+    dt_qconv s_conv; /* float32 -> float8e4m3fn, IEEE overflow */
+    uint8_t *scales;
+    float e4m3[256]; /* value of each float8e4m3fn code */
+    dtcast_variant v;
+    bool single;
+    float g;   /* modelopt, torchao: g = fl32(amax_t / 2688); ct: gs = fl32(2688 / amax_t) */
+    float g6;  /* modelopt: fl32(6 * g) */
+    float ginv; /* torchao: fl32(1 / g) */
+    _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
+} nv_job;
+
+#define NV_BLOCKS (DT_QCHUNK / 16)
+
+static void nv_amax_range(void *ctx, size_t b0, size_t b1)
+{
+    nv_job *j = ctx;
+    float buf[DT_QCHUNK];
+    uint32_t m = 0;
+    const size_t step = j->q->simple ? 16 : DT_QCHUNK;
+    for (size_t f = b0 * 16; f < b1 * 16; f += step) {
+        const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
+        const uint32_t a = dt_f32_bits(dt_amax_f32(dt_load_f32(&j->ld, f, n, buf), n, j->q->simple));
+        m = a > m ? a : m;
+    }
+    uint32_t cur = atomic_load(&j->amax_bits);
+    while (m > cur && !atomic_compare_exchange_weak(&j->amax_bits, &cur, m)) {
+    }
+}
+
+/* the block-scale value to round to float8e4m3fn, from the block's amax */
+static float nv_scale_input(const nv_job *j, float amax)
+{
+    switch (j->v) {
+    case DTCAST_VARIANT_TORCHAO: {
+        const float a6 = amax / 6.0f;
+        const float s = j->single ? a6 : a6 / j->g;
+        return dt_clampf_nan(s, 0x1p-6f, 448.0f);
+    }
+    case DTCAST_VARIANT_CT: {
+        const float a6 = amax / 6.0f;
+        const float s = j->g * a6;
+        return dt_clampf_nan(s, -448.0f, 448.0f);
+    }
+    default: { /* modelopt */
+        if (amax == 0.0f)
+            return 1.0f;
+        const float s = amax / j->g6;
+        return dt_maxf_nan(s, 0x1p-9f);
+    }
+    }
+}
+
+/* the element step of a block with scale code S: x * k (torchao) or x / k (modelopt, ct) */
+static float nv_elem_factor(const nv_job *j, unsigned S)
+{
+    const float sf = j->e4m3[S];
+    switch (j->v) {
+    case DTCAST_VARIANT_TORCHAO: {
+        if (j->single)
+            return 1.0f / sf;
+        return j->ginv / sf;
+    }
+    case DTCAST_VARIANT_CT: return sf / j->g;
+    default: return sf * j->g;
+    }
+}
+
+/* the dequantization multiplier of a block */
+static float nv_dequant_factor(const nv_job *j, unsigned S)
+{
+    const float sf = j->e4m3[S];
+    switch (j->v) {
+    case DTCAST_VARIANT_TORCHAO: return j->single ? sf : j->g * sf;
+    case DTCAST_VARIANT_CT: return sf / j->g;
+    default: return sf * j->g;
+    }
+}
+
+static void nv_values(const nv_job *j, float *vals, const float *x, size_t n, float k)
+{
+    switch (j->v) {
+    case DTCAST_VARIANT_TORCHAO:
+        for (size_t i = 0; i < n; i++)
+            vals[i] = x[i] * k;
+        break;
+    case DTCAST_VARIANT_CT:
+        for (size_t i = 0; i < n; i++)
+            vals[i] = x[i] / k;
+        break;
+    default: /* modelopt: NaN -> +6, -0 -> +0 */
+        for (size_t i = 0; i < n; i++) {
+            const float v = x[i] / k;
+            vals[i] = v != v ? 6.0f : v == 0.0f ? 0.0f : v;
+        }
+        break;
+    }
+}
+
+static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
+{
+    const nv_job *j = ctx;
+    const bool simple = j->q->simple;
+    float buf[DT_QCHUNK], vals[DT_QCHUNK], sin[NV_BLOCKS];
+    uint8_t S[NV_BLOCKS];
+    const size_t group = simple ? 1 : NV_BLOCKS;
+    for (size_t b = b0; b < b1; b += group) {
+        const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
+        const float *x = dt_load_f32(&j->ld, f, n, buf);
+        for (size_t k = 0; k < nbk; k++)
+            sin[k] = nv_scale_input(j, dt_amax_f32(x + k * 16, 16, simple));
+        dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
+        for (size_t k = 0; k < nbk; k++) {
+            if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
+                S[k] = 0x20; /* a zero block scale becomes 0.125 */
+            nv_values(j, vals + k * 16, x + k * 16, 16, nv_elem_factor(j, S[k]));
+        }
+        memcpy(j->scales + b, S, nbk);
+        dt_emit_codes(&j->em, f, vals, n);
+    }
+}
+
+static void nv_setup(nv_job *j, const dt_quant *q)
+{
+    memset(j, 0, sizeof *j);
+    j->q = q;
+    j->v = q->p.variant;
+    j->single = q->p.single_level;
+    uint8_t codes[256];
+    for (unsigned i = 0; i < 256; i++)
+        codes[i] = (uint8_t)i;
+    dtcast_convert(j->e4m3, DTCAST_FLOAT32, codes, DTCAST_FLOAT8E4M3FN, 256, NULL, NULL);
+}
+
+static void nv_globals(nv_job *j, float g)
+{
+    j->g = g;
+    j->g6 = 6.0f * g;
+    j->ginv = 1.0f / g;
+}
+
+dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *error)
+{
+    (void)error;
+    nv_job *j = malloc(sizeof *j); /* 1 KiB of table: not on the caller's stack */
+    if (!j)
+        return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, DT_NO_INDEX, "out of memory");
+    nv_setup(j, q);
+    j->scales = io->scales;
+    dt_loader_init(&j->ld, io->x, q->xtype, q->simple);
+    const size_t blocks = q->count / 16;
+    if (!j->single) {
+        atomic_init(&j->amax_bits, 0);
+        dt_quant_for(blocks, q->threads, nv_amax_range, j);
+        const float amax_t = dt_f32_from_bits(atomic_load(&j->amax_bits));
+        nv_globals(j, j->v == DTCAST_VARIANT_CT ? 2688.0f / amax_t : amax_t / 2688.0f);
+        *io->global = j->g;
+    }
+    dt_qconv_init(&j->s_conv, DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0,
+                  blocks, q->simple);
+    dt_emit_init(&j->em, q, io->codes, false);
+    dt_quant_for(blocks, q->threads, nv_q_blocks, j);
+    dt_emit_release(&j->em);
+    dt_qconv_release(&j->s_conv);
+    dt_loader_release(&j->ld);
+    free(j);
+    return DTCAST_OK;
+}
+
+static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
+{
+    const nv_job *j = ctx;
+    float vals[DT_QCHUNK];
+    const size_t group = j->q->simple ? 1 : NV_BLOCKS;
+    for (size_t b = b0; b < b1; b += group) {
+        const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
+        dt_emit_values(&j->em, f, vals, n);
+        for (size_t k = 0; k < nbk; k++) {
+            const float d = nv_dequant_factor(j, j->scales[b + k]);
+            for (size_t i = k * 16; i < k * 16 + 16; i++)
+                vals[i] = vals[i] * d;
+        }
+        dt_store_f32(&j->st, f, vals, n);
+    }
+}
+
+dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *error)
+{
+    nv_job *j = malloc(sizeof *j);
+    if (!j)
+        return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, DT_NO_INDEX, "out of memory");
+    nv_setup(j, q);
+    j->scales = io->scales;
+    if (!j->single)
+        nv_globals(j, *io->global);
+    dt_storer_init(&j->st, io->y, q->xtype, q->simple);
+    dt_emit_init(&j->em, q, io->codes, true);
+    dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
+    dt_emit_release(&j->em);
+    dt_storer_release(&j->st);
+    free(j);
+    return DTCAST_OK;
+}
