@@ -1,7 +1,7 @@
 """A synthetic block-FP8 checkpoint with DeepSeek-V3's tensor names and shapes, for the file-job
 benchmark of `dtcast dequantize` (BENCHMARKS.md, "Issue 15: checkpoint files") and its tests.
 
-    python3 bench/make_fp8_checkpoint.py OUT_DIR [--gib 2] [--experts-per-layer 8] [--seed 0]
+    python3 bench/make_fp8_checkpoint.py OUT_DIR [--gib 2] [--experts-per-layer 4] [--seed 0]
 
 Per layer N: model.layers.N.self_attn.kv_a_proj_with_mqa.weight F8_E4M3 [576, 7168] (its last tile
 row 64 rows short), model.layers.N.mlp.experts.M.{gate,up}_proj.weight [2048, 7168] and
@@ -67,7 +67,7 @@ def write_shard(path, entries, rng):
     return at
 
 
-def make(out, gib=2.0, experts=8, seed=0, layers=None):
+def make(out, gib=2.0, experts=4, seed=0, layers=None):
     rng = np.random.default_rng(seed)
     os.makedirs(out, exist_ok=True)
     want = int(gib * (1 << 30))
@@ -108,7 +108,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--gib", type=float, default=2.0)
-    ap.add_argument("--experts-per-layer", type=int, default=8)
+    ap.add_argument("--experts-per-layer", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     size = make(a.out, a.gib, a.experts_per_layer, a.seed)

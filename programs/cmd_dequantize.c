@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,8 @@ typedef struct dq_buffers {
     size_t out_size;
     uint8_t *f6;        /* float6 codes one per byte (rows whose length is not a multiple of 4) */
     size_t f6_size;
+    uint8_t *in;        /* the chunk's codes, read from the file */
+    size_t in_size;
 } dq_buffers;
 
 static int grow(uint8_t **buf, size_t *size, size_t need)
@@ -257,13 +260,19 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
                 uint64_t first = row * (uint64_t)k, cnt = nr * (uint64_t)k;
                 cat_at = first / 4 * 3;
                 clen = (cnt * 6 + 7) / 8;
-                codes_ptr = qf_data(c, g->codes) + cat_at;
             } else {
                 uint64_t rb = code_row_bytes(g, ct->type, k);
                 cat_at = row * rb;
                 clen = nr * rb;
-                codes_ptr = qf_data(c, g->codes) + cat_at;
             }
+            /* Read, not mapped: a read costs the kernel less than faulting the pages in. */
+            if (!grow(&b->in, &b->in_size, clen ? clen : 1) ||
+                dt_infile_read(&c->shards[cat->shard].file, cat->at + cat_at, b->in, (size_t)clen,
+                               &err) != DTCAST_OK) {
+                status = b->in ? cli_fail("%s", err.message) : cli_fail("out of memory");
+                break;
+            }
+            codes_ptr = b->in;
             dtcast_tensor codes = {(void *)codes_ptr, (size_t)clen, g->element, 2,
                                    {(int64_t)nr, k}};
             if (f6 && k % 4 == 0) {
@@ -310,7 +319,6 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
                                   dt_qlayout_name(g->layout), e.message);
                 break;
             }
-            qf_release(c, cat->shard, cat->at + cat_at, clen);
             dt_progress_add(j->progress, clen);
             dtcast_status st = w ? dt_writer_submit(w, y.data, y.bytes, &err)
                                  : dt_outfile_write(out, y.data, y.bytes, &err);
@@ -477,7 +485,14 @@ static int run(const dq_request *r)
     dt_progress_init(&progress, qf_input_bytes(&c), !r->quiet);
     dq_buffers bufs;
     memset(&bufs, 0, sizeof bufs);
-    dq_job j = {r, &c, &bufs, &progress};
+    /* The writer thread is busy as long as the computing ones (writing 2 bytes of bfloat16
+     * per byte read costs the kernel about what dequantizing costs us): one CPU is left to it. */
+    dq_request req = *r;
+    if (req.threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        req.threads = cpus > 2 ? (unsigned)(cpus - 1) : 1;
+    }
+    dq_job j = {&req, &c, &bufs, &progress};
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.nshards; s++)
         status = write_shard(&j, &plan, s, &total);
@@ -491,6 +506,7 @@ static int run(const dq_request *r)
     free(bufs.out[0]);
     free(bufs.out[1]);
     free(bufs.f6);
+    free(bufs.in);
     dt_qplan_free(&plan);
     qf_close(&c);
     return status;
