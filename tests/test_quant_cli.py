@@ -286,7 +286,8 @@ def test_gptoss(tmp, rng):
         return
     codes = unpack4(blocks.reshape(E, R, G * 16), G * 32)
     f = E2M1[codes] * np.repeat(np.ldexp(1.0, scales.astype(np.int32) - 127), 32, axis=-1)
-    want = bf16_bits(f.astype(np.float32))
+    with np.errstate(over="ignore"):  # the 0xFF block: 2^128 (checked apart)
+        want = bf16_bits(f.astype(np.float32))
     got_bits = array(t, "<u2")
     nan_block = np.zeros((E, R, G * 32), bool)
     nan_block[1, 2, 32:64] = True
