@@ -503,7 +503,9 @@ static void qconfig_text(const q_request *r, char *buf, size_t size)
                  "{\n    \"activation_scheme\": \"dynamic\",\n    \"fmt\": \"e4m3\",\n"
                  "    \"quant_method\": \"fp8\",\n    \"weight_block_size\": [\n      %lld,\n"
                  "      %lld\n    ]\n  }",
-                 (long long)(p->block_rows ? p->block_rows : 128),
+                 (long long)(p->block_rows                              ? p->block_rows
+                             : p->variant == DTCAST_VARIANT_DEEPSEEK_ACT ? 1
+                                                                          : 128),
                  (long long)(p->block ? p->block : 128));
         break;
     case DT_QL_MXFP4_GPTOSS:
@@ -781,6 +783,9 @@ int cmd_quantize(int argc, char **argv)
         return cli_usage(cmd, "--seed goes with --round stochastic");
     r.p.seed = seed;
     r.p.threads = (unsigned)threads;
+    /* The recipe's 128 x 128 tile is the hf variant's: another variant brings its own. */
+    if (r.p.scheme == DTCAST_SCHEME_FP8_BLOCK && r.p.variant == DTCAST_VARIANT_DEEPSEEK_ACT)
+        r.p.block = r.p.block_rows = 0;
     if (block && parse_block(&r, block) != CLI_OK)
         return CLI_USAGE;
     if (pick_layout(&r) != CLI_OK)
