@@ -25,11 +25,12 @@ run() {
     rm -rf "$work/out"
     sync
     /usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null
-    local wall rss
+    local wall rss cpu
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.2f", s}' "$work/time.txt")
     wall=$(awk -F': ' '/Elapsed/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$work/time.txt")
     rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$work/time.txt")
-    echo "$wall $rss" >>"$work/$label.txt"
-    printf '  %-8s %7.2f s  %8d KiB peak RSS\n' "$label" "$wall" "$rss"
+    echo "$wall $rss $cpu" >>"$work/$label.txt"
+    printf '  %-8s %7.2f s  (CPU %6.2f s)  %8d KiB peak RSS\n' "$label" "$wall" "$cpu" "$rss"
 }
 
 rm -f "$work"/cp.txt "$work"/dtcast.txt "$work"/numpy.txt
@@ -47,10 +48,11 @@ for round in 1 2 3; do
     fi
 done
 rm -rf "$work/out"
-median() { sort -n "$1" | awk '{a[NR] = $1; r[NR] = $2} END {print a[2], r[2]}'; }
-read -r cp_s cp_rss < <(median "$work/cp.txt")
-read -r dt_s dt_rss < <(median "$work/dtcast.txt")
-read -r np_s np_rss < <(median "$work/numpy.txt")
+median() { sort -n "$1" | awk '{a[NR] = $1; r[NR] = $2; c[NR] = $3} END {print a[2], r[2], c[2]}'; }
+read -r cp_s cp_rss cp_cpu < <(median "$work/cp.txt")
+read -r dt_s dt_rss dt_cpu < <(median "$work/dtcast.txt")
+read -r np_s np_rss np_cpu < <(median "$work/numpy.txt")
+echo "nproc $(nproc), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v b="$bytes" -v cp="$cp_s" -v dt="$dt_s" -v np="$np_s" -v dr="$dt_rss" -v nr="$np_rss" 'BEGIN {
     printf "input %.2f GiB; medians of 3 (wall clock):\n", b / 2^30
     printf "  cp -r IN             %6.2f s  %6.2f GB/s of input\n", cp, b / cp / 1e9

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES ((size_t)8 << 20) /* output bytes per chunk, about */
+#define CHUNK_BYTES ((size_t)2 << 20) /* output bytes per chunk, about: still in cache when written */
 
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT };
 
