@@ -13,6 +13,7 @@
 #include "dtcast.h"
 #include "internal.h"          /* --entries: the kernel registry (libdtcast.a's internals) */
 #include "kernels/kernels.h"
+#include "quant.h"         /* --quant */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -680,6 +681,8 @@ static void parse_args(int argc, char **argv, config *c)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "--quant"))
+        return dt_bench_quant(argc - 1, argv + 1);
     if (argc == 5 && !strcmp(argv[1], "--dump"))
         return dump_source(argv[2], argv[3], argv[4]);
     config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0};

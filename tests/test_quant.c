@@ -146,7 +146,9 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
     for (unsigned th = 1; th <= 3 && ok; th++) {
         p.threads = th;
         result got;
+        dt_isa_pin(th == 2 ? DT_ISA_PORTABLE : -1); /* the plain-C steps and kernels too */
         quantize(&got, &x, &p);
+        dt_isa_pin(-1);
         ok = got.st == DTCAST_OK;
         if (!ok) {
             CHECK(0, label, "fast path failed: %s", got.msg);
@@ -191,9 +193,11 @@ static void compare(const char *name, const dtcast_quant_params *p0, dtcast_type
         dtcast_status s1 = dtcast_dequantize(&t1, &c, &s, l.bytes ? &g : NULL, &p, &e);
         dt_quant_simple_set(false);
         for (unsigned th = 1; th <= 3 && ok; th += 2) {
-            p.threads = th;
+            p.threads = th == 3 ? 2 : 1;
             memset(y2, 2, yb + 1);
+            dt_isa_pin(th == 3 ? DT_ISA_PORTABLE : -1);
             dtcast_status s2 = dtcast_dequantize(&t2, &c, &s, l.bytes ? &g : NULL, &p, &e);
+            dt_isa_pin(-1);
             if (s1 != DTCAST_OK || s2 != DTCAST_OK) {
                 CHECK(0, label, "dequantize to %s failed: %s", tn(outs[k]), e.message);
                 ok = false;
@@ -317,8 +321,294 @@ static void sweep(void)
             }
 }
 
+/* Stochastic element rounding: the same bytes for every chunking and thread count (the draw of
+ * element i depends on i alone), and different seeds give different codes. */
+static void stochastic(void)
+{
+    static const int64_t shape[3] = {6, 4, 256};
+    static const struct {
+        dtcast_scheme s;
+        dtcast_variant v;
+        dtcast_type e;
+    } cases[] = {
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_FLOAT6E2M3FN},
+        {DTCAST_SCHEME_MX, DTCAST_VARIANT_DEFAULT, DTCAST_INT8},
+        {DTCAST_SCHEME_NVFP4, DTCAST_VARIANT_MODELOPT, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_NVFP4, DTCAST_VARIANT_TORCHAO, DTCAST_FLOAT4E2M1},
+        {DTCAST_SCHEME_FP8_BLOCK, DTCAST_VARIANT_HF, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_FP8_BLOCK, DTCAST_VARIANT_DEEPSEEK_ACT, DTCAST_FLOAT8E4M3FN},
+        {DTCAST_SCHEME_ABSMAX, DTCAST_VARIANT_CT, DTCAST_INT8},
+        {DTCAST_SCHEME_ABSMAX, DTCAST_VARIANT_CT, DTCAST_INT4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int axis = -1; axis >= -2; axis--) {
+            if (axis == -2 && cases[i].s != DTCAST_SCHEME_MX)
+                continue;
+            dtcast_quant_params p;
+            dtcast_quant_params_init(&p);
+            p.scheme = cases[i].s;
+            p.variant = cases[i].v;
+            p.element = cases[i].e;
+            p.round = DTCAST_ROUND_STOCHASTIC;
+            p.seed = 42 + i;
+            p.axis = axis;
+            char name[128];
+            snprintf(name, sizeof name, "stochastic %s %s %s axis %d", dtcast_scheme_name(p.scheme),
+                     dtcast_variant_name(p.variant), tn(p.element), axis);
+            compare(name, &p, DTCAST_FLOAT32, 3, shape, false);
+            /* seeds matter */
+            float *x = fill(DTCAST_FLOAT32, 6 * 4 * 256, false, false);
+            dtcast_tensor t = {x, 6 * 4 * 256 * 4, DTCAST_FLOAT32, 3, {6, 4, 256}};
+            result a, b;
+            quantize(&a, &t, &p);
+            p.seed = 7;
+            quantize(&b, &t, &p);
+            CHECK(a.st == DTCAST_OK && b.st == DTCAST_OK && memcmp(a.codes, b.codes, a.cb) != 0,
+                  name, "two seeds gave the same codes (or failed: %s)", a.msg);
+            result_free(&a);
+            result_free(&b);
+            free(x);
+        }
+}
+
+/* Hand-computed answers from SPEC 9's formulas (independent of the code paths above). */
+static void q1(const char *name, dtcast_quant_params *p, const float *x, int64_t n,
+               const uint8_t *codes, size_t ncodes, const uint8_t *scales, size_t nscales)
+{
+    dtcast_tensor t = {(void *)(uintptr_t)x, (size_t)n * 4, DTCAST_FLOAT32, 1, {n}};
+    result r;
+    quantize(&r, &t, p);
+    bool ok = r.st == DTCAST_OK && r.cb == ncodes && r.sb == nscales &&
+              memcmp(r.codes, codes, ncodes) == 0 && memcmp(r.scales, scales, nscales) == 0;
+    CHECK(ok, name, "status %d (%s), codes %02x %02x.., scales %02x %02x %02x %02x", (int)r.st,
+          r.st ? r.msg : "", r.codes ? r.codes[0] : 0, r.codes && ncodes > 1 ? r.codes[1] : 0,
+          r.scales ? r.scales[0] : 0, r.scales && nscales > 1 ? r.scales[1] : 0,
+          r.scales && nscales > 2 ? r.scales[2] : 0, r.scales && nscales > 3 ? r.scales[3] : 0);
+    result_free(&r);
+}
+
+static void known(void)
+{
+    float x[32];
+    uint8_t c[32], sc[8];
+    dtcast_quant_params p;
+    /* mxfp4 floor: amax 7 -> u = 2 - 2 = 0, b = 127; 7 saturates to 6 (0x7) */
+    memset(x, 0, sizeof x);
+    x[0] = 7.0f;
+    x[1] = -1.5f;
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "mxfp4", NULL);
+    memset(c, 0, sizeof c);
+    c[0] = 0x7 | 0xB << 4; /* 6, -1.5 */
+    sc[0] = 127;
+    q1("known mxfp4 floor amax 7", &p, x, 32, c, 16, sc, 1);
+    /* rceil: d = fl32(7 * fl32(1/6)) = 1.1666.. -> b = 128; 7/2 = 3.5 ties to even 4 (0x6),
+     * -1.5/2 = -0.75 ties to even -1.0 (0xA) */
+    p.scale_mode = DTCAST_SCALE_RCEIL;
+    c[0] = 0x6 | 0xA << 4;
+    sc[0] = 128;
+    q1("known mxfp4 rceil amax 7", &p, x, 32, c, 16, sc, 1);
+    /* rna: -0.75 -> -1.0 as well, 3.5 -> 4 */
+    p.round = DTCAST_ROUND_RNA;
+    q1("known mxfp4 rceil rna", &p, x, 32, c, 16, sc, 1);
+    /* mxfp8 floor vs log2 at amax 8(1 - 2^-24): floor u = 2 - 8 -> b 121; log2 rounds up to 3
+     * -> b 122. The element 8(1-2^-24) * 2^6 -> 512 -> saturates to 448 (0x7E) under floor;
+     * under log2 * 2^5 = 256 (0x78) */
+    memset(x, 0, sizeof x);
+    x[0] = 8.0f * (1.0f - 0x1p-24f);
+    dtcast_quant_params_init(&p);
+    memset(c, 0, sizeof c);
+    c[0] = 0x7E;
+    sc[0] = 121;
+    q1("known mxfp8 floor below 8", &p, x, 32, c, 32, sc, 1);
+    p.scale_mode = DTCAST_SCALE_LOG2;
+    c[0] = 0x78;
+    sc[0] = 122;
+    q1("known mxfp8 log2 below 8", &p, x, 32, c, 32, sc, 1);
+    /* all-zero block: b 0 (log2: MXINT8 b 1); NaN block: 0xFF and NaN codes 0x7F */
+    float z[64];
+    memset(z, 0, sizeof z);
+    z[40] = NAN;
+    dtcast_quant_params_init(&p);
+    uint8_t c2[64];
+    memset(c2, 0, sizeof c2);
+    memset(c2 + 32, 0x7F, 32);
+    const uint8_t s2[2] = {0, 0xFF};
+    q1("known mxfp8 zero and NaN blocks", &p, z, 64, c2, 64, s2, 2);
+    z[40] = 0.0f;
+    dtcast_quant_params_from_recipe(&p, "mxint8", NULL);
+    p.scale_mode = DTCAST_SCALE_LOG2;
+    memset(c2, 0, sizeof c2);
+    const uint8_t s3[2] = {1, 1};
+    q1("known mxint8 log2 zero blocks", &p, z, 64, c2, 64, s3, 2);
+    /* nvfp4, all-zero block next to a block of amax 6: modelopt S 1.0 (0x38), torchao 2^-6
+     * (0x08), ct 0 -> 0.125 (0x20). Block 1: modelopt g = 6/2688, S = e4m3(6 / fl32(6 g)) =
+     * 448 (0x7E); its element 6 -> 6 / fl32(448 g) = 6 (0x7) */
+    memset(x, 0, sizeof x);
+    x[16] = 6.0f;
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "nvfp4", NULL);
+    memset(c, 0, sizeof c);
+    c[8] = 0x7;
+    const uint8_t n1[2] = {0x38, 0x7E}, n2[2] = {0x08, 0x7E}, n3[2] = {0x20, 0x7E};
+    q1("known nvfp4 modelopt zero block", &p, x, 32, c, 16, n1, 2);
+    p.variant = DTCAST_VARIANT_TORCHAO;
+    q1("known nvfp4 torchao zero block", &p, x, 32, c, 16, n2, 2);
+    p.variant = DTCAST_VARIANT_CT;
+    q1("known nvfp4 ct zero block", &p, x, 32, c, 16, n3, 2);
+    /* fp8-block hf: amax 448 -> qs 1, s 1.0; deepseek-act all-zero block: s = fl32(1e-4f/448) */
+    float w[2] = {448.0f, -3.0f};
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "fp8-block", NULL);
+    const uint8_t wc[2] = {0x7E, 0xC4}; /* 448, -3 */
+    float one = 1.0f;
+    uint8_t sb[4];
+    memcpy(sb, &one, 4);
+    q1("known fp8-block hf amax 448", &p, w, 2, wc, 2, sb, 4);
+    float zz[2] = {0.0f, 0.0f};
+    p.variant = DTCAST_VARIANT_DEEPSEEK_ACT;
+    p.block = 0, p.block_rows = 0;
+    volatile float e4 = 1e-4f;
+    float s_act = e4 / 448.0f;
+    memcpy(sb, &s_act, 4);
+    const uint8_t zc[2] = {0, 0};
+    q1("known fp8-block deepseek-act zero block", &p, zz, 2, zc, 2, sb, 4);
+    /* ue8m0: amax 1 -> s = 1/448 rounded up to 2^-8 */
+    float o1[2] = {1.0f, 0.0f};
+    p.ue8m0 = true;
+    float s8 = 0x1p-8f;
+    memcpy(sb, &s8, 4);
+    const uint8_t oc2[2] = {0x78, 0}; /* 1 / 2^-8 = 256 = 2^8: e4m3 0x78 */
+    q1("known fp8-block deepseek-act ue8m0", &p, o1, 2, oc2, 2, sb, 4);
+    /* absmax int8 per tensor: amax 127.5 -> scale 1.0; 127.5 -> 127 (clamp), -127.5 -> -128 */
+    float a8[3] = {127.5f, -127.5f, 2.5f};
+    dtcast_quant_params_init(&p);
+    dtcast_quant_params_from_recipe(&p, "int8-tensor", NULL);
+    const uint8_t ac[3] = {127, 0x80, 2};
+    memcpy(sb, &one, 4);
+    q1("known int8-tensor amax 127.5", &p, a8, 3, ac, 3, sb, 4);
+}
+
+/* Outputs large enough to take the streaming stores (codes >= 4 MiB, float32 output >= 16 MiB) */
+static void large(void)
+{
+    static const int64_t shape[2] = {1024, 4608};
+    dtcast_quant_params p;
+    dtcast_quant_params_init(&p);
+    compare("large mx float8e4m3fn (streaming)", &p, DTCAST_FLOAT32, 2, shape, true);
+    dtcast_quant_params_from_recipe(&p, "fp8-block", NULL);
+    compare("large fp8-block (streaming)", &p, DTCAST_BFLOAT16, 2, shape, false);
+}
+
+/* Bad input: a clear error naming the problem, outputs untouched. */
+static void errors(void)
+{
+    float x[40] = {1.0f};
+    uint8_t codes[64], scales[8];
+    dtcast_tensor t = {x, sizeof x, DTCAST_FLOAT32, 2, {2, 20}};
+    static const struct {
+        const char *name;
+        int field;
+        long value;
+        const char *needle;
+    } cases[] = {
+        {"error nvfp4 last axis 20", 0, DTCAST_SCHEME_NVFP4, "multiple of 16"},
+        {"error variant of another scheme", 1, DTCAST_VARIANT_HF, "does not belong"},
+        {"error element not of the scheme", 2, DTCAST_INT4, "not one of scheme"},
+        {"error reject_short", 3, 1, "reject_short"},
+        {"error axis outside", 4, 2, "axis 2"},
+        {"error rna outside mx", 5, DTCAST_ROUND_RNA, "rna"},
+        {"error codes too small", 6, 0, "codes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dtcast_quant_params p;
+        dtcast_quant_params_init(&p);
+        size_t room = sizeof codes;
+        switch (cases[i].field) {
+        case 0: p.scheme = (dtcast_scheme)cases[i].value; break;
+        case 1: p.variant = (dtcast_variant)cases[i].value; break;
+        case 2: p.element = (dtcast_type)cases[i].value; break;
+        case 3: p.reject_short = true; break;
+        case 4: p.axis = (int)cases[i].value; break;
+        case 5: p.scheme = DTCAST_SCHEME_FP8_BLOCK, p.round = (dtcast_round)cases[i].value; break;
+        default: room = 10; break;
+        }
+        memset(codes, 0xA5, sizeof codes);
+        memset(scales, 0xA5, sizeof scales);
+        dtcast_tensor c = {codes, room, 0, 0, {0}}, s = {scales, sizeof scales, 0, 0, {0}};
+        float g = 0;
+        dtcast_tensor gt = {&g, 4, 0, 0, {0}};
+        dtcast_error e;
+        memset(&e, 0, sizeof e);
+        const dtcast_status st = dtcast_quantize(&c, &s, &gt, &t, &p, &e);
+        bool untouched = true;
+        for (size_t k = 0; k < sizeof codes; k++)
+            untouched = untouched && codes[k] == 0xA5;
+        for (size_t k = 0; k < sizeof scales; k++)
+            untouched = untouched && scales[k] == 0xA5;
+        CHECK(st != DTCAST_OK && strstr(e.message, cases[i].needle) && untouched, cases[i].name,
+              "status %d, message \"%s\", outputs untouched %d", (int)st, e.message, untouched);
+    }
+    /* the params struct: not initialised, newer with unknown bytes set, older (shorter) */
+    unsigned char big[sizeof(dtcast_quant_params) + 16];
+    memset(big, 0, sizeof big);
+    dtcast_quant_params_init_sized((dtcast_quant_params *)(void *)big, sizeof big);
+    dtcast_tensor c = {codes, sizeof codes, 0, 0, {0}}, s = {scales, sizeof scales, 0, 0, {0}};
+    dtcast_error e;
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, (dtcast_quant_params *)(void *)big, &e) == DTCAST_OK,
+          "params newer, unknown bytes zero", "%s", e.message);
+    big[sizeof(dtcast_quant_params) + 3] = 1;
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, (dtcast_quant_params *)(void *)big, &e) ==
+                  DTCAST_ERR_INVALID_ARGUMENT && strstr(e.message, "newer"),
+          "params newer, unknown byte set", "%s", e.message);
+    dtcast_quant_params p;
+    memset(&p, 0, sizeof p);
+    CHECK(dtcast_quantize(&c, &s, NULL, &t, &p, &e) == DTCAST_ERR_INVALID_ARGUMENT &&
+              strstr(e.message, "not initialised"),
+          "params not initialised", "%s", e.message);
+    /* names both ways, recipes */
+    static const char *const recipes[] = {"mxfp8", "mxfp8-e5m2", "mxfp6-e2m3", "mxfp6-e3m2",
+                                          "mxfp4", "mxint8", "nvfp4", "fp8-block", "fp8-channel",
+                                          "fp8-tensor", "int8-channel", "int8-tensor",
+                                          "int4-group", "fp4-group", "mx", "absmax"};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof recipes / sizeof recipes[0]; i++) {
+        dtcast_quant_params_init(&p);
+        ok = ok && dtcast_quant_params_from_recipe(&p, recipes[i], NULL) == DTCAST_OK;
+    }
+    CHECK(ok && dtcast_quant_params_from_recipe(&p, "mxfp3", &e) != DTCAST_OK &&
+              strstr(e.message, "mxfp3"),
+          "recipes", "%s", e.message);
+    ok = true;
+    for (int v = 0; v <= DTCAST_SCHEME_ABSMAX; v++) {
+        dtcast_scheme x2;
+        const char *nm = dtcast_scheme_name((dtcast_scheme)v);
+        ok = ok && (v == 0 ? nm == NULL
+                           : nm && dtcast_scheme_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v);
+    }
+    for (int v = 0; v <= DTCAST_VARIANT_DEEPSEEK_ACT; v++) {
+        dtcast_variant x2;
+        const char *nm = dtcast_variant_name((dtcast_variant)v);
+        ok = ok && nm && dtcast_variant_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v;
+    }
+    for (int v = 0; v <= DTCAST_SCALE_LOG2; v++) {
+        dtcast_scale_mode x2;
+        const char *nm = dtcast_scale_mode_name((dtcast_scale_mode)v);
+        ok = ok && nm && dtcast_scale_mode_from_name(nm, &x2, NULL) == DTCAST_OK && (int)x2 == v;
+    }
+    dtcast_scale_mode m;
+    CHECK(ok && dtcast_scale_mode_from_name("round", &m, &e) != DTCAST_OK, "names both ways",
+          "%s", "a name did not round-trip");
+}
+
 int main(void)
 {
+    errors();
+    known();
+    large();
     sweep();
+    stochastic();
     return CHECK_EXIT();
 }

@@ -148,6 +148,11 @@ static inline void dt_kernel_run(const dt_kernel *k, void *dst, const void *src,
 /* Whether count elements of sf -> df by a kernel (compute-bound or not) make an output to stream
  * (stream.c). */
 bool dt_stream_wanted(const dt_format *df, const dt_format *sf, bool compute_bound, size_t count);
+/* n bytes from an L1 buffer to dst: aligned 64-byte lines with non-temporal stores, the ends
+ * with ordinary ones (memcpy where there are none); dt_stream_fence() before other threads
+ * read them */
+void dt_copy_stream(void *dst, const void *src, size_t n);
+void dt_stream_fence(void);
 /* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
 void dt_stream_threshold_set(size_t bytes);
 

@@ -39,8 +39,10 @@ bool dt_stream_wanted(const dt_format *df, const dt_format *sf, bool compute_bou
 
 /* n bytes from the L1 buffer b to d: whole aligned 64-byte lines with streaming stores, the
  * partial lines at either end with ordinary ones */
-static void copy_stream(uint8_t *d, const uint8_t *b, size_t n)
+void dt_copy_stream(void *dst, const void *src, size_t n)
 {
+    uint8_t *d = dst;
+    const uint8_t *b = src;
 #if defined(DT_HAVE_STREAM)
     const size_t head = (size_t)(-(uintptr_t)d & 63);
     if (head >= n) {
@@ -62,6 +64,13 @@ static void copy_stream(uint8_t *d, const uint8_t *b, size_t n)
 #endif
 }
 
+void dt_stream_fence(void)
+{
+#if defined(DT_HAVE_STREAM)
+    _mm_sfence();
+#endif
+}
+
 void dt_kernel_run_stream(const dt_kernel *k, void *dst, const void *src, size_t begin,
                           size_t end)
 {
@@ -74,7 +83,7 @@ void dt_kernel_run_stream(const dt_kernel *k, void *dst, const void *src, size_t
     for (size_t i = begin; i < end; i += per) {
         const size_t n = end - i < per ? end - i : per;
         k->fn(k, buf, (const uint8_t *)src + i * sbits / 8, 0, n);
-        copy_stream((uint8_t *)dst + i * dbits / 8, buf, (n * dbits + 7) / 8);
+        dt_copy_stream((uint8_t *)dst + i * dbits / 8, buf, (n * dbits + 7) / 8);
     }
 #if defined(DT_HAVE_STREAM)
     _mm_sfence(); /* the streamed lines are visible before another thread reads them */

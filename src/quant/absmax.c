@@ -150,6 +150,9 @@ dtcast_status dt_absmax_quantize(const dt_quant *q, dt_qio *io, dtcast_error *er
         j.tensor_scale = scale_of(&j, dt_f32_from_bits(atomic_load(&j.amax_bits)));
         put_scale(&j, 0, j.tensor_scale);
     }
+    if (!q->p.per_tensor && q->K == 0) /* rows of no elements: amax 0 */
+        for (size_t i = 0; i < q->scount; i++)
+            put_scale(&j, i, scale_of(&j, 0.0f));
     dt_emit_init(&j.em, q, io->codes, false);
     dt_quant_for(q->rows, q->threads, am_q_rows, &j);
     dt_emit_release(&j.em);
@@ -185,7 +188,7 @@ dtcast_status dt_absmax_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *
     am_job j;
     am_setup(&j, q);
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     dt_quant_for(q->rows, q->threads, am_dq_rows, &j);
     dt_emit_release(&j.em);

@@ -56,6 +56,7 @@ static void tramp_run(void *c, size_t begin, size_t end)
     dt_fpstate s;
     dt_fp_enter(&s);
     t->fn(t->ctx, begin, end);
+    dt_stream_fence(); /* streamed outputs visible to the caller's thread */
     dt_fp_leave(&s);
 }
 
@@ -71,12 +72,13 @@ void dt_quant_for(size_t count, unsigned threads, void (*fn)(void *ctx, size_t b
 float dt_amax_f32(const float *x, size_t n, bool simple)
 {
     (void)simple;
-    float m = 0.0f;
+    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
     for (size_t i = 0; i < n; i++) {
-        const uint32_t a = dt_f32_bits(x[i]) & 0x7FFFFFFFu;
-        if (a > 0x7F800000u)
+        float v;
+        memcpy(&v, x + i, 4);
+        v = v < 0.0f ? -v : v;
+        if (v != v)
             return dt_f32_from_bits(0x7FC00000u);
-        const float v = dt_f32_from_bits(a);
         m = v > m ? v : m;
     }
     return m;

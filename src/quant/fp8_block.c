@@ -76,7 +76,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
                         const size_t n = a1 - s < DT_QCHUNK ? a1 - s : DT_QCHUNK;
                         const float *x = dt_load_f32(&j->ld, (row0 + r) * K + s, n, buf);
-                        const float a = dt_amax_f32(x, n, q->simple);
+                        const float a = q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(q, x, n);
                         float *m = &amax[t - t0];
                         *m = *m != *m ? *m : a != a ? a : a > *m ? a : *m;
                     }
@@ -95,7 +95,11 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                     for (size_t i = 0; i < n;) { /* the part of one tile */
                         const size_t t = (s + i) / C, e = (t + 1) * C - s;
                         const size_t m = (e < n ? e : n) - i;
-                        fb_values(j, vals + i, x + i, m, kk[t - t0]);
+                        if (q->simple)
+                            fb_values(j, vals + i, x + i, m, kk[t - t0]);
+                        else
+                            dt_q_apply(q, j->act ? DT_Q_DIV : DT_Q_MUL, vals + i, x + i, 1, m,
+                                       &kk[t - t0]);
                         i += m;
                     }
                     dt_emit_codes(&j->em, f, vals, n);
@@ -144,8 +148,11 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
                     const size_t m = (e < n ? e : n) - i;
                     float sc;
                     memcpy(&sc, srow + t * 4, 4);
-                    for (size_t k = i; k < i + m; k++)
-                        vals[k] = vals[k] * sc;
+                    if (q->simple)
+                        for (size_t k = i; k < i + m; k++)
+                            vals[k] = vals[k] * sc;
+                    else
+                        dt_q_apply(q, DT_Q_MUL, vals + i, vals + i, 1, m, &sc);
                     i += m;
                 }
                 dt_store_f32(&j->st, f, vals, n);
@@ -161,7 +168,7 @@ dtcast_status dt_fp8_block_dequantize(const dt_quant *q, dt_qio *io, dtcast_erro
     memset(&j, 0, sizeof j);
     j.q = q;
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     if (q->count)
         dt_quant_for(q->batch * q->tr, q->threads, fb_dq_bands, &j);

@@ -234,6 +234,8 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     }
     case DTCAST_SCHEME_ABSMAX:
         q->B = (size_t)p->block;
+        if ((uint64_t)q->B > SIZE_MAX / 2)
+            return bad(error, "%s is too large", "block");
         if (p->per_tensor) {
             q->sndim = 1;
             q->sshape[0] = 1;
@@ -265,6 +267,7 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     if (!mul_ok(q->scount, ssize, &q->scale_bytes))
         return dt_fail(error, DTCAST_ERR_SIZE_OVERFLOW, DT_NO_INDEX, "the scales do not fit");
     q->simple = dt_quant_simple();
+    q->avx2 = dt_isa_active() >= DT_ISA_AVX2;
     q->threads = q->simple ? 1 : dt_thread_count(p->threads, count);
     return DTCAST_OK;
 }
@@ -391,6 +394,7 @@ void dt_emit_init(dt_emit *em, const dt_quant *q, void *codes, bool decode)
 {
     em->q = q;
     em->codes = codes;
+    em->stream = !decode && !q->simple && q->code_bytes >= ((size_t)4 << 20);
     if (decode)
         dt_qconv_init(&em->conv, DTCAST_FLOAT32, q->p.element, DTCAST_ROUND_RNE, false, 0, q->count,
                       q->simple);
@@ -410,14 +414,22 @@ void dt_emit_codes(const dt_emit *em, size_t f, const float *vals, size_t n)
     uint8_t tmp[DT_QCHUNK];
     size_t i = 0;
     if (q->code_bits == 8 && !q->simple) { /* rows of bytes: the flat layout */
-        dt_qconv_run(&em->conv, em->codes + f, vals, n, f);
+        if (!em->stream) {
+            dt_qconv_run(&em->conv, em->codes + f, vals, n, f);
+        } else {
+            dt_qconv_run(&em->conv, tmp, vals, n, f);
+            dt_copy_stream(em->codes + f, tmp, n);
+        }
         return;
     }
     dt_qconv_run(&em->conv, tmp, vals, n, f);
     if (q->simple) {
         /* element by element */
     } else if (q->code_bits == 4 && q->K % 2 == 0 && f % 2 == 0) {
-        memcpy(em->codes + f / 2, tmp, n / 2);
+        if (em->stream)
+            dt_copy_stream(em->codes + f / 2, tmp, n / 2);
+        else
+            memcpy(em->codes + f / 2, tmp, n / 2);
         i = n & ~(size_t)1;
     } else if (q->code_bits == 6 && q->K % 4 == 0 && f % 4 == 0) {
         uint8_t *o = em->codes + f / 4 * 3;
@@ -493,21 +505,33 @@ void dt_loader_release(dt_loader *l)
     dt_qconv_release(&l->conv);
 }
 
-void dt_storer_init(dt_storer *s, void *data, dtcast_type type, bool exact)
+void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact)
 {
     s->data = data;
     s->type = type;
+    s->stream = !exact && dt_stream_wanted(dt_format_of(type), dt_format_of(DTCAST_FLOAT32), false,
+                                           count);
     dt_qconv_init(&s->conv, type, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0, DT_QCHUNK, exact);
 }
 
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n)
 {
+    uint8_t *d = (uint8_t *)s->data;
     if (s->type == DTCAST_FLOAT32) {
-        memcpy((uint8_t *)s->data + f * 4, vals, n * sizeof(float));
+        if (s->stream)
+            dt_copy_stream(d + f * 4, vals, n * sizeof(float));
+        else
+            memcpy(d + f * 4, vals, n * sizeof(float));
         return;
     }
     const size_t size = s->type == DTCAST_FLOAT64 ? 8 : 2;
-    dt_qconv_run(&s->conv, (uint8_t *)s->data + f * size, vals, n, f);
+    if (!s->stream) {
+        dt_qconv_run(&s->conv, d + f * size, vals, n, f);
+        return;
+    }
+    _Alignas(64) uint8_t buf[DT_QCHUNK * 8];
+    dt_qconv_run(&s->conv, buf, vals, n, f);
+    dt_copy_stream(d + f * size, buf, n * size);
 }
 
 void dt_storer_release(dt_storer *s)

@@ -130,7 +130,8 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
             float amax = 0.0f;
             for (size_t s = 0; s < len; s += DT_QCHUNK) {
                 const size_t n = len - s < DT_QCHUNK ? len - s : DT_QCHUNK;
-                const float a = dt_amax_f32(dt_load_f32(&j->ld, f0 + s, n, buf), n, q->simple);
+                const float *xs = dt_load_f32(&j->ld, f0 + s, n, buf);
+                const float a = q->simple ? dt_amax_f32(xs, n, true) : dt_q_amax(q, xs, n);
                 amax = a != a ? a : a > amax ? a : amax;
             }
             const unsigned b = mx_byte(j, amax);
@@ -145,21 +146,40 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
         }
         /* units u .. ue: contiguous elements */
         const size_t ue = u + group < u1 ? u + group : u1;
-        const size_t f0 = u / nb * D + u % nb * B;
-        size_t n = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            n += D - jb * B < B ? D - jb * B : B;
+        size_t f0 = u * B, n = (ue - u) * B; /* whole blocks: no division */
+        if (D % B) {
+            f0 = u / nb * D + u % nb * B;
+            n = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                n += D - jb * B < B ? D - jb * B : B;
+            }
         }
         const float *x = dt_load_f32(&j->ld, f0, n, buf);
-        size_t off = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            const size_t len = D - jb * B < B ? D - jb * B : B;
-            const unsigned b = mx_byte(j, dt_amax_f32(x + off, len, q->simple));
-            j->scales[v] = (uint8_t)b;
-            mx_scale_values(j, vals + off, x + off, len, b);
-            off += len;
+        if (!q->simple && D % B == 0 && B >= 8) { /* whole blocks: the vector steps */
+            const size_t nbk = ue - u;
+            float am[DT_QCHUNK / 8], kk[DT_QCHUNK / 8];
+            dt_q_amax_blocks(q, x, nbk, B, am);
+            for (size_t k = 0; k < nbk; k++) {
+                const unsigned b = mx_byte(j, am[k]);
+                j->scales[u + k] = (uint8_t)b;
+                kk[k] = b == 0xFF ? 0.0f : mx_quant_mult(b);
+            }
+            dt_q_apply(q, j->is_int ? DT_Q_MUL_I8 : DT_Q_MUL, vals, x, nbk, B, kk);
+            for (size_t k = 0; k < nbk; k++)
+                if (j->scales[u + k] == 0xFF)
+                    mx_scale_values(j, vals + k * B, x + k * B, B, 0xFF);
+        } else {
+            size_t off = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                const size_t len = D - jb * B < B ? D - jb * B : B;
+                const float a = q->simple ? dt_amax_f32(x + off, len, true) : dt_q_amax(q, x + off, len);
+                const unsigned b = mx_byte(j, a);
+                j->scales[v] = (uint8_t)b;
+                mx_scale_values(j, vals + off, x + off, len, b);
+                off += len;
+            }
         }
         dt_emit_codes(&j->em, f0, vals, n);
         u = ue;
@@ -248,21 +268,32 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
             continue;
         }
         const size_t ue = u + group < u1 ? u + group : u1;
-        const size_t f0 = u / nb * D + u % nb * B;
-        size_t n = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            n += D - jb * B < B ? D - jb * B : B;
+        size_t f0 = u * B, n = (ue - u) * B; /* whole blocks: no division */
+        if (D % B) {
+            f0 = u / nb * D + u % nb * B;
+            n = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                n += D - jb * B < B ? D - jb * B : B;
+            }
         }
         dt_emit_values(&j->em, f0, vals, n);
-        size_t off = 0;
-        for (size_t v = u; v < ue; v++) {
-            const size_t jb = v % nb;
-            const size_t len = D - jb * B < B ? D - jb * B : B;
-            const float m = mx_dequant_mult(j, j->scales[v]);
-            for (size_t i = 0; i < len; i++)
-                vals[off + i] = vals[off + i] * m;
-            off += len;
+        if (!q->simple && D % B == 0 && B >= 8) {
+            const size_t nbk = ue - u;
+            float kk[DT_QCHUNK / 8];
+            for (size_t k = 0; k < nbk; k++)
+                kk[k] = mx_dequant_mult(j, j->scales[u + k]);
+            dt_q_apply(q, DT_Q_MUL, vals, vals, nbk, B, kk);
+        } else {
+            size_t off = 0;
+            for (size_t v = u; v < ue; v++) {
+                const size_t jb = v % nb;
+                const size_t len = D - jb * B < B ? D - jb * B : B;
+                const float m = mx_dequant_mult(j, j->scales[v]);
+                for (size_t i = 0; i < len; i++)
+                    vals[off + i] = vals[off + i] * m;
+                off += len;
+            }
         }
         dt_store_f32(&j->st, f0, vals, n);
         u = ue;
@@ -300,7 +331,7 @@ dtcast_status dt_mx_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *erro
     mx_job j;
     mx_setup(&j, q);
     j.scales = io->scales;
-    dt_storer_init(&j.st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
     const size_t units = q->O * q->nb;
     if (q->count)

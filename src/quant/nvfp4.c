@@ -34,7 +34,8 @@ static void nv_amax_range(void *ctx, size_t b0, size_t b1)
     const size_t step = j->q->simple ? 16 : DT_QCHUNK;
     for (size_t f = b0 * 16; f < b1 * 16; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
-        const uint32_t a = dt_f32_bits(dt_amax_f32(dt_load_f32(&j->ld, f, n, buf), n, j->q->simple));
+        const float *x = dt_load_f32(&j->ld, f, n, buf);
+        const uint32_t a = dt_f32_bits(j->q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(j->q, x, n));
         m = a > m ? a : m;
     }
     uint32_t cur = atomic_load(&j->amax_bits);
@@ -121,14 +122,47 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
         const float *x = dt_load_f32(&j->ld, f, n, buf);
-        for (size_t k = 0; k < nbk; k++)
-            sin[k] = nv_scale_input(j, dt_amax_f32(x + k * 16, 16, simple));
+        float am[NV_BLOCKS], kk[NV_BLOCKS];
+        if (simple)
+            am[0] = dt_amax_f32(x, 16, true);
+        else
+            dt_q_amax_blocks(j->q, x, nbk, 16, am);
+        if (simple)
+            sin[0] = nv_scale_input(j, am[0]);
+        else
+            dt_q_map(j->q,
+                     j->v == DTCAST_VARIANT_TORCHAO ? DT_QM_TA_SCALE
+                     : j->v == DTCAST_VARIANT_CT    ? DT_QM_CT_SCALE
+                                                    : DT_QM_MO_SCALE,
+                     sin, am, nbk,
+                     j->v == DTCAST_VARIANT_TORCHAO ? (j->single ? 1.0f : j->g)
+                     : j->v == DTCAST_VARIANT_CT    ? j->g
+                                                    : j->g6);
         dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
-        for (size_t k = 0; k < nbk; k++) {
-            if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
-                S[k] = 0x20; /* a zero block scale becomes 0.125 */
-            nv_values(j, vals + k * 16, x + k * 16, 16, nv_elem_factor(j, S[k]));
+        if (simple) {
+            if (j->v == DTCAST_VARIANT_CT && (S[0] & 0x7F) == 0)
+                S[0] = 0x20; /* a zero block scale becomes 0.125 */
+            kk[0] = nv_elem_factor(j, S[0]);
+        } else {
+            float sf[NV_BLOCKS];
+            for (size_t k = 0; k < nbk; k++) {
+                if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
+                    S[k] = 0x20;
+                sf[k] = j->e4m3[S[k]];
+            }
+            if (j->v == DTCAST_VARIANT_TORCHAO)
+                dt_q_map(j->q, DT_QM_RDIV, kk, sf, nbk, j->single ? 1.0f : j->ginv);
+            else
+                dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
+        if (simple)
+            nv_values(j, vals, x, 16, kk[0]);
+        else
+            dt_q_apply(j->q,
+                       j->v == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL
+                       : j->v == DTCAST_VARIANT_CT    ? DT_Q_DIV
+                                                      : DT_Q_DIV_MO,
+                       vals, x, nbk, 16, kk);
         memcpy(j->scales + b, S, nbk);
         dt_emit_codes(&j->em, f, vals, n);
     }
@@ -189,11 +223,23 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
         dt_emit_values(&j->em, f, vals, n);
-        for (size_t k = 0; k < nbk; k++) {
-            const float d = nv_dequant_factor(j, j->scales[b + k]);
-            for (size_t i = k * 16; i < k * 16 + 16; i++)
-                vals[i] = vals[i] * d;
+        float kk[NV_BLOCKS];
+        if (j->q->simple) {
+            kk[0] = nv_dequant_factor(j, j->scales[b]);
+        } else {
+            float sf[NV_BLOCKS];
+            for (size_t k = 0; k < nbk; k++)
+                sf[k] = j->e4m3[j->scales[b + k]];
+            if (j->v == DTCAST_VARIANT_TORCHAO && j->single)
+                memcpy(kk, sf, nbk * sizeof(float));
+            else
+                dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
+        if (j->q->simple)
+            for (size_t i = 0; i < 16; i++)
+                vals[i] = vals[i] * kk[0];
+        else
+            dt_q_apply(j->q, DT_Q_MUL, vals, vals, nbk, 16, kk);
         dt_store_f32(&j->st, f, vals, n);
     }
 }
@@ -207,7 +253,7 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
     j->scales = io->scales;
     if (!j->single)
         nv_globals(j, *io->global);
-    dt_storer_init(&j->st, io->y, q->xtype, q->simple);
+    dt_storer_init(&j->st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j->em, q, io->codes, true);
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);

@@ -24,9 +24,9 @@ dtcast_status dt_quant_params_read(const dtcast_quant_params *p, dtcast_quant_pa
                                    dtcast_error *error);
 
 /* ---- one call, resolved (layout.c) ---------------------------------------------------------- */
-/* Elements per chunk of the fast paths: the scaled float32 values of a chunk (16 KiB) and its
- * codes stay in L1. */
-#define DT_QCHUNK 4096
+/* Elements per chunk of the fast paths: the float32 values of a chunk (8 KiB), their scaled
+ * copies and the codes stay in L1. */
+#define DT_QCHUNK 2048
 
 typedef struct dt_quant {
     dtcast_quant_params p; /* read, every default resolved (variant, element, block, round) */
@@ -52,6 +52,7 @@ typedef struct dt_quant {
     size_t scale_bytes;
     bool has_global;
     unsigned threads;
+    bool avx2;   /* the AVX2 vector steps */
     bool simple; /* the deliberately simple path (tests): scalar, per element, exact encoder */
 } dt_quant;
 
@@ -84,6 +85,7 @@ void dt_qconv_release(dt_qconv *c);
 /* ---- the element step and the code layout (layout.c) ----------------------------------------- */
 typedef struct dt_emit {
     const dt_quant *q;
+    bool stream; /* large output: codes through an L1 buffer and streaming stores */
     dt_qconv conv;  /* float32 -> code type */
     uint8_t *codes; /* the output (quantize) or input (dequantize) codes */
 } dt_emit;
@@ -109,10 +111,11 @@ void dt_loader_release(dt_loader *l);
 /* Writes float32 values as flat elements [f, f + n) of y (one rounding, nearest even). */
 typedef struct dt_storer {
     dt_qconv conv;
+    bool stream; /* large output: streaming stores */
     void *data;
     dtcast_type type;
 } dt_storer;
-void dt_storer_init(dt_storer *s, void *data, dtcast_type type, bool exact);
+void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact);
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n);
 void dt_storer_release(dt_storer *s);
 
@@ -142,8 +145,32 @@ static inline float dt_clampf_nan(float a, float lo, float hi)
 {
     return a != a ? a : a < lo ? lo : a > hi ? hi : a;
 }
-/* |x| max over n values, NaN-propagating (a NaN anywhere gives NaN) */
+/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN) */
 float dt_amax_f32(const float *x, size_t n, bool simple);
+
+/* ---- vector steps (simd.c): AVX2 when active, else plain C; the same results ------------------ */
+float dt_q_amax(const dt_quant *q, const float *x, size_t n);
+/* out[b] = |x| max of block b (B elements each), NaN-propagating */
+void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out);
+enum {
+    DT_Q_MUL,    /* x * k */
+    DT_Q_DIV,    /* x / k */
+    DT_Q_MUL_I8, /* clamp(x * k * 64, +-127) (MXINT8) */
+    DT_Q_DIV_MO  /* x / k, NaN -> 6, -0 -> +0 (NVFP4 modelopt) */
+};
+/* out[i] = f(in[i], c) for the per-block formulas of NVFP4 (float32, one operation at a time) */
+enum {
+    DT_QM_MO_SCALE, /* a == 0 ? 1 : max(a / c, 2^-9), NaN kept (modelopt, c = fl32(6 g)) */
+    DT_QM_TA_SCALE, /* clamp(fl32(a / 6) / c, 2^-6, 448), NaN kept (torchao, c = g or 1) */
+    DT_QM_CT_SCALE, /* clamp(c * fl32(a / 6), -448, 448), NaN kept (ct, c = gs) */
+    DT_QM_MUL,      /* a * c */
+    DT_QM_DIV,      /* a / c */
+    DT_QM_RDIV      /* c / a */
+};
+void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c);
+/* vals[b*B + i] = op(x[b*B + i], k[b]) over nblk blocks of B */
+void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
+                const float *k);
 
 /* ---- the schemes (one file each) ---------------------------------------------------------------- */
 typedef struct dt_qio {
