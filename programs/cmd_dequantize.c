@@ -1,14 +1,19 @@
-/* dtcast dequantize: a quantized checkpoint (every layout of docs/cli.md, "Quantized
- * checkpoints", recognised by its tensor names) into a plain one. Streamed: the codes are read
- * from the mapped shards a few tile rows at a time, dequantized by the library on every thread
- * into one of two buffers while the writer thread (fileio/pipeline.c) writes the other, and the
- * pages read are released, so memory stays bounded whatever the checkpoint's size. */
+/* dtcast dequantize: a quantized checkpoint (every layout of docs/files.md, "Quantized
+ * checkpoints", recognised by its tensor names) into a plain one. Streamed: one worker per CPU
+ * takes the next band of rows of a tensor (whole tiles, about 2 MiB of output), reads its codes,
+ * dequantizes them with the library and writes them at their place in the output file, so memory
+ * stays bounded (a few MiB per worker) whatever the checkpoint's size. The tensors that are not
+ * quantized are copied by the streaming pipeline (fileio/pipeline.c). */
 #include "cli.h"
 #include "fileio/pipeline.h"
 #include "quant_files.h"
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +52,7 @@ static const char help[] =
     "Options:\n"
     "  -t, --to TYPE     bfloat16 (default), float16 or float32\n"
     "      --report      per quantized tensor, on stderr: its layout and its scales' range\n"
-    "  -T, --threads N   threads (default: one per CPU)\n"
+    "  -T, --threads N   threads (default: one per CPU, at most 32)\n"
     "  -q, --quiet       no progress line\n"
     "  -h, --help        show this help\n"
     "\n"
@@ -64,8 +69,11 @@ typedef struct dq_request {
 
 /* ---- one quantized tensor, streamed --------------------------------------------------------- */
 
+#define MAX_WORKERS 32 /* their buffers stay under 128 MiB */
+
+/* A worker's buffers, kept from one tensor to the next. */
 typedef struct dq_buffers {
-    uint8_t *out[2];
+    uint8_t *out;       /* the chunk dequantized */
     size_t out_size;
     uint8_t *f6;        /* float6 codes one per byte (rows whose length is not a multiple of 4) */
     size_t f6_size;
@@ -88,7 +96,8 @@ static int grow(uint8_t **buf, size_t *size, size_t need)
 typedef struct dq_job {
     const dq_request *r;
     qf_ckpt *c;
-    dq_buffers *bufs;
+    dq_buffers *bufs;   /* [workers] */
+    unsigned workers;
     dt_progress *progress;
 } dq_job;
 
@@ -185,154 +194,251 @@ static void report_scales(const dq_job *j, const dt_qgroup *g, const uint8_t *sc
     fprintf(stderr, "\n");
 }
 
-/* Codes bytes of `rows` rows of k elements as the file holds them. */
-static uint64_t code_row_bytes(const dt_qgroup *g, dtcast_type file_type, int64_t k)
+/* One tensor's chunks shared by the workers: each takes the next chunk, reads its codes,
+ * dequantizes them (the library on this thread) and writes them at their place in the output
+ * file, so the kernel's copies into the page cache run on every CPU too. */
+typedef struct dq_tensor_job {
+    dq_job *j;
+    const dt_qgroup *g;
+    dtcast_quant_params p;
+    const char *what;
+    const uint8_t *scales;
+    dtcast_type stype;
+    uint64_t srow, sbytes;
+    float global;
+    int64_t k;
+    uint64_t n, step, per_mat, nchunks, row_out;
+    int f6;
+    int fd;
+    uint64_t base; /* where the tensor starts in the output file */
+    pthread_mutex_t lock;
+    uint64_t next;
+    int failed;
+    char message[1400];
+} dq_tensor_job;
+
+typedef struct dq_worker {
+    dq_tensor_job *t;
+    dq_buffers *b;
+} dq_worker;
+
+static void tensor_fail(dq_tensor_job *t, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void tensor_fail(dq_tensor_job *t, const char *fmt, ...)
 {
-    if (g->element == DTCAST_FLOAT4E2M1 || g->element == DTCAST_INT4)
-        return (uint64_t)(k + 1) / 2;
-    (void)file_type;
-    return (uint64_t)k; /* float6: handled by the caller */
+    pthread_mutex_lock(&t->lock);
+    if (!t->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(t->message, sizeof t->message, fmt, ap);
+        va_end(ap);
+        t->failed = 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static int write_at(int fd, const uint8_t *p, size_t len, uint64_t at)
+{
+    while (len) {
+        ssize_t w = pwrite(fd, p, len, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        p += w;
+        len -= (size_t)w;
+        at += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Chunk ci: rows [r0, r0 + nr) of matrix m (block FP8: whole tiles; one matrix otherwise). */
+static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
+{
+    const dt_qgroup *g = t->g;
+    qf_ckpt *c = t->j->c;
+    const qf_tensor *cat = &c->at[g->codes];
+    const uint64_t m = ci / t->per_mat, r0 = ci % t->per_mat * t->step;
+    const uint64_t nr = t->n - r0 < t->step ? t->n - r0 : t->step;
+    const uint64_t row = m * t->n + r0, k = (uint64_t)t->k;
+    uint64_t at, len;
+    if (t->f6) {
+        at = row * k / 4 * 3;
+        len = (nr * k * 6 + 7) / 8;
+    } else {
+        uint64_t rb = g->element == DTCAST_FLOAT4E2M1 || g->element == DTCAST_INT4 ? (k + 1) / 2 : k;
+        at = row * rb;
+        len = nr * rb;
+    }
+    dt_io_error err = {""};
+    const uint64_t out_len = nr * t->row_out, f6_len = nr * k;
+    if (!grow(&b->in, &b->in_size, len + 1) || !grow(&b->out, &b->out_size, out_len + 1) ||
+        (t->f6 && k % 4 && !grow(&b->f6, &b->f6_size, f6_len + 1))) {
+        tensor_fail(t, "out of memory for the buffers of tensor '%s'", t->what);
+        return;
+    }
+    /* Read, not mapped: the pages never count in this process's memory. */
+    if (dt_infile_read(&c->shards[cat->shard].file, cat->at + at, b->in, (size_t)len, &err) !=
+        DTCAST_OK) {
+        tensor_fail(t, "%s", err.message);
+        return;
+    }
+    dtcast_quant_params p = t->p;
+    dtcast_tensor codes = {b->in, (size_t)len, g->element, 2, {(int64_t)nr, t->k}};
+    if (t->f6 && k % 4 == 0) {
+        p.float6_packed = true;
+    } else if (t->f6) {
+        dt_st_f6_from_bytes(b->f6, b->in, (size_t)(nr * k));
+        codes.data = b->f6;
+        codes.bytes = (size_t)(nr * k);
+    }
+    dtcast_tensor sc;
+    memset(&sc, 0, sizeof sc);
+    sc.type = t->stype;
+    if (g->layout == DT_QL_FP8_BLOCK) {
+        const uint64_t br = (uint64_t)g->block_rows, trs = (t->n + br - 1) / br;
+        const uint64_t t0 = m * trs + r0 / br, tn = (nr + br - 1) / br;
+        sc.data = (void *)(t->scales + t0 * t->srow * t->sbytes);
+        sc.bytes = (size_t)(tn * t->srow * t->sbytes);
+        sc.ndim = 2;
+        sc.shape[0] = (int64_t)tn;
+        sc.shape[1] = (int64_t)t->srow;
+    } else if (g->per_tensor) {
+        sc.data = (void *)t->scales;
+        sc.bytes = (size_t)t->sbytes;
+        sc.ndim = 1;
+        sc.shape[0] = 1;
+    } else {
+        sc.data = (void *)(t->scales + row * t->srow * t->sbytes);
+        sc.bytes = (size_t)(nr * t->srow * t->sbytes);
+        sc.ndim = 2;
+        sc.shape[0] = (int64_t)nr;
+        sc.shape[1] = (int64_t)t->srow;
+    }
+    float global = t->global;
+    dtcast_tensor gs = {&global, 4, DTCAST_FLOAT32, 1, {1}};
+    dtcast_tensor y;
+    memset(&y, 0, sizeof y);
+    y.data = b->out;
+    y.bytes = (size_t)(nr * t->row_out);
+    y.type = t->j->r->to;
+    dtcast_error e;
+    memset(&e, 0, sizeof e);
+    if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p, &e) !=
+        DTCAST_OK) {
+        tensor_fail(t, "%s: tensor '%s' (%s): %s", c->shards[cat->shard].in_path, t->what,
+                    dt_qlayout_name(g->layout), e.message);
+        return;
+    }
+    int werr = write_at(t->fd, y.data, y.bytes, t->base + row * t->row_out);
+    if (werr) {
+        tensor_fail(t, "cannot write '%s' at byte %llu: %s", c->shards[cat->shard].out_path,
+                    (unsigned long long)(t->base + row * t->row_out), strerror(werr));
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    dt_progress_add(t->j->progress, len);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void *worker_main(void *arg)
+{
+    dq_worker *w = arg;
+    dq_tensor_job *t = w->t;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        uint64_t ci = t->next;
+        int stop = t->failed || ci >= t->nchunks;
+        if (!stop)
+            t->next++;
+        pthread_mutex_unlock(&t->lock);
+        if (stop)
+            return NULL;
+        run_chunk(t, w->b, ci);
+    }
 }
 
 static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
 {
     const dq_request *r = j->r;
     qf_ckpt *c = j->c;
-    const dt_qt *ct = &c->t[g->codes], *stt = &c->t[g->scales];
     char what[1024];
     cli_escape(what, sizeof what, c->t[g->codes].name);
-    dtcast_quant_params p;
-    params_of(g, r, &p);
-    int64_t k = g->dims[g->ndim - 1];
+    dq_tensor_job t;
+    memset(&t, 0, sizeof t);
+    t.j = j;
+    t.g = g;
+    t.what = what;
+    params_of(g, r, &t.p);
+    t.p.threads = 1; /* the workers are the threads */
+    t.k = g->dims[g->ndim - 1];
     uint64_t rows = 1;
     for (int i = 0; i < g->ndim - 1; i++)
         rows *= (uint64_t)g->dims[i];
     /* The tile rows of block FP8 run within each matrix of the last two axes. */
-    uint64_t n = g->layout == DT_QL_FP8_BLOCK ? (uint64_t)g->dims[g->ndim - 2] : rows;
-    uint64_t mats = g->layout == DT_QL_FP8_BLOCK && n ? rows / n : 1;
-    const int out_bytes = (int)(dtcast_type_bits(r->to) / 8);
-    const uint64_t row_out = (uint64_t)k * (uint64_t)out_bytes;
-    uint64_t step = row_out ? CHUNK_BYTES / row_out : rows;
-    if (step == 0)
-        step = 1;
-    if (g->layout == DT_QL_FP8_BLOCK)
-        step = step < (uint64_t)g->block_rows ? (uint64_t)g->block_rows
-                                               : step / (uint64_t)g->block_rows * (uint64_t)g->block_rows;
-    const int f6 = dtcast_type_bits(g->element) == 6;
-    if (f6)
-        step = (step + 3) / 4 * 4; /* whole groups of four in the packed stream */
+    t.n = g->layout == DT_QL_FP8_BLOCK ? (uint64_t)g->dims[g->ndim - 2] : rows;
+    const uint64_t mats = g->layout == DT_QL_FP8_BLOCK && t.n ? rows / t.n : 1;
+    t.row_out = (uint64_t)t.k * (dtcast_type_bits(r->to) / 8);
+    t.step = t.row_out ? CHUNK_BYTES / t.row_out : 1;
+    if (t.step == 0)
+        t.step = 1;
+    if (g->layout == DT_QL_FP8_BLOCK) {
+        const uint64_t br = (uint64_t)g->block_rows;
+        t.step = t.step < br ? br : t.step / br * br;
+    }
+    t.f6 = dtcast_type_bits(g->element) == 6;
+    if (t.f6)
+        t.step = (t.step + 3) / 4 * 4; /* whole groups of four in the packed stream */
+    t.per_mat = t.n ? (t.n + t.step - 1) / t.step : 0;
+    t.nchunks = mats * t.per_mat;
     /* The scales are small: read whole (aligned). The global scale too. */
     uint8_t *scales = qf_read(c, g->scales);
     if (!scales)
         return CLI_FAIL;
-    const dtcast_type stype = scale_type_of(g, stt->type);
+    t.scales = scales;
+    t.stype = scale_type_of(g, c->t[g->scales].type);
     const uint64_t scount = c->at[g->scales].st->count;
     if (r->report)
-        report_scales(j, g, scales, stype, (size_t)scount);
-    float global = 0;
+        report_scales(j, g, scales, t.stype, (size_t)scount);
     if (g->global != DT_QT_NONE)
-        memcpy(&global, qf_data(c, g->global), 4);
-    const uint64_t srow = scount / (g->layout == DT_QL_FP8_BLOCK
-                                        ? mats * (uint64_t)((n + (uint64_t)g->block_rows - 1) /
-                                                            (uint64_t)g->block_rows)
-                                        : (g->per_tensor ? 1 : (rows ? rows : 1)));
-    const uint64_t sbytes = (uint64_t)dtcast_type_bits(stype) / 8;
-    uint64_t need = step * row_out;
-    dq_buffers *b = j->bufs;
+        memcpy(&t.global, qf_data(c, g->global), 4);
+    const uint64_t units =
+        g->layout == DT_QL_FP8_BLOCK
+            ? mats * ((t.n + (uint64_t)g->block_rows - 1) / (uint64_t)g->block_rows)
+            : (g->per_tensor ? 1 : rows);
+    t.srow = units ? scount / units : 0;
+    t.sbytes = (uint64_t)dtcast_type_bits(t.stype) / 8;
+    t.fd = out->fd;
+    t.base = out->written;
     int status = CLI_OK;
-    size_t dummy = b->out_size;
-    if (!grow(&b->out[0], &dummy, need) || !grow(&b->out[1], &b->out_size, need))
-        status = cli_fail("out of memory for %llu-byte buffers", (unsigned long long)need);
-    if (status == CLI_OK && f6 && k % 4 && !grow(&b->f6, &b->f6_size, step * (uint64_t)k))
-        status = cli_fail("out of memory");
-    dt_writer *w = status == CLI_OK ? dt_writer_start(out) : NULL;
-    dt_io_error err = {""};
-    const qf_tensor *cat = &c->at[g->codes];
-    int which = 0;
-    for (uint64_t m = 0; status == CLI_OK && m < mats; m++) {
-        for (uint64_t r0 = 0; status == CLI_OK && r0 < n; r0 += step) {
-            uint64_t nr = n - r0 < step ? n - r0 : step;
-            uint64_t row = m * n + r0; /* over all rows */
-            /* Codes: where these rows start in the file. */
-            uint64_t cat_at, clen;
-            const uint8_t *codes_ptr;
-            if (f6) {
-                uint64_t first = row * (uint64_t)k, cnt = nr * (uint64_t)k;
-                cat_at = first / 4 * 3;
-                clen = (cnt * 6 + 7) / 8;
-            } else {
-                uint64_t rb = code_row_bytes(g, ct->type, k);
-                cat_at = row * rb;
-                clen = nr * rb;
-            }
-            /* Read, not mapped: a read costs the kernel less than faulting the pages in. */
-            if (!grow(&b->in, &b->in_size, clen ? clen : 1) ||
-                dt_infile_read(&c->shards[cat->shard].file, cat->at + cat_at, b->in, (size_t)clen,
-                               &err) != DTCAST_OK) {
-                status = b->in ? cli_fail("%s", err.message) : cli_fail("out of memory");
-                break;
-            }
-            codes_ptr = b->in;
-            dtcast_tensor codes = {(void *)codes_ptr, (size_t)clen, g->element, 2,
-                                   {(int64_t)nr, k}};
-            if (f6 && k % 4 == 0) {
-                p.float6_packed = true;
-            } else if (f6) {
-                dt_st_f6_from_bytes(b->f6, codes_ptr, (size_t)(nr * (uint64_t)k));
-                codes.data = b->f6;
-                codes.bytes = (size_t)(nr * (uint64_t)k);
-            }
-            dtcast_tensor sc;
-            memset(&sc, 0, sizeof sc);
-            sc.type = stype;
-            if (g->layout == DT_QL_FP8_BLOCK) {
-                uint64_t br = (uint64_t)g->block_rows, trs = (n + br - 1) / br;
-                uint64_t t0 = m * trs + r0 / br, tn = (nr + br - 1) / br;
-                sc.data = scales + t0 * srow * sbytes;
-                sc.bytes = (size_t)(tn * srow * sbytes);
-                sc.ndim = 2;
-                sc.shape[0] = (int64_t)tn;
-                sc.shape[1] = (int64_t)srow;
-            } else if (g->per_tensor) {
-                sc.data = scales;
-                sc.bytes = (size_t)sbytes;
-                sc.ndim = 1;
-                sc.shape[0] = 1;
-            } else {
-                sc.data = scales + row * srow * sbytes;
-                sc.bytes = (size_t)(nr * srow * sbytes);
-                sc.ndim = 2;
-                sc.shape[0] = (int64_t)nr;
-                sc.shape[1] = (int64_t)srow;
-            }
-            dtcast_tensor gs = {&global, 4, DTCAST_FLOAT32, 1, {1}};
-            dtcast_tensor y;
-            memset(&y, 0, sizeof y);
-            y.data = b->out[which];
-            y.bytes = (size_t)(nr * row_out);
-            y.type = r->to;
-            dtcast_error e;
-            memset(&e, 0, sizeof e);
-            if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p,
-                                  &e) != DTCAST_OK) {
-                status = cli_fail("%s: tensor '%s' (%s): %s", c->shards[cat->shard].in_path, what,
-                                  dt_qlayout_name(g->layout), e.message);
-                break;
-            }
-            dt_progress_add(j->progress, clen);
-            dtcast_status st = w ? dt_writer_submit(w, y.data, y.bytes, &err)
-                                 : dt_outfile_write(out, y.data, y.bytes, &err);
-            if (st != DTCAST_OK)
-                status = cli_fail("%s", err.message);
-            which ^= w ? 1 : 0;
-        }
+    if (pthread_mutex_init(&t.lock, NULL) != 0) {
+        free(scales);
+        return cli_fail("cannot make a lock");
     }
-    if (w) {
-        if (dt_writer_wait(w, &err) != DTCAST_OK && status == CLI_OK)
-            status = cli_fail("%s", err.message);
-        dt_writer_stop(w);
+    unsigned nw = j->workers;
+    if (nw > t.nchunks)
+        nw = t.nchunks ? (unsigned)t.nchunks : 1;
+    pthread_t threads[MAX_WORKERS];
+    dq_worker w[MAX_WORKERS];
+    unsigned started = 0;
+    for (unsigned i = 1; i < nw; i++) { /* this thread is worker 0 */
+        w[i] = (dq_worker){&t, &j->bufs[i]};
+        if (pthread_create(&threads[i], NULL, worker_main, &w[i]) != 0)
+            break;
+        started = i;
     }
+    w[0] = (dq_worker){&t, &j->bufs[0]};
+    worker_main(&w[0]);
+    for (unsigned i = 1; i <= started; i++)
+        pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&t.lock);
     free(scales);
+    if (t.failed)
+        return cli_fail("%s", t.message);
+    /* The file position after the tensor, for the sequential writes that follow. */
+    uint64_t bytes = rows * t.row_out;
+    if (lseek(out->fd, (off_t)(t.base + bytes), SEEK_SET) < 0)
+        status = cli_fail("cannot seek in '%s': %s", out->path, strerror(errno));
+    out->written = t.base + bytes;
     return status;
 }
 
@@ -483,16 +589,17 @@ static int run(const dq_request *r)
         status = qf_make_out_dir(&c);
     dt_progress progress;
     dt_progress_init(&progress, qf_input_bytes(&c), !r->quiet);
-    dq_buffers bufs;
-    memset(&bufs, 0, sizeof bufs);
-    /* The writer thread is busy as long as the computing ones (writing 2 bytes of bfloat16
-     * per byte read costs the kernel about what dequantizing costs us): one CPU is left to it. */
-    dq_request req = *r;
-    if (req.threads == 0) {
+    dq_buffers bufs[MAX_WORKERS];
+    memset(bufs, 0, sizeof bufs);
+    /* Workers: --threads, else one per CPU. */
+    unsigned workers = r->threads;
+    if (workers == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        req.threads = cpus > 2 ? (unsigned)(cpus - 1) : 1;
+        workers = cpus > 1 ? (unsigned)cpus : 1;
     }
-    dq_job j = {&req, &c, &bufs, &progress};
+    if (workers > MAX_WORKERS)
+        workers = MAX_WORKERS;
+    dq_job j = {r, &c, bufs, workers, &progress};
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.nshards; s++)
         status = write_shard(&j, &plan, s, &total);
@@ -503,10 +610,11 @@ static int run(const dq_request *r)
         status = qf_write_extras(&c, NULL, 1);
     if (status == CLI_OK)
         status = qf_commit(&c);
-    free(bufs.out[0]);
-    free(bufs.out[1]);
-    free(bufs.f6);
-    free(bufs.in);
+    for (unsigned i = 0; i < MAX_WORKERS; i++) {
+        free(bufs[i].out);
+        free(bufs[i].f6);
+        free(bufs[i].in);
+    }
     dt_qplan_free(&plan);
     qf_close(&c);
     return status;

@@ -128,38 +128,6 @@ static void writer_stop(writer *w)
     pthread_mutex_destroy(&w->lock);
 }
 
-struct dt_writer {
-    writer w;
-};
-
-dt_writer *dt_writer_start(dt_outfile *out)
-{
-    dt_writer *w = malloc(sizeof *w);
-    if (w && !writer_start(&w->w, out)) {
-        free(w);
-        w = NULL;
-    }
-    return w;
-}
-
-dtcast_status dt_writer_submit(dt_writer *w, const uint8_t *buf, size_t len, dt_io_error *err)
-{
-    return writer_submit(&w->w, buf, len, err);
-}
-
-dtcast_status dt_writer_wait(dt_writer *w, dt_io_error *err)
-{
-    return writer_wait(&w->w, err);
-}
-
-void dt_writer_stop(dt_writer *w)
-{
-    if (!w)
-        return;
-    writer_stop(&w->w);
-    free(w);
-}
-
 /* ---- the loop ------------------------------------------------------------------------------ */
 
 /* One set of block buffers: the file's bytes, and the elements in dtcast's layout before and

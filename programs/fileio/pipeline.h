@@ -46,15 +46,4 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
 dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_outfile *out,
                              dt_stream_buffers *buffers, dt_progress *progress, dt_io_error *err);
 
-/* The writer thread of dt_stream_run, for jobs that make their blocks themselves (dtcast
- * dequantize): submit hands a block over once the previous one is written (the caller keeps the
- * buffer unchanged until the next submit or wait returns); wait returns the first write error;
- * stop waits, ends the thread and frees the writer. start returns NULL when no thread can be
- * made (write synchronously then). */
-typedef struct dt_writer dt_writer;
-dt_writer *dt_writer_start(dt_outfile *out);
-dtcast_status dt_writer_submit(dt_writer *w, const uint8_t *buf, size_t len, dt_io_error *err);
-dtcast_status dt_writer_wait(dt_writer *w, dt_io_error *err);
-void dt_writer_stop(dt_writer *w);
-
 #endif /* DTCAST_FILEIO_PIPELINE_H */
