@@ -4,6 +4,7 @@
  *   dtcast-bench [--n ELEMENTS] [--runs R] [--filter SUBSTRING] [--budget SECONDS] [--list]
  *                [--matrix]                  every ordered pair of numeric types, default options
  *                [--entries]                 every kernel registry entry, called directly
+ *                [--round stochastic]        the stochastic-rounding rows (seed 1) instead
  *   dtcast-bench --dump TYPE ELEMENTS FILE      the source data of TYPE, for the peers
  *
  * Every row: the source is generated once per type (same seed, so the peers can get the same
@@ -31,6 +32,7 @@ typedef struct config {
     int list;            /* print the row names only */
     int matrix;          /* every ordered pair of numeric types instead of the curated rows */
     int entries;         /* every kernel registry entry */
+    dtcast_round round;  /* --round: DTCAST_ROUND_STOCHASTIC runs the stochastic rows */
 } config;
 
 /* ---- time and random data ---------------------------------------------------------------- */
@@ -232,6 +234,7 @@ static void options_for(const row *r, dtcast_options *o)
     o->int_overflow = r->saturate ? DTCAST_INT_OVERFLOW_SATURATE : DTCAST_INT_OVERFLOW_WRAP;
     o->threads = r->threads;
     o->discard_imaginary = 1; /* complex -> real in the matrix: the real part, as numpy */
+    o->seed = 1;              /* stochastic rows */
 }
 
 /* Times one row: memcpy and the conversion alternately, the medians. */
@@ -565,6 +568,23 @@ static void all_rows(const config *c, row_fn fn)
                                thread_counts[t], 0});
 }
 
+/* Stochastic rounding (issue 15): float32 -> bfloat16/float8 at 0.5 of memcpy; float16 and
+ * bfloat16 sources, float16 targets informative. */
+static void stochastic_rows(const config *c, row_fn fn)
+{
+    static const dtcast_type sources[] = {DTCAST_FLOAT32, DTCAST_FLOAT16, DTCAST_BFLOAT16};
+    static const dtcast_type targets[] = {DTCAST_BFLOAT16, DTCAST_FLOAT16, DTCAST_FLOAT8E4M3FN,
+                                          DTCAST_FLOAT8E5M2};
+    for (size_t s = 0; s < COUNT(sources); s++)
+        for (size_t d = 0; d < COUNT(targets); d++)
+            for (int sat = 0; sat < 2; sat++) {
+                const bool goal = sources[s] == DTCAST_FLOAT32 && targets[d] != DTCAST_FLOAT16;
+                if (sources[s] != targets[d])
+                    visit(c, fn, (row){"stochastic", sources[s], targets[d],
+                                       DTCAST_ROUND_STOCHASTIC, sat, 1, goal ? 0.5 : 0});
+            }
+}
+
 /* Every ordered pair of the numeric types, default options (rne / trunc, ieee, wrap), one
  * thread: what a user can ask for, against the target of issue 11 (0.5 of memcpy). */
 static void matrix_rows(const config *c, row_fn fn)
@@ -662,9 +682,14 @@ static void parse_args(int argc, char **argv, config *c)
         }
         if (!v)
             die("usage: dtcast-bench [--n N] [--runs R] [--filter S] [--budget SEC] [--list] "
-                "[--matrix] [--entries]");
+                "[--matrix] [--entries] [--round stochastic]");
         if (!strcmp(a, "--n"))
             c->n = (size_t)strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--round")) {
+            if (dtcast_round_from_name(v, &c->round, NULL) != DTCAST_OK ||
+                c->round != DTCAST_ROUND_STOCHASTIC)
+                die("--round: only stochastic has rows of its own");
+        }
         else if (!strcmp(a, "--runs"))
             c->runs = atoi(v);
         else if (!strcmp(a, "--filter"))
@@ -685,10 +710,14 @@ int main(int argc, char **argv)
         return dt_bench_quant(argc - 1, argv + 1);
     if (argc == 5 && !strcmp(argv[1], "--dump"))
         return dump_source(argv[2], argv[3], argv[4]);
-    config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0};
+    config c = {(size_t)64 << 20, 5, NULL, 5.0, 0, 0, 0, DTCAST_ROUND_DEFAULT};
     parse_args(argc, argv, &c);
     if (c.entries) {
         run_entries(&c);
+        return 0;
+    }
+    if (c.round == DTCAST_ROUND_STOCHASTIC) {
+        stochastic_rows(&c, c.list ? list_row : run_row);
         return 0;
     }
     if (c.list) {

@@ -466,12 +466,17 @@ static int chosen(const cast_request *r, const source *s, const src_tensor *t)
 typedef struct convert_ctx {
     dtcast_type from, to;
     dtcast_options options;
+    uint64_t next; /* the tensor index of the next block's first element (blocks come in order) */
 } convert_ctx;
 
 static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t count,
                                    dtcast_error *error)
 {
     convert_ctx *c = ctx;
+    /* stochastic rounding draws by the index in the tensor: the blocks give the bytes of one
+     * call over the whole tensor */
+    c->options.element_offset = c->next;
+    c->next += count;
     return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
 }
 
@@ -576,6 +581,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         return CLI_OK;
     }
     convert_ctx c;
+    memset(&c, 0, sizeof c);
     observer o;
     memset(&o, 0, sizeof o);
     if (convert && resolve(r, t, what, &c) != CLI_OK)

@@ -164,6 +164,7 @@ enum {
     CLI_OPT_FLOAT4_NAN_MAX,
     CLI_OPT_THREADS,
     CLI_OPT_VIA_FLOAT32,
+    CLI_OPT_SEED,
     CLI_OPT_COMMAND = 100
 };
 
@@ -177,7 +178,7 @@ enum {
         {"string-style", 0, 1, CLI_OPT_STRING_STYLE},                                            \
         {"string-bool-numeric", 0, 0, CLI_OPT_STRING_BOOL_NUMERIC},                              \
         {"float4-nan-max", 0, 0, CLI_OPT_FLOAT4_NAN_MAX}, {"threads", 'T', 1, CLI_OPT_THREADS},  \
-        {"via-float32", 0, 0, CLI_OPT_VIA_FLOAT32}
+        {"via-float32", 0, 0, CLI_OPT_VIA_FLOAT32}, {"seed", 0, 1, CLI_OPT_SEED}
 
 /* Help text of the conversion flags. */
 extern const char cli_conversion_help[];
@@ -192,7 +193,7 @@ typedef struct cli_settings {
     dtcast_pypto_mode cast_mode; /* pypto */
     /* Which flags the user gave, so a profile can refuse the ones it does not take. */
     unsigned given;
-    char given_spelling[CLI_OPT_VIA_FLOAT32 + 1][24];
+    char given_spelling[CLI_OPT_SEED + 1][24];
 } cli_settings;
 
 void cli_settings_init(cli_settings *s);

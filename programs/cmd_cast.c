@@ -3,6 +3,7 @@
 #include "cast_files.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,10 @@ const char cli_conversion_help[] =
     "                         pypto             Ascend pypto.cast (1-4 dimensions)\n"
     "\n"
     "Profile exact:\n"
-    "  -r, --round MODE       rne | round | floor | ceil | trunc | odd\n"
+    "  -r, --round MODE       rne | round | floor | ceil | trunc | odd | stochastic\n"
     "                         (default: rne; float to integer truncates)\n"
+    "      --seed N           --round stochastic: the seed (default 0); the same seed gives\n"
+    "                         the same bytes on every thread count and machine\n"
     "      --overflow P       ieee (default) | saturate | inf: float results beyond the max\n"
     "                         finite (inf: as ieee, but Inf/NaN in the directed modes too)\n"
     "      --int-overflow P   wrap (default) | saturate: integer results out of range\n"
@@ -184,8 +187,22 @@ static int parse_round(cli_settings *s, const char *cmd, const char *flag, const
         return cli_usage(cmd, "%s: unknown rounding mode '%s'%s", flag, text, hint);
     return cli_usage(cmd,
                      "%s: unknown rounding mode '%s' (one of: rne, round, floor, ceil, trunc, "
-                     "odd)",
+                     "odd, stochastic)",
                      flag, text);
+}
+
+/* A seed: 0 .. 2^64 - 1, decimal or 0x hexadecimal. */
+static int parse_seed(cli_settings *s, const char *cmd, const char *flag, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = strtoull(text, &end, 0);
+    if (!text[0] || text[0] == '-' || text[0] == '+' || isspace((unsigned char)text[0]) ||
+        *end || errno == ERANGE)
+        return cli_usage(cmd, "%s: '%s' is not a seed (an integer from 0 to 2^64 - 1)", flag,
+                         text);
+    s->options.seed = (uint64_t)v;
+    return CLI_OK;
 }
 
 static int parse_cast_mode(cli_settings *s, const char *cmd, const char *flag, const char *text)
@@ -266,7 +283,7 @@ static int parse_enum_option(cli_settings *s, const char *cmd, int id, const cha
 
 int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int id)
 {
-    if (id < CLI_OPT_FROM || id > CLI_OPT_VIA_FLOAT32)
+    if (id < CLI_OPT_FROM || id > CLI_OPT_SEED)
         return -1;
     s->given |= 1u << id;
     snprintf(s->given_spelling[id], sizeof s->given_spelling[id], "%s", a->spelled);
@@ -303,6 +320,8 @@ int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int
             return CLI_USAGE;
         s->options.threads = (unsigned)n;
         return CLI_OK;
+    case CLI_OPT_SEED:
+        return parse_seed(s, cmd, flag, a->value);
     default:
         return parse_enum_option(s, cmd, id, flag, a->value);
     }
@@ -336,6 +355,8 @@ static const refused_flag refused_flags[] = {
     {CLI_PROFILE_PYPTO, CLI_OPT_STRING_BOOL_NUMERIC, "pypto.cast does not take strings"},
     {CLI_PROFILE_PYPTO, CLI_OPT_FLOAT4_NAN_MAX, "pypto.cast does not take float4e2m1"},
     {CLI_PROFILE_PYPTO, CLI_OPT_VIA_FLOAT32, "pypto.cast rounds once"},
+    {CLI_PROFILE_ONNX, CLI_OPT_SEED, "ONNX Cast does not round stochastically; use --profile exact"},
+    {CLI_PROFILE_PYPTO, CLI_OPT_SEED, "pypto.cast does not round stochastically; use --profile exact"},
 };
 
 void cli_profile_label(const cli_settings *s, char *buf, size_t size)
@@ -364,6 +385,8 @@ int cli_settings_check(const cli_settings *s, const char *cmd)
                              s->given_spelling[r->id],
                              cli_settings_flag(s, CLI_OPT_PROFILE, "--profile"), profile, r->why);
     }
+    if ((s->given & (1u << CLI_OPT_SEED)) && s->options.round != DTCAST_ROUND_STOCHASTIC)
+        return cli_usage(cmd, "%s is for --round stochastic", s->given_spelling[CLI_OPT_SEED]);
     /* The attributes an older opset lacks, named as the user gave them (the library would name
      * the ONNX attribute). */
     if (s->profile == CLI_PROFILE_ONNX && s->saturate == 0 && s->opset < 19)
@@ -594,6 +617,9 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
     }
     if (r->shards && r->index_only)
         return cli_usage(cmd, "--shards and --index-only are two steps: give one of them");
+    if (r->report && r->settings.options.round == DTCAST_ROUND_STOCHASTIC)
+        return cli_usage(cmd, "--report predicts each element's rounding from its value: not "
+                              "under --round stochastic");
     /* The index does not depend on the type: --index-only needs none. */
     if (!r->to_name && !r->index_only)
         return cli_usage(cmd, "missing --to TYPE");

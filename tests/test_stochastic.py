@@ -632,6 +632,36 @@ def check_refusals(R):
     report('round name', R.lib.L.dtcast_round_name(7) == b'stochastic', 'dtcast_round_name(7)')
 
 
+def check_cli(R, path):
+    """dtcast cast --round stochastic --seed: a file converted in blocks gives the bytes of one
+    call over the tensor (the CLI sets element_offset per block)."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(path)), 'dtcast')
+    if not os.access(exe, os.X_OK):
+        print('SKIP cli: no dtcast beside %s' % path)
+        return
+    import tempfile
+    n = 3 * 1024 * 1024 + 5  # 12 MiB of float32: several of the CLI's 4 MiB blocks
+    x = np.random.default_rng(8).standard_normal(n).astype(np.float32)
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, 'in.npy'), os.path.join(d, 'out.npy')
+        np.save(src, x)
+        for to, threads in (('bfloat16', '1'), ('float8e4m3fn', '2')):
+            p = subprocess.run([exe, 'cast', '--to', to, '--round', 'stochastic', '--seed',
+                                '0x1234567890', '-T', threads, src, dst], capture_output=True,
+                               text=True)
+            if p.returncode != 0:
+                report('cli/cast --round stochastic -> %s' % to, False, p.stderr.strip())
+                continue
+            raw = open(dst, 'rb').read()
+            want = R.convert('float32', to, x.tobytes(), n, 'ieee', 0x1234567890)
+            report('cli/cast --round stochastic --seed -> %s: one call\'s bytes' % to,
+                   raw.endswith(want), 'the file differs from one call over the tensor')
+        p = subprocess.run([exe, 'cast', '--to', 'bfloat16', '--seed', '1', src, dst],
+                           capture_output=True, text=True)
+        report('cli/--seed without --round stochastic refused', p.returncode != 0 and
+               'stochastic' in p.stderr, p.stderr)
+
+
 def main():
     np.seterr(all='ignore')  # NaN / Inf inputs pass through float arithmetic on purpose
     ap = argparse.ArgumentParser()
@@ -650,6 +680,7 @@ def main():
     check_complex(R, rng)
     check_isas(a.lib)
     check_refusals(R)
+    check_cli(R, a.lib)
     return 0 if all(results) else 1
 
 

@@ -11,7 +11,8 @@ from . import onnx as onnx, pypto as pypto, safetensors as safetensors, torch as
 __version__: str
 
 _Type = str | int | np.dtype[Any] | type | Any
-_Round = Literal["rne", "round", "floor", "ceil", "trunc", "odd", "nearest_even", "nearest_away"]
+_Round = Literal["rne", "round", "floor", "ceil", "trunc", "odd", "stochastic", "nearest_even",
+                 "nearest_away"]
 
 class Status(enum.IntEnum):
     OK = 0
@@ -58,7 +59,8 @@ def cast(x: Any, to: _Type, *, src: _Type | None = ..., round: _Round | None = .
          saturate: bool = ..., overflow: Literal["ieee", "saturate", "inf"] | None = ...,
          int_overflow: Literal["wrap", "saturate"] = ..., packed: bool = ...,
          out: npt.NDArray[Any] | None = ..., threads: int = ..., report: bool = ...,
-         discard_imaginary: bool = ..., via_float32: bool = ...) -> Any: ...
+         discard_imaginary: bool = ..., via_float32: bool = ...,
+         seed: int | None = ...) -> Any: ...
 
 def types(kind: Literal["bool", "unsigned", "signed", "float", "complex", "string"] | None = ...) -> list[str]: ...
 def dtype(t: _Type) -> np.dtype[Any]: ...

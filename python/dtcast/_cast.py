@@ -19,7 +19,7 @@ __all__ = ["cast", "options", "as_array", "Report"]
 
 _ROUND = {
     "default": 0, "rne": 1, "nearest_even": 1, "rint": 1, "round": 2, "rna": 2,
-    "nearest_away": 2, "floor": 3, "ceil": 4, "trunc": 5, "odd": 6,
+    "nearest_away": 2, "floor": 3, "ceil": 4, "trunc": 5, "odd": 6, "stochastic": 7,
 }
 _OVERFLOW = {"ieee": 0, "saturate": 1, "inf": 2}
 _INT_OVERFLOW = {"wrap": 0, "saturate": 1}
@@ -41,8 +41,14 @@ def _choice(table, value, what):
 
 def options(*, round="default", saturate=False, overflow=None, int_overflow="wrap", threads=0,
             discard_imaginary=False, string_to_bool_numeric=False, float4_nan_as_max=False,
-            via_float32=False, float6_packed=False, string_style="python"):
+            via_float32=False, float6_packed=False, string_style="python", seed=None):
     """The options tuple _core takes, from keyword arguments (names as in dtcast.cast)."""
+    if seed is None:
+        seed = 0
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
+            not 0 <= int(seed) < 1 << 64:
+        raise Error(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}",
+                    Status.INVALID_ARGUMENT)
     if overflow is None:
         overflow = "saturate" if saturate else "ieee"
     elif saturate and overflow != "saturate":
@@ -56,7 +62,8 @@ def options(*, round="default", saturate=False, overflow=None, int_overflow="wra
              | (FLOAT6_PACKED if float6_packed else 0)
              | (STRING_ORT if _choice({"python": 0, "ort": 1}, string_style, "string_style") else 0))
     return (_choice(_ROUND, round, "rounding mode"), _choice(_OVERFLOW, overflow, "overflow policy"),
-            _choice(_INT_OVERFLOW, int_overflow, "int_overflow policy"), int(threads), flags)
+            _choice(_INT_OVERFLOW, int_overflow, "int_overflow policy"), int(threads), flags,
+            int(seed))
 
 
 def _torch_to_numpy(t):
@@ -193,9 +200,9 @@ def convert_array(arr, source, target, opts, *, packed=False, out=None, report=F
     if packed and not (target.sub_byte or float6):
         packed = False  # packing concerns sub-byte targets only; others have one layout
     if packed and float6:
-        opts = opts[:4] + (opts[4] | FLOAT6_PACKED,)
+        opts = opts[:4] + (opts[4] | FLOAT6_PACKED,) + opts[5:]
     elif not packed and (target.code in (105, 106) or source.code in (105, 106)):
-        opts = opts[:4] + (opts[4] & ~FLOAT6_PACKED,)
+        opts = opts[:4] + (opts[4] & ~FLOAT6_PACKED,) + opts[5:]
     if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
         arr = arr.copy(order="C")
     count = arr.size
@@ -234,7 +241,7 @@ def convert_array(arr, source, target, opts, *, packed=False, out=None, report=F
 
 def cast(x, to, *, src=None, round=None, saturate=False, overflow=None, int_overflow="wrap",
          packed=False, out=None, threads=0, report=False, discard_imaginary=False,
-         via_float32=False):
+         via_float32=False, seed=None):
     """Converts x to type ``to``, rounding each value once.
 
     x: an array-like (numpy, ml_dtypes, torch CPU, dlpack, buffer, list); ``src`` names its type
@@ -242,7 +249,10 @@ def cast(x, to, *, src=None, round=None, saturate=False, overflow=None, int_over
     to: a type name (ml_dtypes/numpy spelling, dtcast's or ONNX's), a dtype, or a torch dtype.
     round: None (the default: "rne" for float targets, "trunc" for integer targets as numpy's
     astype does), "rne" (nearest, ties to even), "round" (ties away), "floor", "ceil", "trunc",
-    "odd".
+    "odd", or "stochastic" (up or down at random, up with probability equal to the dropped
+    fraction; docs/conversion.md, "Stochastic rounding").
+    seed: round="stochastic"'s seed, an integer 0 .. 2**64 - 1; None means 0. Element i of x
+    (in C order) always draws the same bits for a seed: the same bytes on every thread count.
     saturate: float results beyond the largest finite value become +-max (and +-Inf inputs too),
     instead of Inf or NaN; ``overflow="ieee"|"saturate"|"inf"`` says the same in full.
     int_overflow: "wrap" (modulo 2^bits, NaN -> 0) or "saturate" (clamp, NaN -> 0).
@@ -254,10 +264,16 @@ def cast(x, to, *, src=None, round=None, saturate=False, overflow=None, int_over
     Returns the array, or (array, Report) with report=True. Raises dtcast.Error.
     """
     round_name = "default" if round is None else round
+    stochastic = isinstance(round_name, str) and round_name.lower() == "stochastic"
+    if seed is not None and not stochastic:
+        raise Error("seed is for round=\"stochastic\"", Status.INVALID_ARGUMENT)
+    if report and stochastic:
+        raise Error("report=True predicts each value's rounding: not with round=\"stochastic\"",
+                    Status.INVALID_ARGUMENT)
     arr, source = _source(x, src)
     target = lookup(to)
     opts = options(round=round_name, saturate=saturate, overflow=overflow,
                    int_overflow=int_overflow, threads=threads, discard_imaginary=discard_imaginary,
-                   via_float32=via_float32)
+                   via_float32=via_float32, seed=seed)
     result, rep = convert_array(arr, source, target, opts, packed=packed, out=out, report=report)
     return (result, rep) if report else result

@@ -28,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Options travel from Python as a tuple (round, float_overflow, int_overflow, threads, flags). */
+/* Options travel from Python as a tuple (round, float_overflow, int_overflow, threads, flags
+ * [, seed]): seed is DTCAST_ROUND_STOCHASTIC's (0 when absent). */
 enum {
     OPT_DISCARD_IMAG = 1,
     OPT_STRING_BOOL_NUMERIC = 2,
@@ -83,7 +84,8 @@ static int parse_options(PyObject *tuple, dtcast_options *o)
     int round, fo, io;
     unsigned threads;
     unsigned long flags;
-    if (!PyArg_ParseTuple(tuple, "iiiIk:options", &round, &fo, &io, &threads, &flags))
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTuple(tuple, "iiiIk|K:options", &round, &fo, &io, &threads, &flags, &seed))
         return -1;
     dtcast_options_init(o);
     o->round = (dtcast_round)round;
@@ -96,6 +98,7 @@ static int parse_options(PyObject *tuple, dtcast_options *o)
     o->via_float32 = flags & OPT_VIA_FLOAT32;
     o->float6_packed = flags & OPT_FLOAT6_PACKED;
     o->string_style = (flags & OPT_STRING_ORT) ? DTCAST_STRING_ORT : DTCAST_STRING_PYTHON;
+    o->seed = (uint64_t)seed;
     return 0;
 }
 
@@ -107,8 +110,8 @@ static PyObject *options_tuple(const dtcast_options *o)
                           (o->via_float32 ? OPT_VIA_FLOAT32 : 0) |
                           (o->float6_packed ? OPT_FLOAT6_PACKED : 0) |
                           (o->string_style == DTCAST_STRING_ORT ? OPT_STRING_ORT : 0);
-    return Py_BuildValue("(iiiIk)", (int)o->round, (int)o->float_overflow, (int)o->int_overflow,
-                         o->threads, flags);
+    return Py_BuildValue("(iiiIkK)", (int)o->round, (int)o->float_overflow, (int)o->int_overflow,
+                         o->threads, flags, (unsigned long long)o->seed);
 }
 
 /* ---- sub-byte layouts ------------------------------------------------------------------------ */
@@ -281,6 +284,7 @@ static void run_blocks(void *ctx, size_t begin, size_t end)
             src = sbuf;
         }
         uint8_t *dst = j->dst_bytes ? dbuf : j->dst + lib_bytes(j->dst_type, at, &opts);
+        opts.element_offset = j->opts.element_offset + at; /* stochastic: the tensor's index */
         s = dtcast_convert(dst, j->dst_type, src, j->src_type, n, &opts, &err);
         if (s == DTCAST_OK && j->report)
             s = dt_report_add(j->report, src, dst, n);

@@ -35,11 +35,9 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     k->df = df;
     k->sf = sf;
     k->r = *r;
-    if (r->round == DTCAST_ROUND_STOCHASTIC) { /* its own entries, never a chain */
-        const bool found = real && dt_registry_find(k, DT_ISA_PORTABLE, isa, df, sf, r, count);
-        k->stream = found && dt_stream_wanted(df, sf, k->compute_bound, count);
-        return found;
-    }
+    if (r->round == DTCAST_ROUND_STOCHASTIC) /* its own entries, never a chain; never streamed
+                                              * (stream.c calls blocks from index 0) */
+        return real && dt_registry_find(k, DT_ISA_PORTABLE, isa, df, sf, r, count);
     /* a chain of vector kernels first where it is the faster (dt_chain_preferred) */
     bool found = dt_chain_preferred(df, sf, isa) &&
                  dt_kernel_find_chain(k, df, sf, r, count,

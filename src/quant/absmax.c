@@ -18,7 +18,21 @@ typedef struct am_job {
     double c;         /* amax / c: 127.5 (int8), 7.5 (int4), 448 (float8e4m3fn), 6 (float4e2m1) */
     double tensor_scale; /* per tensor */
     _Atomic uint32_t amax_bits;
+    /* the fast path: float32 arithmetic, each result rounded to P through the kernels (a
+     * float32 quotient or product rounded to a 16-bit P is the correctly rounded P result:
+     * 24 >= 2 * 11 + 2) */
+    dt_qconv to_p, from_p;
 } am_job;
+
+/* vals (float32) rounded to P in place (fast path) */
+static void via_p(const am_job *j, float *vals, size_t n)
+{
+    if (j->q->scale_type == DTCAST_FLOAT32)
+        return;
+    uint16_t tmp[DT_QCHUNK];
+    dt_qconv_run(&j->to_p, tmp, vals, n, 0);
+    dt_qconv_run(&j->from_p, vals, tmp, n, 0);
+}
 
 /* v rounded once to P (nearest even; the quantization calls run in the default environment) */
 static double round_p(double v, dtcast_type P)
@@ -50,7 +64,7 @@ static void put_scale(const am_job *j, size_t i, double s)
     } else {
         const float f = (float)s; /* exact: s is a value of P */
         uint16_t h;
-        dtcast_convert(&h, P, &f, DTCAST_FLOAT32, 1, NULL, NULL);
+        dt_qconv_run(&j->to_p, &h, &f, 1, 0);
         memcpy(j->scales + i * 2, &h, 2);
     }
 }
@@ -62,14 +76,23 @@ static double get_scale(const am_job *j, size_t i)
     if (P == DTCAST_FLOAT32) {
         memcpy(&f, j->scales + i * 4, 4);
     } else {
-        dtcast_convert(&f, DTCAST_FLOAT32, j->scales + i * 2, P, 1, NULL, NULL);
+        uint16_t h;
+        memcpy(&h, j->scales + i * 2, 2);
+        dt_qconv_run(&j->from_p, &f, &h, 1, 0);
     }
     return f;
 }
 
 static double scale_of(const am_job *j, float amax)
 {
-    double s = round_p((double)amax / j->c, j->q->scale_type);
+    double s;
+    if (j->q->simple) {
+        s = round_p((double)amax / j->c, j->q->scale_type);
+    } else {
+        float v = amax / (float)j->c;
+        via_p(j, &v, 1);
+        s = v;
+    }
     return s == 0.0 ? eps_p(j->q->scale_type) : s;
 }
 
@@ -79,7 +102,8 @@ static float seg_amax(const am_job *j, size_t f, size_t n)
     const size_t step = j->q->simple ? 1 : DT_QCHUNK;
     for (size_t s = 0; s < n; s += step) {
         const size_t k = n - s < step ? n - s : step;
-        const float a = dt_amax_f32(dt_load_f32(&j->ld, f + s, k, buf), k, j->q->simple);
+        const float *x = dt_load_f32(&j->ld, f + s, k, buf);
+        const float a = dt_q_amax(j->q, x, k);
         m = m != m ? m : a != a ? a : a > m ? a : m;
     }
     return m;
@@ -89,11 +113,17 @@ static void seg_codes(const am_job *j, size_t f, size_t n, double scale)
 {
     float buf[DT_QCHUNK], vals[DT_QCHUNK];
     const size_t step = j->q->simple ? 1 : DT_QCHUNK;
+    const float sf = (float)scale; /* a value of P: exact */
     for (size_t s = 0; s < n; s += step) {
         const size_t k = n - s < step ? n - s : step;
         const float *x = dt_load_f32(&j->ld, f + s, k, buf);
-        for (size_t i = 0; i < k; i++)
-            vals[i] = (float)round_p((double)x[i] / scale, j->q->scale_type);
+        if (j->q->simple) { /* the exact quotient in double, rounded once to P */
+            for (size_t i = 0; i < k; i++)
+                vals[i] = (float)round_p((double)x[i] / scale, j->q->scale_type);
+        } else {
+            dt_q_apply(j->q, DT_Q_DIV, vals, x, 1, k, &sf);
+            via_p(j, vals, k);
+        }
         dt_emit_codes(&j->em, f + s, vals, k);
     }
 }
@@ -129,6 +159,12 @@ static void am_setup(am_job *j, const dt_quant *q)
 {
     memset(j, 0, sizeof *j);
     j->q = q;
+    if (q->scale_type != DTCAST_FLOAT32) {
+        dt_qconv_init(&j->to_p, q->scale_type, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0,
+                      DT_QCHUNK, q->simple);
+        dt_qconv_init(&j->from_p, DTCAST_FLOAT32, q->scale_type, DTCAST_ROUND_RNE, false, 0,
+                      DT_QCHUNK, q->simple);
+    }
     switch (q->p.element) {
     case DTCAST_INT4: j->c = 7.5; break;
     case DTCAST_FLOAT8E4M3FN: j->c = 448.0; break;
@@ -157,6 +193,8 @@ dtcast_status dt_absmax_quantize(const dt_quant *q, dt_qio *io, dtcast_error *er
     dt_quant_for(q->rows, q->threads, am_q_rows, &j);
     dt_emit_release(&j.em);
     dt_loader_release(&j.ld);
+    dt_qconv_release(&j.to_p);
+    dt_qconv_release(&j.from_p);
     return DTCAST_OK;
 }
 
@@ -175,8 +213,14 @@ static void am_dq_rows(void *ctx, size_t r0, size_t r1)
             for (size_t o = 0; o < n; o += step) {
                 const size_t k = n - o < step ? n - o : step;
                 dt_emit_values(&j->em, f + o, vals, k);
-                for (size_t i = 0; i < k; i++)
-                    vals[i] = (float)round_p((double)vals[i] * s, q->scale_type);
+                if (q->simple) {
+                    for (size_t i = 0; i < k; i++)
+                        vals[i] = (float)round_p((double)vals[i] * s, q->scale_type);
+                } else { /* exact in float32 for 16-bit P; fl32 for float32 P */
+                    const float sf = (float)s;
+                    dt_q_apply(q, DT_Q_MUL, vals, vals, 1, k, &sf);
+                    via_p(j, vals, k);
+                }
                 dt_store_f32(&j->st, f + o, vals, k);
             }
         }
@@ -193,5 +237,7 @@ dtcast_status dt_absmax_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *
     dt_quant_for(q->rows, q->threads, am_dq_rows, &j);
     dt_emit_release(&j.em);
     dt_storer_release(&j.st);
+    dt_qconv_release(&j.to_p);
+    dt_qconv_release(&j.from_p);
     return DTCAST_OK;
 }

@@ -69,21 +69,6 @@ void dt_quant_for(size_t count, unsigned threads, void (*fn)(void *ctx, size_t b
     dt_parallel_for(count, threads, tramp_run, &t);
 }
 
-float dt_amax_f32(const float *x, size_t n, bool simple)
-{
-    (void)simple;
-    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        memcpy(&v, x + i, 4);
-        v = v < 0.0f ? -v : v;
-        if (v != v)
-            return dt_f32_from_bits(0x7FC00000u);
-        m = v > m ? v : m;
-    }
-    return m;
-}
-
 dtcast_status dtcast_quantize_layout(dtcast_tensor *codes, dtcast_tensor *scales,
                                      dtcast_tensor *global_scale, const dtcast_tensor *x,
                                      const dtcast_quant_params *p, dtcast_error *error)

@@ -76,7 +76,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
                         const size_t n = a1 - s < DT_QCHUNK ? a1 - s : DT_QCHUNK;
                         const float *x = dt_load_f32(&j->ld, (row0 + r) * K + s, n, buf);
-                        const float a = q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(q, x, n);
+                        const float a = dt_q_amax(q, x, n);
                         float *m = &amax[t - t0];
                         *m = *m != *m ? *m : a != a ? a : a > *m ? a : *m;
                     }
@@ -130,9 +130,10 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
 {
     const fb_job *j = ctx;
     const dt_quant *q = j->q;
-    float vals[DT_QCHUNK];
+    float vals[DT_QCHUNK], kk[DT_QCHUNK];
     const size_t K = q->K, N = q->N, R = q->R, C = q->B, tr = q->tr, tc = q->tc;
-    const size_t step = q->simple ? 1 : DT_QCHUNK;
+    /* chunks of whole tiles (the last of a row may be short) */
+    size_t step = q->simple ? 1 : C <= DT_QCHUNK ? DT_QCHUNK / C * C : DT_QCHUNK;
     for (size_t u = u0; u < u1; u++) {
         const size_t bt = u / tr, ti = u % tr;
         const size_t r0 = ti * R, rr = N - r0 < R ? N - r0 : R;
@@ -143,6 +144,12 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
                 const size_t n = K - s < step ? K - s : step;
                 const size_t f = (row0 + r) * K + s;
                 dt_emit_values(&j->em, f, vals, n);
+                if (!q->simple && C <= DT_QCHUNK) { /* s is a multiple of C */
+                    const size_t t0 = s / C, nt = (n + C - 1) / C;
+                    memcpy(kk, srow + t0 * 4, nt * 4);
+                    dt_store_scaled(&j->st, q, f, vals, n, C, kk);
+                    continue;
+                }
                 for (size_t i = 0; i < n;) {
                     const size_t t = (s + i) / C, e = (t + 1) * C - s;
                     const size_t m = (e < n ? e : n) - i;

@@ -538,3 +538,25 @@ void dt_storer_release(dt_storer *s)
 {
     dt_qconv_release(&s->conv);
 }
+
+void dt_store_scaled(const dt_storer *s, const dt_quant *q, size_t f, float *vals, size_t n,
+                     size_t B, const float *k)
+{
+    const size_t nbk = n / B, rem = n % B;
+    if (s->type == DTCAST_BFLOAT16 && rem % 8 == 0) {
+        _Alignas(32) uint16_t tmp[DT_QCHUNK];
+        if (dt_q_apply_bf16(q, tmp, vals, nbk, B, k) &&
+            (rem == 0 || dt_q_apply_bf16(q, tmp + nbk * B, vals + nbk * B, 1, rem, k + nbk))) {
+            uint8_t *d = (uint8_t *)s->data + f * 2;
+            if (s->stream)
+                dt_copy_stream(d, tmp, n * 2);
+            else
+                memcpy(d, tmp, n * 2);
+            return;
+        }
+    }
+    dt_q_apply(q, DT_Q_MUL, vals, vals, nbk, B, k);
+    if (rem)
+        dt_q_apply(q, DT_Q_MUL, vals + nbk * B, vals + nbk * B, 1, rem, k + nbk);
+    dt_store_f32(s, f, vals, n);
+}

@@ -131,7 +131,7 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
             for (size_t s = 0; s < len; s += DT_QCHUNK) {
                 const size_t n = len - s < DT_QCHUNK ? len - s : DT_QCHUNK;
                 const float *xs = dt_load_f32(&j->ld, f0 + s, n, buf);
-                const float a = q->simple ? dt_amax_f32(xs, n, true) : dt_q_amax(q, xs, n);
+                const float a = dt_q_amax(q, xs, n);
                 amax = a != a ? a : a > amax ? a : amax;
             }
             const unsigned b = mx_byte(j, amax);
@@ -174,7 +174,7 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
             for (size_t v = u; v < ue; v++) {
                 const size_t jb = v % nb;
                 const size_t len = D - jb * B < B ? D - jb * B : B;
-                const float a = q->simple ? dt_amax_f32(x + off, len, true) : dt_q_amax(q, x + off, len);
+                const float a = dt_q_amax(q, x + off, len);
                 const unsigned b = mx_byte(j, a);
                 j->scales[v] = (uint8_t)b;
                 mx_scale_values(j, vals + off, x + off, len, b);
@@ -283,7 +283,9 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
             float kk[DT_QCHUNK / 8];
             for (size_t k = 0; k < nbk; k++)
                 kk[k] = mx_dequant_mult(j, j->scales[u + k]);
-            dt_q_apply(q, DT_Q_MUL, vals, vals, nbk, B, kk);
+            dt_store_scaled(&j->st, q, f0, vals, n, B, kk);
+            u = ue;
+            continue;
         } else {
             size_t off = 0;
             for (size_t v = u; v < ue; v++) {

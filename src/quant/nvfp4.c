@@ -35,7 +35,7 @@ static void nv_amax_range(void *ctx, size_t b0, size_t b1)
     for (size_t f = b0 * 16; f < b1 * 16; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
         const float *x = dt_load_f32(&j->ld, f, n, buf);
-        const uint32_t a = dt_f32_bits(j->q->simple ? dt_amax_f32(x, n, true) : dt_q_amax(j->q, x, n));
+        const uint32_t a = dt_f32_bits(dt_q_amax(j->q, x, n));
         m = a > m ? a : m;
     }
     uint32_t cur = atomic_load(&j->amax_bits);
@@ -124,7 +124,7 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         const float *x = dt_load_f32(&j->ld, f, n, buf);
         float am[NV_BLOCKS], kk[NV_BLOCKS];
         if (simple)
-            am[0] = dt_amax_f32(x, 16, true);
+            am[0] = dt_q_amax(j->q, x, 16);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
         if (simple)
@@ -235,12 +235,13 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
             else
                 dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
-        if (j->q->simple)
+        if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
                 vals[i] = vals[i] * kk[0];
-        else
-            dt_q_apply(j->q, DT_Q_MUL, vals, vals, nbk, 16, kk);
-        dt_store_f32(&j->st, f, vals, n);
+            dt_store_f32(&j->st, f, vals, n);
+        } else {
+            dt_store_scaled(&j->st, j->q, f, vals, n, 16, kk);
+        }
     }
 }
 

@@ -118,6 +118,10 @@ typedef struct dt_storer {
 void dt_storer_init(dt_storer *s, void *data, dtcast_type type, size_t count, bool exact);
 void dt_store_f32(const dt_storer *s, size_t f, const float *vals, size_t n);
 void dt_storer_release(dt_storer *s);
+/* vals[i] *= k[i / B] (the last block may be short), then stored as flat elements [f, f + n)
+ * of y: fl32 product, one rounding to y's type (the fast paths) */
+void dt_store_scaled(const dt_storer *s, const dt_quant *q, size_t f, float *vals, size_t n,
+                     size_t B, const float *k);
 
 /* ---- float32 helpers -------------------------------------------------------------------------- */
 static inline uint32_t dt_f32_bits(float x)
@@ -145,10 +149,10 @@ static inline float dt_clampf_nan(float a, float lo, float hi)
 {
     return a != a ? a : a < lo ? lo : a > hi ? hi : a;
 }
-/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN) */
-float dt_amax_f32(const float *x, size_t n, bool simple);
 
 /* ---- vector steps (simd.c): AVX2 when active, else plain C; the same results ------------------ */
+/* |x| max over n values, NaN-propagating (a NaN anywhere gives the canonical NaN); the simple
+ * path compares floats one by one, the fast ones take the integer max of the |x| bits */
 float dt_q_amax(const dt_quant *q, const float *x, size_t n);
 /* out[b] = |x| max of block b (B elements each), NaN-propagating */
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out);
@@ -168,6 +172,10 @@ enum {
     DT_QM_RDIV      /* c / a */
 };
 void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, float c);
+/* dst = bfloat16 (nearest even, canonical NaN) of vals[b*B + i] * k[b]; false (nothing done)
+ * where there is no vector step for it */
+bool dt_q_apply_bf16(const dt_quant *q, uint16_t *dst, const float *vals, size_t nblk, size_t B,
+                     const float *k);
 /* vals[b*B + i] = op(x[b*B + i], k[b]) over nblk blocks of B */
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
                 const float *k);

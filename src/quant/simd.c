@@ -12,6 +12,20 @@
 #define HAVE_AVX2 1
 #endif
 
+static float amax_simple(const float *x, size_t n)
+{
+    float m = 0.0f; /* the simple path's own loop: compare floats, stop at a NaN */
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, x + i, 4);
+        v = v < 0.0f ? -v : v;
+        if (v != v)
+            return dt_f32_from_bits(0x7FC00000u);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 /* |x| max as bits: for non-negative floats the integer order is the value order, and every
  * NaN is above +Inf; a NaN anywhere gives the canonical NaN */
 static float amax_portable(const float *x, size_t n)
@@ -207,6 +221,39 @@ DT_TARGET_AVX2 static void apply_avx2(int op, float *vals, const float *x, size_
         }
     }
 }
+/* dst[b*B + i] = bfloat16 of fl32(vals[b*B + i] * k[b]), nearest even; NaN -> 0x7FC0 | sign */
+DT_TARGET_AVX2 static void apply_bf16_avx2(uint16_t *dst, const float *vals, size_t nblk,
+                                           size_t B, const float *k)
+{
+    const __m256i lsb = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7FFF),
+                  qnan = _mm256_set1_epi32(0x7FC0), sign = _mm256_set1_epi32(0x8000);
+    for (size_t b = 0; b < nblk; b++) {
+        const __m256 f = _mm256_set1_ps(k[b]);
+        for (size_t i = 0; i < B; i += 16) {
+            __m256i r[2];
+            for (int h = 0; h < 2; h++) {
+                const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(vals + b * B + i + 8 * (size_t)h), f);
+                const __m256i u = _mm256_castps_si256(v);
+                __m256i t = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(
+                                                                       _mm256_srli_epi32(u, 16), lsb)));
+                t = _mm256_srli_epi32(t, 16);
+                const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+                const __m256i n16 = _mm256_or_si256(qnan, _mm256_and_si256(_mm256_srli_epi32(u, 16), sign));
+                r[h] = _mm256_blendv_epi8(t, n16, nan);
+                if (B - i < 16) { /* a block of 8: one half */
+                    r[1] = r[0];
+                    break;
+                }
+            }
+            /* pack 32-bit lanes to 16 bits (unsigned saturation never triggers: < 0x10000) */
+            const __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xD8);
+            if (B - i < 16)
+                _mm_storeu_si128((__m128i *)(void *)(dst + b * B + i), _mm256_castsi256_si128(pk));
+            else
+                _mm256_storeu_si256((__m256i *)(void *)(dst + b * B + i), pk);
+        }
+    }
+}
 #endif
 
 static bool avx2_on(const dt_quant *q)
@@ -221,6 +268,8 @@ static bool avx2_on(const dt_quant *q)
 
 float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 {
+    if (q->simple)
+        return amax_simple(x, n);
 #ifdef HAVE_AVX2
     if (avx2_on(q))
         return amax_avx2(x, n);
@@ -230,6 +279,11 @@ float dt_q_amax(const dt_quant *q, const float *x, size_t n)
 
 void dt_q_amax_blocks(const dt_quant *q, const float *x, size_t nblk, size_t B, float *out)
 {
+    if (q->simple) {
+        for (size_t b = 0; b < nblk; b++)
+            out[b] = amax_simple(x + b * B, B);
+        return;
+    }
 #ifdef HAVE_AVX2
     if (avx2_on(q) && (B == 16 || B == 32)) {
         amax_blocks_avx2(x, nblk, B, out);
@@ -250,6 +304,19 @@ void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, 
 #endif
     for (size_t i = 0; i < n; i++)
         out[i] = map1(op, in[i], c);
+}
+
+bool dt_q_apply_bf16(const dt_quant *q, uint16_t *dst, const float *vals, size_t nblk, size_t B,
+                     const float *k)
+{
+#ifdef HAVE_AVX2
+    if (avx2_on(q) && B % 8 == 0) {
+        apply_bf16_avx2(dst, vals, nblk, B, k);
+        return true;
+    }
+#endif
+    (void)q, (void)dst, (void)vals, (void)nblk, (void)B, (void)k;
+    return false;
 }
 
 void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t nblk, size_t B,
