@@ -279,8 +279,8 @@ static int open_pb(source *s, const cast_request *r)
     return status;
 }
 
-/* The header of the safetensors file f (seekable), every rule checked. */
-static dtcast_status read_st_header(dt_infile *f, dt_st_header *h, dt_io_error *err)
+/* The header of the safetensors file f (seekable), every rule checked (cast_files.h). */
+dtcast_status dt_st_read_header(dt_infile *f, dt_st_header *h, dt_io_error *err)
 {
     uint8_t first8[8];
     uint64_t n = 0;
@@ -305,7 +305,7 @@ static int open_safetensors(source *s)
     if (!s->file.seekable)
         return cli_fail("%s: a safetensors file is read out of order: give a file, not a pipe",
                         s->shown);
-    if (read_st_header(&s->file, &s->st, &err) != DTCAST_OK)
+    if (dt_st_read_header(&s->file, &s->st, &err) != DTCAST_OK)
         return fail_io(s, &err);
     s->checkpoint = 1;
     for (size_t i = 0; i < s->st.ntensors; i++) {
@@ -984,7 +984,7 @@ static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, ui
     if (dt_infile_open(&f, path, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
     int status = CLI_OK;
-    if (read_st_header(&f, &h, &err) != DTCAST_OK)
+    if (dt_st_read_header(&f, &h, &err) != DTCAST_OK)
         status = strstr(err.message, path) ? cli_fail("%s", err.message)
                                             : cli_fail("%s: %s", path, err.message);
     dt_infile_close(&f);

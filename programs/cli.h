@@ -232,5 +232,7 @@ int cmd_onnx_test(int argc, char **argv);
 int cmd_onnx_run(int argc, char **argv);          /* cmd_onnx_run.c */
 int cmd_promote(int argc, char **argv);         /* cmd_promote.c */
 int cmd_convert_promote(int argc, char **argv); /* cmd_promote.c */
+int cmd_quantize(int argc, char **argv);        /* cmd_quantize.c */
+int cmd_dequantize(int argc, char **argv);      /* cmd_dequantize.c */
 
 #endif /* DTCAST_CLI_H */

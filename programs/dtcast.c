@@ -20,6 +20,8 @@ static const subcommand subcommands[] = {
     {"onnx-run", cmd_onnx_run, "run a one-node ONNX model (Cast, Q/DQ) on .pb inputs"},
     {"promote", cmd_promote, "the common type of two types under a system's promotion rules"},
     {"convert-promote", cmd_convert_promote, "OpenVINO ConvertPromoteTypes on two tensor files"},
+    {"quantize", cmd_quantize, "quantize a checkpoint's weights (fp8-block, mxfp4, nvfp4, ...)"},
+    {"dequantize", cmd_dequantize, "dequantize a quantized checkpoint into a plain one"},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
@@ -49,6 +51,7 @@ static void print_help(void)
            "  dtcast table float4e2m1\n"
            "  dtcast onnx-test onnx/node\n"
            "  dtcast promote --rules torch int32 py:float\n"
+           "  dtcast dequantize DeepSeek-V3/ DeepSeek-V3-bf16/\n"
            "\n"
            "Run 'dtcast <command> --help' for the options of a command.\n");
 }

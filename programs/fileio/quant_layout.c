@@ -1,0 +1,535 @@
+/* Quantized checkpoint layouts by tensor names (quant_layout.h). */
+#include "fileio/quant_layout.h"
+
+#include "fileio/safetensors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *dt_qlayout_name(dt_qlayout layout)
+{
+    switch (layout) {
+    case DT_QL_FP8_BLOCK: return "fp8-block";
+    case DT_QL_MXFP4_GPTOSS: return "mxfp4-gptoss";
+    case DT_QL_MX: return "mx";
+    case DT_QL_NVFP4_MODELOPT: return "nvfp4-modelopt";
+    case DT_QL_NVFP4_CT: return "nvfp4-ct";
+    case DT_QL_ABSMAX: return "absmax";
+    case DT_QL_INT4_GROUP: return "int4-group";
+    }
+    return "?";
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* prefix (its first len bytes) + suffix, malloc'd. */
+static char *concat(const char *prefix, size_t len, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    char *p = malloc(len + k + 1);
+    if (p) {
+        memcpy(p, prefix, len);
+        memcpy(p + len, suffix, k + 1);
+    }
+    return p;
+}
+
+typedef struct finder {
+    const dt_qt *t;
+    size_t n;
+    size_t *sorted; /* indices by name */
+} finder;
+
+static const dt_qt *sort_base;
+static int cmp_index(const void *a, const void *b)
+{
+    return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
+}
+
+/* The index of the tensor named prefix[0, len) + suffix, or DT_QT_NONE. */
+static size_t find(const finder *f, const char *prefix, size_t len, const char *suffix)
+{
+    char *name = concat(prefix, len, suffix);
+    if (!name)
+        return DT_QT_NONE;
+    size_t lo = 0, hi = f->n;
+    size_t found = DT_QT_NONE;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->t[f->sorted[mid]].name, name);
+        if (c == 0) {
+            found = f->sorted[mid];
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    free(name);
+    return found;
+}
+
+static uint64_t count_of(const dt_qt *t)
+{
+    uint64_t c = 1;
+    for (int i = 0; i < t->ndim; i++)
+        c *= (uint64_t)t->dims[i];
+    return c;
+}
+
+static int is_float_scale(dtcast_type type)
+{
+    return type == DTCAST_FLOAT32 || type == DTCAST_BFLOAT16 || type == DTCAST_FLOAT16;
+}
+
+static void shape_text(char *buf, size_t size, const dt_qt *t)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < t->ndim && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%lld", i ? ", " : "",
+                               (long long)t->dims[i]);
+    if (at < size)
+        snprintf(buf + at, size - at, "]");
+}
+
+static const char *type_text(dtcast_type type)
+{
+    const char *n = dtcast_type_name(type);
+    return n ? n : "?";
+}
+
+/* "tensor 'A' [2, 3] float32 does not fit 'B' [4, 5] uint8: why" */
+static dtcast_status misfit(dt_io_error *err, const char *layout, const dt_qt *part,
+                            const dt_qt *codes, const char *why)
+{
+    char a[160], b[160];
+    shape_text(a, sizeof a, part);
+    shape_text(b, sizeof b, codes);
+    return dt_io_fail(err, DTCAST_ERR_BAD_SHAPE,
+                      "%s: tensor '%s' (%s %s) does not fit '%s' (%s %s): %s", layout, part->name,
+                      type_text(part->type), a, codes->name, type_text(codes->type), b, why);
+}
+
+/* Leading dims of a and b equal over the first n. */
+static int same_lead(const dt_qt *a, const dt_qt *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : 0;
+}
+
+/* Block of a scale axis of `groups` entries over `len` elements: `preferred` when it gives that
+ * many, else the smallest power of two that does, else 0. */
+static int64_t block_for(int64_t len, int64_t groups, int64_t preferred)
+{
+    if (groups <= 0)
+        return len == 0 ? preferred : 0;
+    if (ceil_div(len, preferred) == groups)
+        return preferred;
+    /* Another power of two (DeepSeek's activations: 1 x 128), the smallest that fits. */
+    for (int64_t b = 1; b <= len && b > 0; b *= 2)
+        if (ceil_div(len, b) == groups)
+            return b;
+    return 0;
+}
+
+static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
+{
+    dt_qgroup *grown = realloc(p->groups, (p->ngroups + 1) * sizeof *grown);
+    if (!grown)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    p->groups = grown;
+    *g = &p->groups[p->ngroups++];
+    memset(*g, 0, sizeof **g);
+    (*g)->codes = (*g)->scales = (*g)->global = DT_QT_NONE;
+    for (int i = 0; i < 3; i++)
+        (*g)->extra[i] = DT_QT_NONE;
+    return DTCAST_OK;
+}
+
+static void set_shape(dt_qgroup *g, const dt_qt *t)
+{
+    g->ndim = t->ndim;
+    memcpy(g->dims, t->dims, sizeof g->dims);
+}
+
+/* X_blocks U8 [..., G, 16] + X_scales U8 / F8_E8M0 [..., G]. */
+static dtcast_status check_gptoss(dt_qgroup *g, const dt_qt *b, const dt_qt *s, dt_io_error *err)
+{
+    const char *L = "mxfp4 (gpt-oss)";
+    if (b->type != DTCAST_UINT8 || b->ndim < 2 || b->dims[b->ndim - 1] != 16)
+        return misfit(err, L, b, s, "the blocks must be uint8 of shape [..., G, 16]");
+    if ((s->type != DTCAST_UINT8 && s->type != DTCAST_FLOAT8E8M0) || s->ndim != b->ndim - 1 ||
+        !same_lead(s, b, s->ndim))
+        return misfit(err, L, s, b, "the scales must be uint8 of the blocks' shape without its "
+                                    "last axis");
+    g->element = DTCAST_FLOAT4E2M1;
+    g->ndim = b->ndim - 1;
+    memcpy(g->dims, b->dims, sizeof g->dims);
+    g->dims[g->ndim - 1] = b->dims[b->ndim - 2] * 32;
+    g->block = 32;
+    return DTCAST_OK;
+}
+
+static dtcast_status check_fp8_block(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                     dt_io_error *err)
+{
+    const char *L = "block fp8";
+    if (c->type != DTCAST_FLOAT8E4M3FN || c->ndim < 2)
+        return misfit(err, L, c, s, "the weight must be F8_E4M3 with at least two axes");
+    if (s->type != DTCAST_FLOAT32 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 2))
+        return misfit(err, L, s, c, "the scales must be F32 [..., ceil(N/128), ceil(K/128)]");
+    int64_t n = c->dims[c->ndim - 2], k = c->dims[c->ndim - 1];
+    g->block_rows = block_for(n, s->dims[s->ndim - 2], 128);
+    g->block = block_for(k, s->dims[s->ndim - 1], 128);
+    if (!g->block_rows || !g->block)
+        return misfit(err, L, s, c, "no tile size gives that many scales");
+    g->element = DTCAST_FLOAT8E4M3FN;
+    set_shape(g, c);
+    return DTCAST_OK;
+}
+
+/* MX, NVFP4 and absmax groups along the last axis: scales [..., G] over codes [..., K]. */
+static dtcast_status check_last_axis(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                     int64_t k, int64_t preferred, const char *L,
+                                     dt_io_error *err)
+{
+    if (c->ndim < 1 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 1))
+        return misfit(err, L, s, c, "the scales must have the weight's shape with the last "
+                                    "axis divided into blocks");
+    g->block = block_for(k, s->dims[s->ndim - 1], preferred);
+    if (!g->block)
+        return misfit(err, L, s, c, "no block size gives that many scales");
+    return DTCAST_OK;
+}
+
+static dtcast_status check_global(const dt_qt *gl, const dt_qt *c, const char *L,
+                                  dt_io_error *err)
+{
+    if (gl->type != DTCAST_FLOAT32 || count_of(gl) != 1 || gl->ndim > 1)
+        return misfit(err, L, gl, c, "the global scale must be one F32 value");
+    return DTCAST_OK;
+}
+
+static dtcast_status check_nvfp4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, const dt_qt *gl,
+                                 const char *L, dt_io_error *err)
+{
+    if (c->type != DTCAST_UINT8 || c->ndim < 1)
+        return misfit(err, L, c, s, "the weight must be uint8, two float4 codes per byte");
+    if (s->type != DTCAST_FLOAT8E4M3FN)
+        return misfit(err, L, s, c, "the block scales must be F8_E4M3");
+    int64_t k = c->dims[c->ndim - 1] * 2;
+    dtcast_status st = check_last_axis(g, c, s, k, 16, L, err);
+    if (st == DTCAST_OK && g->block != 16)
+        st = misfit(err, L, s, c, "NVFP4 blocks are 16 elements");
+    if (st == DTCAST_OK)
+        st = check_global(gl, c, L, err);
+    if (st != DTCAST_OK)
+        return st;
+    g->element = DTCAST_FLOAT4E2M1;
+    set_shape(g, c);
+    g->dims[g->ndim - 1] = k;
+    return DTCAST_OK;
+}
+
+static dtcast_type mx_element(dtcast_type code_type)
+{
+    switch (code_type) {
+    case DTCAST_FLOAT8E4M3FN:
+    case DTCAST_FLOAT8E5M2:
+    case DTCAST_FLOAT6E2M3FN:
+    case DTCAST_FLOAT6E3M2FN:
+    case DTCAST_FLOAT4E2M1:
+    case DTCAST_INT8:
+        return code_type;
+    default:
+        return DTCAST_UNDEFINED;
+    }
+}
+
+/* X.weight with X.weight_scale: MX (an F8_E8M0 scale) or absmax (a float scale). */
+static dtcast_status check_weight_scale(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                        dt_io_error *err)
+{
+    if (s->type == DTCAST_FLOAT8E8M0) {
+        const char *L = "mx";
+        g->layout = DT_QL_MX;
+        g->element = mx_element(c->type);
+        if (g->element == DTCAST_UNDEFINED)
+            return misfit(err, L, c, s, "MX codes are F8_E4M3, F8_E5M2, F6_E2M3, F6_E3M2, F4 "
+                                        "or I8");
+        set_shape(g, c);
+        return check_last_axis(g, c, s, c->ndim ? c->dims[c->ndim - 1] : 0, 32, L, err);
+    }
+    const char *L = "absmax (compressed-tensors)";
+    g->layout = DT_QL_ABSMAX;
+    if (c->type != DTCAST_INT8 && c->type != DTCAST_FLOAT8E4M3FN)
+        return misfit(err, L, c, s, "the weight must be I8 or F8_E4M3 (uint8 codes with an "
+                                    "F8_E4M3 scale need X.weight_scale_2: NVFP4)");
+    if (!is_float_scale(s->type))
+        return misfit(err, L, s, c, "the scale must be F32, BF16 or F16 (or F8_E8M0: MX)");
+    g->element = c->type;
+    set_shape(g, c);
+    if (count_of(s) == 1 && (s->ndim <= 1 || c->ndim < 2 || c->dims[c->ndim - 2] != 1)) {
+        g->per_tensor = 1;
+        return DTCAST_OK;
+    }
+    if (c->ndim < 2 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 1))
+        return misfit(err, L, s, c, "the scale must be [1], [..., N, 1] or [..., N, G]");
+    int64_t k = c->dims[c->ndim - 1], groups = s->dims[s->ndim - 1];
+    if (groups == 1) {
+        g->block = 0; /* per channel */
+        return DTCAST_OK;
+    }
+    if (groups <= 0 || k % groups)
+        return misfit(err, L, s, c, "the groups must divide the last axis");
+    g->block = k / groups;
+    return DTCAST_OK;
+}
+
+static dtcast_status check_int4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, dt_io_error *err)
+{
+    const char *L = "int4 groups";
+    if (c->type != DTCAST_UINT8 || c->ndim < 1)
+        return misfit(err, L, c, s,
+                      c->type == DTCAST_INT32
+                          ? "compressed-tensors' int32 pack-quantized weights are not read"
+                          : "the weight must be uint8, two int4 codes per byte");
+    if (!is_float_scale(s->type))
+        return misfit(err, L, s, c, "the scale must be F32, BF16 or F16");
+    int64_t k = c->dims[c->ndim - 1] * 2;
+    dtcast_status st = check_last_axis(g, c, s, k, 128, L, err);
+    if (st != DTCAST_OK)
+        return st;
+    g->element = DTCAST_INT4;
+    set_shape(g, c);
+    g->dims[g->ndim - 1] = k;
+    return DTCAST_OK;
+}
+
+static dtcast_status orphan(dt_io_error *err, const dt_qt *t, const char *want)
+{
+    return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                      "scale tensor '%s' has no codes tensor '%s' beside it", t->name, want);
+}
+
+/* Claims tensor i as part of group gi (an error if another group has it). */
+static dtcast_status claim(dt_qplan *p, const dt_qt *t, size_t i, size_t gi, dt_qrole role,
+                           dt_io_error *err)
+{
+    if (i == DT_QT_NONE)
+        return DTCAST_OK;
+    if (p->role[i] != DT_QR_PLAIN)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                          "tensor '%s' belongs to two quantized tensors", t[i].name);
+    p->role[i] = role;
+    p->group[i] = gi;
+    return DTCAST_OK;
+}
+
+/* The group anchored at tensor i, if it is one. */
+static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error *err)
+{
+    const dt_qt *t = &f->t[i];
+    const char *name = t->name;
+    size_t len = strlen(name);
+    dt_qgroup *g = NULL;
+    dtcast_status st = DTCAST_OK;
+    size_t s, gl;
+    if (ends_with(name, "_blocks") && (s = find(f, name, len - 7, "_scales")) != DT_QT_NONE) {
+        if ((st = add_group(p, &g, err)) != DTCAST_OK)
+            return st;
+        g->layout = DT_QL_MXFP4_GPTOSS;
+        g->codes = i;
+        g->scales = s;
+        g->name = concat(name, len - 7, "");
+        st = check_gptoss(g, t, &f->t[s], err);
+    } else if (ends_with(name, "weight_packed")) {
+        size_t base = len - 7; /* X.weight */
+        s = find(f, name, base, "_scale");
+        if (s == DT_QT_NONE)
+            return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                              "quantized tensor '%s' has no scale tensor '%.*s_scale'", name,
+                              (int)base, name);
+        if ((st = add_group(p, &g, err)) != DTCAST_OK)
+            return st;
+        g->codes = i;
+        g->scales = s;
+        g->name = concat(name, base, "");
+        gl = find(f, name, base, "_global_scale");
+        if (gl != DT_QT_NONE) {
+            g->layout = DT_QL_NVFP4_CT;
+            g->global = gl;
+            st = check_nvfp4(g, t, &f->t[s], &f->t[gl], "nvfp4 (compressed-tensors)", err);
+        } else {
+            g->layout = DT_QL_INT4_GROUP;
+            st = check_int4(g, t, &f->t[s], err);
+        }
+        g->extra[2] = find(f, name, base, "_shape");
+    } else if (ends_with(name, "weight")) {
+        size_t inv = find(f, name, len, "_scale_inv");
+        s = find(f, name, len, "_scale");
+        if (inv == DT_QT_NONE && s == DT_QT_NONE) {
+            if (t->type == DTCAST_FLOAT8E4M3FN || t->type == DTCAST_FLOAT8E5M2 ||
+                (dtcast_type_bits(t->type) <= 8 && dt_st_is_float(t->type)))
+                return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                                  "quantized tensor '%s' (%s) has no scale tensor ('%s_scale_inv' "
+                                  "or '%s_scale')",
+                                  name, type_text(t->type), name, name);
+            return DTCAST_OK;
+        }
+        if ((st = add_group(p, &g, err)) != DTCAST_OK)
+            return st;
+        g->codes = i;
+        g->name = concat(name, len, "");
+        if (inv != DT_QT_NONE) {
+            g->layout = DT_QL_FP8_BLOCK;
+            g->scales = inv;
+            st = check_fp8_block(g, t, &f->t[inv], err);
+        } else if ((gl = find(f, name, len, "_scale_2")) != DT_QT_NONE) {
+            g->layout = DT_QL_NVFP4_MODELOPT;
+            g->scales = s;
+            g->global = gl;
+            st = check_nvfp4(g, t, &f->t[s], &f->t[gl], "nvfp4 (ModelOpt)", err);
+        } else {
+            g->scales = s;
+            st = check_weight_scale(g, t, &f->t[s], err);
+        }
+    } else {
+        return DTCAST_OK;
+    }
+    if (st == DTCAST_OK && !g->name)
+        st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st != DTCAST_OK)
+        return st;
+    /* Activation scales of the same layer: X.input_scale, X.input_global_scale. */
+    const char *dot = strrchr(g->name, '.');
+    if (dot && strcmp(dot, ".weight") == 0) {
+        size_t pre = (size_t)(dot - g->name) + 1;
+        g->extra[0] = find(f, g->name, pre, "input_scale");
+        g->extra[1] = find(f, g->name, pre, "input_global_scale");
+    }
+    size_t gi = p->ngroups - 1;
+    st = claim(p, f->t, g->codes, gi, DT_QR_CODES, err);
+    if (st == DTCAST_OK)
+        st = claim(p, f->t, g->scales, gi, DT_QR_PART, err);
+    if (st == DTCAST_OK)
+        st = claim(p, f->t, g->global, gi, DT_QR_PART, err);
+    for (int k = 0; st == DTCAST_OK && k < 3; k++)
+        st = claim(p, f->t, g->extra[k], gi, DT_QR_PART, err);
+    return st;
+}
+
+/* A scale-named tensor nobody claimed names the codes tensor it lacks: *weight_scale_inv,
+ * *weight_scale_2, *weight_global_scale, *weight_scale, and uint8 *_scales (gpt-oss). */
+static dtcast_status orphans(const dt_qplan *p, const dt_qt *t, size_t n, dt_io_error *err)
+{
+    static const char *const suffixes[] = {"_scale_inv", "_scale_2", "_global_scale", "_scale"};
+    for (size_t i = 0; i < n; i++) {
+        if (p->role[i] != DT_QR_PLAIN)
+            continue;
+        const char *name = t[i].name;
+        size_t len = strlen(name), cut = 0;
+        const char *add = "";
+        if (ends_with(name, "_scales") &&
+            (t[i].type == DTCAST_UINT8 || t[i].type == DTCAST_FLOAT8E8M0)) {
+            cut = len - 7;
+            add = "_blocks";
+        }
+        for (size_t k = 0; !cut && k < sizeof suffixes / sizeof suffixes[0]; k++) {
+            size_t sl = strlen(suffixes[k]);
+            if (len >= sl + 6 && strcmp(name + len - sl, suffixes[k]) == 0 &&
+                strncmp(name + len - sl - 6, "weight", 6) == 0)
+                cut = len - sl;
+        }
+        if (!cut)
+            continue;
+        char *want = concat(name, cut, add);
+        dtcast_status st = want ? orphan(err, &t[i], want)
+                                : dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        free(want);
+        return st;
+    }
+    return DTCAST_OK;
+}
+
+void dt_qplan_free(dt_qplan *p)
+{
+    for (size_t i = 0; i < p->ngroups; i++)
+        free(p->groups[i].name);
+    free(p->groups);
+    free(p->role);
+    free(p->group);
+    memset(p, 0, sizeof *p);
+}
+
+dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *p, dt_io_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->role = calloc(n ? n : 1, sizeof *p->role);
+    p->group = calloc(n ? n : 1, sizeof *p->group);
+    finder f = {t, n, malloc((n ? n : 1) * sizeof(size_t))};
+    dtcast_status st = DTCAST_OK;
+    if (!p->role || !p->group || !f.sorted)
+        st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st == DTCAST_OK) {
+        for (size_t i = 0; i < n; i++)
+            f.sorted[i] = i;
+        sort_base = t;
+        qsort(f.sorted, n, sizeof *f.sorted, cmp_index);
+    }
+    for (size_t i = 0; st == DTCAST_OK && i < n; i++)
+        if (p->role[i] == DT_QR_PLAIN)
+            st = anchor(p, &f, i, err);
+    if (st == DTCAST_OK)
+        st = orphans(p, t, n, err);
+    free(f.sorted);
+    if (st != DTCAST_OK)
+        dt_qplan_free(p);
+    return st;
+}
+
+dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3],
+                               dt_io_error *err)
+{
+    size_t len = strlen(name);
+    const char *suffix[3] = {"", NULL, NULL};
+    switch (layout) {
+    case DT_QL_FP8_BLOCK: suffix[1] = "_scale_inv"; break;
+    case DT_QL_MXFP4_GPTOSS: suffix[0] = "_blocks"; suffix[1] = "_scales"; break;
+    case DT_QL_MX:
+    case DT_QL_ABSMAX: suffix[1] = "_scale"; break;
+    case DT_QL_NVFP4_MODELOPT: suffix[1] = "_scale"; suffix[2] = "_scale_2"; break;
+    case DT_QL_NVFP4_CT:
+        suffix[0] = "_packed"; suffix[1] = "_scale"; suffix[2] = "_global_scale";
+        break;
+    case DT_QL_INT4_GROUP: suffix[0] = "_packed"; suffix[1] = "_scale"; break;
+    }
+    for (int i = 0; i < 3; i++)
+        out[i] = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (!suffix[i])
+            continue;
+        if (!(out[i] = concat(name, len, suffix[i]))) {
+            for (int k = 0; k < 3; k++) {
+                free(out[k]);
+                out[k] = NULL;
+            }
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    return DTCAST_OK;
+}

@@ -1,0 +1,89 @@
+/* The checkpoint layouts of scaled quantization (docs/cli.md, "Quantized checkpoints"): which
+ * tensors of a checkpoint belong together (codes, block scales, a global scale) by their names,
+ * dtypes and shapes, and the names a quantized tensor's parts get. Used by `dtcast quantize` and
+ * `dtcast dequantize`; not part of the installed API.
+ *
+ *   fp8-block     X.weight F8_E4M3 [..., N, K] + X.weight_scale_inv F32 [..., ceil(N/R), ceil(K/C)]
+ *   mxfp4-gptoss  X_blocks U8 [..., G, 16] + X_scales U8 [..., G]   (X of shape [..., 32 G])
+ *   mx            X.weight F8_E4M3 / F8_E5M2 / F6_E2M3 / F6_E3M2 / F4 / I8 [..., K]
+ *                 + X.weight_scale F8_E8M0 [..., ceil(K/32)]
+ *   nvfp4-modelopt X.weight U8 [..., K/2] + X.weight_scale F8_E4M3 [..., K/16]
+ *                 + X.weight_scale_2 F32 [] or [1]   (g = amax/2688)
+ *   nvfp4-ct      X.weight_packed U8 [..., K/2] + X.weight_scale F8_E4M3 [..., K/16]
+ *                 + X.weight_global_scale F32 [1]     (gs = 2688/amax)
+ *   absmax        X.weight F8_E4M3 / I8 [..., N, K] + X.weight_scale F32/BF16/F16 of shape [1]
+ *                 (per tensor), [..., N, 1] (per channel) or [..., N, G] (groups of K/G)
+ *   int4-group    X.weight_packed U8 [..., ceil(K/2)] (int4, low nibble first)
+ *                 + X.weight_scale F32/BF16/F16 [..., G] + optional X.weight_shape I64 [ndim]
+ * X.input_scale and X.input_global_scale (activation scales) belong to the group too. */
+#ifndef DTCAST_FILEIO_QUANT_LAYOUT_H
+#define DTCAST_FILEIO_QUANT_LAYOUT_H
+
+#include "fileio/tensor.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum dt_qlayout {
+    DT_QL_FP8_BLOCK = 1,
+    DT_QL_MXFP4_GPTOSS,
+    DT_QL_MX,
+    DT_QL_NVFP4_MODELOPT,
+    DT_QL_NVFP4_CT,
+    DT_QL_ABSMAX,
+    DT_QL_INT4_GROUP
+} dt_qlayout;
+
+/* "fp8-block", "mxfp4-gptoss", ... as above. */
+const char *dt_qlayout_name(dt_qlayout layout);
+
+/* One tensor of a checkpoint as the recognition sees it. */
+typedef struct dt_qt {
+    const char *name;
+    dtcast_type type;
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+} dt_qt;
+
+#define DT_QT_NONE ((size_t)-1)
+
+typedef enum dt_qrole {
+    DT_QR_PLAIN = 0, /* not quantized: copied */
+    DT_QR_CODES,     /* the codes of group `group` */
+    DT_QR_PART       /* a scale (or shape) tensor of group `group`: consumed */
+} dt_qrole;
+
+/* A quantized tensor: its parts (indices into the tensor list) and what it dequantizes to. */
+typedef struct dt_qgroup {
+    dt_qlayout layout;
+    char *name;                   /* the dequantized tensor's name (malloc'd) */
+    size_t codes, scales, global; /* global: DT_QT_NONE when the layout has none */
+    size_t extra[3];              /* input_scale, input_global_scale, weight_shape, or NONE */
+    dtcast_type element;          /* the codes' element type (float4e2m1 for packed U8) */
+    int ndim;                     /* the dequantized shape */
+    int64_t dims[DT_MAX_DIMS];
+    int64_t block;                /* elements per block along the last axis (0: per channel) */
+    int64_t block_rows;           /* fp8-block: tile rows */
+    int per_tensor;               /* absmax: one scale */
+} dt_qgroup;
+
+typedef struct dt_qplan {
+    size_t n;          /* tensors */
+    dt_qrole *role;    /* per tensor */
+    size_t *group;     /* per tensor: its group (codes and parts) */
+    size_t ngroups;
+    dt_qgroup *groups;
+} dt_qplan;
+
+/* Finds every group of SPEC's layouts among t[0, n). Errors (a scale tensor without its codes,
+ * codes without their scales, shapes or dtypes that do not fit) name the tensor. On failure the
+ * plan is empty (safe to free). */
+dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *plan, dt_io_error *err);
+void dt_qplan_free(dt_qplan *plan);
+
+/* The names a quantized tensor `name` gets in a layout: codes, scales, global scale (NULL when
+ * none), malloc'd into out[0..2] (NULL entries for none). */
+dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3],
+                               dt_io_error *err);
+
+#endif /* DTCAST_FILEIO_QUANT_LAYOUT_H */
