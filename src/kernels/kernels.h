@@ -109,6 +109,7 @@ extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
 extern const dt_kernel_entry dt_entries_stochastic[];
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const dt_kernel_entry dt_entries_stochastic_avx2[];
+extern const dt_kernel_entry dt_entries_widen8_avx2[]; /* widen_f8_avx2.c */
 #endif
 bool dt_entry_is_stochastic(const dt_kernel_entry *e);
 
