@@ -178,6 +178,15 @@ static int get_buffer(PyObject *obj, Py_buffer *view, int writable, dtcast_tenso
     return 0;
 }
 
+/* Releases the views whose bits are set in have (bit k: the k-th view). */
+static void release_views(int have, Py_buffer *a, Py_buffer *b, Py_buffer *c, Py_buffer *d)
+{
+    Py_buffer *const v[4] = {a, b, c, d};
+    for (int k = 0; k < 4; k++)
+        if (have >> k & 1)
+            PyBuffer_Release(v[k]);
+}
+
 /* quantize(x, x_type, x_shape, params, codes, scales, global_scale or None): the outputs are
  * writable buffers of at least quant_layout's bytes. */
 PyObject *dtc_quantize(PyObject *self, PyObject *args)
@@ -226,14 +235,7 @@ PyObject *dtc_quantize(PyObject *self, PyObject *args)
     else
         result = Py_NewRef(Py_None);
 done:
-    if (have & 1)
-        PyBuffer_Release(&xv);
-    if (have & 2)
-        PyBuffer_Release(&cv);
-    if (have & 4)
-        PyBuffer_Release(&sv);
-    if (have & 8)
-        PyBuffer_Release(&gv);
+    release_views(have, &xv, &cv, &sv, &gv);
     return result;
 }
 
@@ -290,13 +292,6 @@ PyObject *dtc_dequantize(PyObject *self, PyObject *args)
     else
         result = Py_NewRef(Py_None);
 done:
-    if (have & 1)
-        PyBuffer_Release(&yv);
-    if (have & 2)
-        PyBuffer_Release(&cv);
-    if (have & 4)
-        PyBuffer_Release(&sv);
-    if (have & 8)
-        PyBuffer_Release(&gv);
+    release_views(have, &yv, &cv, &sv, &gv);
     return result;
 }
