@@ -14,13 +14,14 @@
 #define FN DT_TARGET_AVX2
 #define INL DT_INLINE DT_TARGET_AVX2
 
-/* a * c modulo 2^64 on 4 lanes, c given as its low and high halves (in the low dwords) */
-static INL __m256i mul64(__m256i a, __m256i c_lo, __m256i c_hi)
+/* a * c modulo 2^64 on 4 lanes, c given as (c_lo, c_hi) per lane and swapped (c_hi in the low
+ * dword, c_lo in the high): a_lo c_lo + (a_lo c_hi + a_hi c_lo) 2^32, the cross terms modulo
+ * 2^32 by one 32-bit multiply of both dwords */
+static INL __m256i mul64(__m256i a, __m256i c, __m256i c_swapped)
 {
-    const __m256i lo = _mm256_mul_epu32(a, c_lo);
-    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), c_lo),
-                                           _mm256_mul_epu32(a, c_hi));
-    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+    const __m256i cross = _mm256_mullo_epi32(a, c_swapped); /* a_lo c_hi | a_hi c_lo */
+    const __m256i sum = _mm256_add_epi32(cross, _mm256_srli_epi64(cross, 32));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, c), _mm256_slli_epi64(sum, 32));
 }
 
 typedef struct rng8 {
@@ -37,10 +38,10 @@ static INL void rng8_init(rng8 *g, const dt_rules *r, size_t begin)
     g->odd = _mm256_set_epi64x((long long)(z + 8 * G), (long long)(z + 6 * G),
                                (long long)(z + 4 * G), (long long)(z + 2 * G));
     g->step = _mm256_set1_epi64x((long long)(8 * G));
-    g->c1lo = _mm256_set1_epi64x(0x1CE4E5B9);
-    g->c1hi = _mm256_set1_epi64x(0xBF58476D);
-    g->c2lo = _mm256_set1_epi64x(0x133111EB);
-    g->c2hi = _mm256_set1_epi64x(0x94D049BB);
+    g->c1lo = _mm256_set1_epi64x((long long)0xBF58476D1CE4E5B9u);
+    g->c1hi = _mm256_set1_epi64x((long long)0x1CE4E5B9BF58476Du);
+    g->c2lo = _mm256_set1_epi64x((long long)0x94D049BB133111EBu);
+    g->c2hi = _mm256_set1_epi64x((long long)0x133111EB94D049BBu);
 }
 
 /* SplitMix64's output function on 4 lanes: the low 32 bits are what counts */
