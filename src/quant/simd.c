@@ -256,7 +256,7 @@ DT_TARGET_AVX2 static void apply_bf16_avx2(uint16_t *dst, const float *vals, siz
 }
 #endif
 
-static bool avx2_on(const dt_quant *q)
+static inline bool avx2_on(const dt_quant *q)
 {
 #ifdef HAVE_AVX2
     return !q->simple && q->avx2;
@@ -302,6 +302,7 @@ void dt_q_map(const dt_quant *q, int op, float *out, const float *in, size_t n, 
         return;
     }
 #endif
+    (void)q;
     for (size_t i = 0; i < n; i++)
         out[i] = map1(op, in[i], c);
 }
@@ -328,5 +329,6 @@ void dt_q_apply(const dt_quant *q, int op, float *vals, const float *x, size_t n
         return;
     }
 #endif
+    (void)q;
     apply_portable(op, vals, x, nblk, B, k);
 }
