@@ -22,10 +22,13 @@ typedef struct nv_job {
     float g6;  /* modelopt: fl32(6 * g) */
     float ginv; /* torchao: fl32(1 / g) */
     _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
+    float *bam; /* the block amaxes the first pass found (two levels, fast path), or NULL */
 } nv_job;
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
 
+/* The tensor's amax (two levels). The fast path keeps each block's amax on the way (j->bam),
+ * and the second pass takes them from there instead of reading the blocks for them again. */
 static void nv_amax_range(void *ctx, size_t b0, size_t b1)
 {
     nv_job *j = ctx;
@@ -35,9 +38,19 @@ static void nv_amax_range(void *ctx, size_t b0, size_t b1)
     for (size_t f = b0 * 16; f < b1 * 16; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
         const float *x = dt_load_f32(&j->ld, f, n, buf);
-        const uint32_t a = dt_f32_bits(dt_q_amax(j->q, x, n));
-        m = a > m ? a : m;
+        if (j->bam) {
+            float *am = j->bam + f / 16;
+            dt_q_amax_blocks(j->q, x, n / 16, 16, am);
+            for (size_t k = 0; k < n / 16; k++) {
+                const uint32_t a = dt_f32_bits(am[k]);
+                m = a > m ? a : m;
+            }
+        } else {
+            const uint32_t a = dt_f32_bits(dt_q_amax(j->q, x, n));
+            m = a > m ? a : m;
+        }
     }
+    m = m > 0x7F800000u ? 0x7FC00000u : m; /* any NaN: the one NaN dt_q_amax gives */
     uint32_t cur = atomic_load(&j->amax_bits);
     while (m > cur && !atomic_compare_exchange_weak(&j->amax_bits, &cur, m)) {
     }
@@ -125,6 +138,8 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         float am[NV_BLOCKS], kk[NV_BLOCKS];
         if (simple)
             am[0] = dt_q_amax(j->q, x, 16);
+        else if (j->bam)
+            memcpy(am, j->bam + b, nbk * sizeof am[0]);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
         if (simple)
@@ -198,6 +213,10 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     dt_loader_init(&j->ld, io->x, q->xtype, q->simple);
     const size_t blocks = q->count / 16;
     if (!j->single) {
+        /* a float per 16 elements (1/16 of the float32 input), up to 64 MiB; else, or without
+         * the memory, the second pass reads the blocks' amaxes again */
+        if (!q->simple && blocks <= ((size_t)64 << 20) / sizeof(float))
+            j->bam = malloc(blocks * sizeof(float) + 1);
         atomic_init(&j->amax_bits, 0);
         dt_quant_for(blocks, q->threads, nv_amax_range, j);
         const float amax_t = dt_f32_from_bits(atomic_load(&j->amax_bits));
@@ -211,6 +230,7 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     dt_emit_release(&j->em);
     dt_qconv_release(&j->s_conv);
     dt_loader_release(&j->ld);
+    free(j->bam);
     free(j);
     return DTCAST_OK;
 }
