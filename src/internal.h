@@ -163,4 +163,13 @@ dtcast_status dt_fail(dtcast_error *error, dtcast_status status, size_t index, c
  * a size below the 1.0 struct is refused, and so are nonzero bytes past this library's struct. */
 dtcast_status dt_options_read(const dtcast_options *opts, dtcast_options *out, dtcast_error *error);
 
+/* The rules of the structs that begin with their own size (dtcast_options, dtcast_quant_params):
+ * dt_sized_init copies `full` bytes of defaults into a caller's struct of `size` bytes (zeroing
+ * what only the caller knows) and sets its size; dt_sized_read copies a caller's struct into
+ * `out` (already holding the defaults: fields past the caller's size keep them), refusing a
+ * size below `min` ("WHAT not initialised: call INIT") and nonzero bytes past `full`. */
+void dt_sized_init(void *dst, size_t size, const void *defaults, size_t full);
+dtcast_status dt_sized_read(void *out, const void *in, size_t full, size_t min, const char *what,
+                            const char *init, dtcast_error *error);
+
 #endif /* DTCAST_INTERNAL_H */

@@ -443,6 +443,45 @@ dtcast_status dtcast_round_from_name(const char *name, dtcast_round *round, dtca
                    "stochastic)", name);
 }
 
+/* ---- sized structs (dtcast_options, dtcast_quant_params) ---------------------------------- */
+
+void dt_sized_init(void *dst, size_t size, const void *defaults, size_t full)
+{
+    /* The caller's struct may be shorter (older header) or longer (newer header) than ours:
+     * fill what both know, zero what only the caller knows; its first member is its size. */
+    if (size > full) {
+        memcpy(dst, defaults, full);
+        memset((unsigned char *)dst + full, 0, size - full);
+    } else {
+        memcpy(dst, defaults, size);
+    }
+    memcpy(dst, &size, sizeof size);
+}
+
+dtcast_status dt_sized_read(void *out, const void *in, size_t full, size_t min, const char *what,
+                            const char *init, dtcast_error *error)
+{
+    size_t size;
+    memcpy(&size, in, sizeof size);
+    if (size < min)
+        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                       "%s not initialised: call %s (size is %zu)", what, init, size);
+    if (size > full) {
+        const unsigned char *extra = (const unsigned char *)in + full;
+        for (size_t i = 0; i < size - full; i++)
+            if (extra[i] != 0)
+                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
+                               "%s from a newer dtcast with settings this library does not "
+                               "know (byte %zu of %zu is set)",
+                               what, full + i, size);
+        memcpy(out, in, full);
+    } else {
+        memcpy(out, in, size);
+    }
+    memcpy(out, &full, sizeof full);
+    return DTCAST_OK;
+}
+
 /* ---- options ------------------------------------------------------------------------------ */
 
 /* The end of the last field of the 1.0 struct: no caller's options can be shorter. */
@@ -464,15 +503,7 @@ void dtcast_options_init_sized(dtcast_options *opts, size_t size)
         return;
     dtcast_options d;
     options_defaults(&d);
-    /* The caller's struct may be shorter (older header) or longer (newer header) than ours:
-     * fill what both know, zero what only the caller knows. */
-    if (size > sizeof d) {
-        memcpy(opts, &d, sizeof d);
-        memset((unsigned char *)opts + sizeof d, 0, size - sizeof d);
-    } else {
-        memcpy(opts, &d, size);
-    }
-    opts->size = size;
+    dt_sized_init(opts, size, &d, sizeof d);
 }
 
 dtcast_status dt_options_read(const dtcast_options *opts, dtcast_options *out, dtcast_error *error)
@@ -480,24 +511,8 @@ dtcast_status dt_options_read(const dtcast_options *opts, dtcast_options *out, d
     options_defaults(out);
     if (!opts)
         return DTCAST_OK;
-    const size_t size = opts->size;
-    if (size < OPTIONS_SIZE_1_0)
-        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                       "options not initialised: call dtcast_options_init (size is %zu)", size);
-    if (size > sizeof *out) {
-        const unsigned char *extra = (const unsigned char *)opts + sizeof *out;
-        for (size_t i = 0; i < size - sizeof *out; i++)
-            if (extra[i] != 0)
-                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                               "options from a newer dtcast with settings this library does not "
-                               "know (byte %zu of %zu is set)",
-                               sizeof *out + i, size);
-        memcpy(out, opts, sizeof *out);
-    } else {
-        memcpy(out, opts, size);
-    }
-    out->size = sizeof *out;
-    return DTCAST_OK;
+    return dt_sized_read(out, opts, sizeof *out, OPTIONS_SIZE_1_0, "options",
+                         "dtcast_options_init", error);
 }
 
 const char *dtcast_status_string(dtcast_status status)

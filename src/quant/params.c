@@ -26,13 +26,7 @@ void dtcast_quant_params_init_sized(dtcast_quant_params *p, size_t size)
         return;
     dtcast_quant_params d;
     qp_defaults(&d);
-    if (size > sizeof d) {
-        memcpy(p, &d, sizeof d);
-        memset((unsigned char *)p + sizeof d, 0, size - sizeof d);
-    } else {
-        memcpy(p, &d, size);
-    }
-    p->size = size;
+    dt_sized_init(p, size, &d, sizeof d);
 }
 
 dtcast_status dt_quant_params_read(const dtcast_quant_params *p, dtcast_quant_params *out,
@@ -41,26 +35,8 @@ dtcast_status dt_quant_params_read(const dtcast_quant_params *p, dtcast_quant_pa
     qp_defaults(out);
     if (!p)
         return DTCAST_OK;
-    const size_t size = p->size;
-    if (size < QP_SIZE_1_0)
-        return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                       "quantization parameters not initialised: call dtcast_quant_params_init "
-                       "(size is %zu)",
-                       size);
-    if (size > sizeof *out) {
-        const unsigned char *extra = (const unsigned char *)p + sizeof *out;
-        for (size_t i = 0; i < size - sizeof *out; i++)
-            if (extra[i] != 0)
-                return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                               "quantization parameters from a newer dtcast with settings this "
-                               "library does not know (byte %zu of %zu is set)",
-                               sizeof *out + i, size);
-        memcpy(out, p, sizeof *out);
-    } else {
-        memcpy(out, p, size);
-    }
-    out->size = sizeof *out;
-    return DTCAST_OK;
+    return dt_sized_read(out, p, sizeof *out, QP_SIZE_1_0, "quantization parameters",
+                         "dtcast_quant_params_init", error);
 }
 
 /* ---- names ------------------------------------------------------------------------------------ */
