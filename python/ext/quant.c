@@ -154,11 +154,7 @@ PyObject *dtc_quant_layout(PyObject *self, PyObject *args)
     dtcast_quant_params p;
     if (parse_params(params_obj, &p) < 0)
         return NULL;
-    dtcast_tensor x, codes, scales, gs;
-    memset(&x, 0, sizeof x);
-    memset(&codes, 0, sizeof codes);
-    memset(&scales, 0, sizeof scales);
-    memset(&gs, 0, sizeof gs);
+    dtcast_tensor x = {0}, codes = {0}, scales = {0}, gs = {0};
     x.type = (dtcast_type)x_type;
     if (parse_shape(shape_obj, &x) < 0)
         return NULL;
@@ -200,11 +196,7 @@ PyObject *dtc_quantize(PyObject *self, PyObject *args)
     dtcast_quant_params p;
     if (parse_params(params_obj, &p) < 0)
         return NULL;
-    dtcast_tensor x, codes, scales, gs;
-    memset(&x, 0, sizeof x);
-    memset(&codes, 0, sizeof codes);
-    memset(&scales, 0, sizeof scales);
-    memset(&gs, 0, sizeof gs);
+    dtcast_tensor x = {0}, codes = {0}, scales = {0}, gs = {0};
     x.type = (dtcast_type)x_type;
     if (parse_shape(shape_obj, &x) < 0)
         return NULL;
@@ -252,11 +244,7 @@ PyObject *dtc_dequantize(PyObject *self, PyObject *args)
     dtcast_quant_params p;
     if (parse_params(params_obj, &p) < 0)
         return NULL;
-    dtcast_tensor y, codes, scales, gs;
-    memset(&y, 0, sizeof y);
-    memset(&codes, 0, sizeof codes);
-    memset(&scales, 0, sizeof scales);
-    memset(&gs, 0, sizeof gs);
+    dtcast_tensor y = {0}, codes = {0}, scales = {0}, gs = {0};
     y.type = (dtcast_type)y_type;
     codes.type = (dtcast_type)c_type;
     scales.type = (dtcast_type)s_type;
