@@ -78,26 +78,24 @@ static void bf16_to16(const dt_kernel *k, void *dst, const void *src, size_t beg
     STOCH_LOOP((uint32_t)((const uint16_t *)src)[i] << 16, uint16_t);
 }
 
+bool dt_stoch_pick(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                   const dt_kernel_fn fns[3][2])
+{
+    if (!dt_stoch_setup(&k->n, df, sf, r))
+        return false;
+    const int source = sf->type == DTCAST_FLOAT32 ? 0 : sf->type == DTCAST_FLOAT16 ? 1 : 2;
+    k->fn = fns[source][df->bits == 8];
+    k->compute_bound = true;
+    return true;
+}
+
 static bool e_stoch(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
 {
+    static const dt_kernel_fn fns[3][2] = {
+        {f32_to16, f32_to8}, {f16_to16, f16_to8}, {bf16_to16, bf16_to8}};
     (void)count;
-    if (!dt_stoch_setup(&k->n, df, sf, r))
-        return false;
-    const bool narrow = df->bits == 8;
-    switch (sf->type) {
-    case DTCAST_FLOAT32:
-        k->fn = narrow ? f32_to8 : f32_to16;
-        break;
-    case DTCAST_FLOAT16:
-        k->fn = narrow ? f16_to8 : f16_to16;
-        break;
-    default:
-        k->fn = narrow ? bf16_to8 : bf16_to16;
-        break;
-    }
-    k->compute_bound = true;
-    return true;
+    return dt_stoch_pick(k, df, sf, r, fns);
 }
 
 const dt_kernel_entry dt_entries_stochastic[] = {

@@ -20,6 +20,11 @@
 /* Sets the constants for sf -> df, or returns false (not a pair of these kernels). */
 bool dt_stoch_setup(dt_narrow *n, const dt_format *df, const dt_format *sf, const dt_rules *r);
 
+/* An entry's set-up: dt_stoch_setup, then k->fn from an ISA's six kernels, fns[source][narrow]
+ * with source 0 float32, 1 float16, 2 bfloat16 and narrow 1 for the 8-bit targets. */
+bool dt_stoch_pick(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                   const dt_kernel_fn fns[3][2]);
+
 /* The code of float32 bits x under the random bits rand. Branch-free (masks and selects: the
  * sign and the ranges of random data would mispredict). */
 static inline uint32_t dt_stoch_code(const dt_narrow *n, uint32_t x, uint32_t rand)

@@ -190,23 +190,11 @@ STOCH_KERNEL(bf16_to16_avx2, load_bf16, scalar_bf16, 2, 2)
 static bool e_stoch_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
                          const dt_rules *r, size_t count)
 {
+    static const dt_kernel_fn fns[3][2] = {{f32_to16_avx2, f32_to8_avx2},
+                                           {f16_to16_avx2, f16_to8_avx2},
+                                           {bf16_to16_avx2, bf16_to8_avx2}};
     (void)count;
-    if (!dt_stoch_setup(&k->n, df, sf, r))
-        return false;
-    const bool narrow = df->bits == 8;
-    switch (sf->type) {
-    case DTCAST_FLOAT32:
-        k->fn = narrow ? f32_to8_avx2 : f32_to16_avx2;
-        break;
-    case DTCAST_FLOAT16:
-        k->fn = narrow ? f16_to8_avx2 : f16_to16_avx2;
-        break;
-    default:
-        k->fn = narrow ? bf16_to8_avx2 : bf16_to16_avx2;
-        break;
-    }
-    k->compute_bound = true;
-    return true;
+    return dt_stoch_pick(k, df, sf, r, fns);
 }
 
 const dt_kernel_entry dt_entries_stochastic_avx2[] = {
