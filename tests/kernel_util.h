@@ -44,4 +44,28 @@ static inline size_t real_types(dtcast_type *out, size_t max)
     return k;
 }
 
+/* The codes of a source of <= 16 bits to test: all of them, or under DTCAST_TEST_SCALE < 1
+ * (valgrind, the sanitizer build) for sources wider than 8 bits every k-th code (k = 1/scale,
+ * from offset off) plus the codes next to every exponent boundary (floats: the two lowest and two highest mantissas
+ * of every exponent and sign) or next to the integer limits (256 codes at 0, the middle, the
+ * top). Returns the count. */
+static inline size_t sample_codes(const dt_format *sf, double scale, size_t off, uint64_t *codes)
+{
+    const size_t n = (size_t)1 << sf->bits;
+    const size_t k = scale < 1 ? (size_t)(1 / scale + 0.5) : 1;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = k <= 1 || sf->bits <= 8 || i % k == off % k;
+        if (!keep && sf->tc == DT_TC_FLOAT) {
+            const size_t mant = (size_t)1 << sf->man_bits, low = i & (mant - 1);
+            keep = low < 2 || low + 2 >= mant;
+        } else if (!keep) {
+            keep = i < 256 || i >= n - 256 || (i >= n / 2 - 256 && i < n / 2 + 256);
+        }
+        if (keep)
+            codes[m++] = i;
+    }
+    return m;
+}
+
 #endif

@@ -129,30 +129,6 @@ static void compare_all_isas(const dt_format *df, const dt_format *sf, const dt_
     dt_isa_pin(-1);
 }
 
-/* The codes of a source of <= 16 bits to test: all of them, or under DTCAST_TEST_SCALE < 1 (for
- * valgrind) for sources wider than 8 bits every k-th code (k = 1/scale, from offset off) plus
- * the codes next to every exponent boundary (floats: the two lowest and two highest mantissas
- * of every exponent and sign) or next to the integer limits (256 codes at 0, the middle, the
- * top). Returns the count. */
-static size_t sample_codes(const dt_format *sf, size_t off, uint64_t *codes)
-{
-    const size_t n = (size_t)1 << sf->bits;
-    const size_t k = scale < 1 ? (size_t)(1 / scale + 0.5) : 1;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool keep = k <= 1 || sf->bits <= 8 || i % k == off % k;
-        if (!keep && sf->tc == DT_TC_FLOAT) {
-            const size_t mant = (size_t)1 << sf->man_bits, low = i & (mant - 1);
-            keep = low < 2 || low + 2 >= mant;
-        } else if (!keep) {
-            keep = i < 256 || i >= n - 256 || (i >= n / 2 - 256 && i < n / 2 + 256);
-        }
-        if (keep)
-            codes[m++] = i;
-    }
-    return m;
-}
-
 /* Every source of <= 16 bits, every code, into every target, every rule set. */
 static void test_exhaustive(void)
 {
@@ -165,7 +141,7 @@ static void test_exhaustive(void)
         size_t checked = 0, bad = 0, kernels = 0;
         for (size_t d = 0; d < NTYPES; d++) {
             const dt_format *df = dt_format_of(all_types[d]);
-            const size_t n = sample_codes(sf, d, codes);
+            const size_t n = sample_codes(sf, scale, d, codes);
             dt_rules rs[64];
             size_t nr = rule_sets(df, rs);
             for (size_t ri = 0; ri < nr; ri++)
