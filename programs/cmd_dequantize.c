@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES ((size_t)2 << 20) /* output bytes per chunk, about: still in cache when written */
+#define CHUNK_BYTES ((size_t)256 << 10) /* output bytes per chunk, about: still in L2 when written */
 
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT };
 
@@ -251,7 +251,8 @@ static int write_at(int fd, const uint8_t *p, size_t len, uint64_t at)
     return 0;
 }
 
-/* Chunk ci: rows [r0, r0 + nr) of matrix m (block FP8: whole tiles; one matrix otherwise). */
+/* Chunk ci: rows [r0, r0 + nr) of matrix m (block FP8: whole tiles, or rows within one tile row,
+ * which take that tile row's scales as an edge tile would; one matrix otherwise). */
 static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
 {
     const dt_qgroup *g = t->g;
@@ -381,9 +382,13 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     t.step = t.row_out ? CHUNK_BYTES / t.row_out : 1;
     if (t.step == 0)
         t.step = 1;
-    if (g->layout == DT_QL_FP8_BLOCK) {
+    if (g->layout == DT_QL_FP8_BLOCK) { /* whole tiles, or a part of one tile row */
         const uint64_t br = (uint64_t)g->block_rows;
-        t.step = t.step < br ? br : t.step / br * br;
+        if (t.step >= br)
+            t.step = t.step / br * br;
+        else
+            while (br % t.step)
+                t.step--;
     }
     t.f6 = dtcast_type_bits(g->element) == 6;
     if (t.f6)
