@@ -173,10 +173,12 @@ CONFIG = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 320, "torch
 
 def test_block_fp8(tmp, rng):
     """DeepSeek names: 576-row kv_a_proj (a short last tile row), a K of 320 (short last tile
-    column), an expert stack of two layers; one scale in another shard than its weight."""
+    column), an expert stack of two layers; one scale in another shard than its weight; a wide
+    up_proj (K = 2200) that dequantize writes in pieces of a tile row."""
     kv, kv_s = rand_codes(rng, (576, 320)), (2.0 ** rng.uniform(-12, -4, (5, 3))).astype(np.float32)
     gate, gate_s = rand_codes(rng, (256, 320)), (2.0 ** rng.uniform(-12, -4, (2, 3))).astype(np.float32)
     down, down_s = rand_codes(rng, (320, 256)), (2.0 ** rng.uniform(-12, -4, (3, 2))).astype(np.float32)
+    up, up_s = rand_codes(rng, (200, 2200)), (2.0 ** rng.uniform(-12, -4, (2, 18))).astype(np.float32)
     norm = bf16_bits(rng.standard_normal(320).astype(np.float32))
     bias = rng.standard_normal(8).astype(np.float32)
     L = "model.layers.0."
@@ -191,6 +193,8 @@ def test_block_fp8(tmp, rng):
             L + "mlp.experts.0.gate_proj.weight_scale_inv": ("F32", [2, 3], gate_s),
             L + "mlp.experts.0.down_proj.weight": ("F8_E4M3", [320, 256], down),
             L + "mlp.experts.0.down_proj.weight_scale_inv": ("F32", [3, 2], down_s),
+            L + "mlp.experts.0.up_proj.weight": ("F8_E4M3", [200, 2200], up),
+            L + "mlp.experts.0.up_proj.weight_scale_inv": ("F32", [2, 18], up_s),
             L + "mlp.gate.e_score_correction_bias": ("F32", [8], bias),
         },
     }
@@ -202,7 +206,8 @@ def test_block_fp8(tmp, rng):
     got = folder_tensors(dst)
     for name, q, s in ((L + "self_attn.kv_a_proj_with_mqa.weight", kv, kv_s),
                        (L + "mlp.experts.0.gate_proj.weight", gate, gate_s),
-                       (L + "mlp.experts.0.down_proj.weight", down, down_s)):
+                       (L + "mlp.experts.0.down_proj.weight", down, down_s),
+                       (L + "mlp.experts.0.up_proj.weight", up, up_s)):
         n, k = q.shape
         want = bf16_bits(E4M3[q] * tile(s, 128, 128, n, k))  # fl32(q * s), then bfloat16
         t = got.get(name)
@@ -213,6 +218,7 @@ def test_block_fp8(tmp, rng):
     check(sorted(got) == sorted([L + "self_attn.kv_a_proj_with_mqa.weight",
                                  L + "mlp.experts.0.gate_proj.weight",
                                  L + "mlp.experts.0.down_proj.weight",
+                                 L + "mlp.experts.0.up_proj.weight",
                                  L + "input_layernorm.weight", L + "mlp.gate.e_score_correction_bias"]),
           "block fp8: the scales are gone, the other tensors kept", sorted(got))
     same_bits("block fp8: a BF16 norm copied as it is",
@@ -234,6 +240,7 @@ def test_block_fp8(tmp, rng):
                 L + "mlp.experts.0.gate_proj.weight": "model-00001-of-00002.safetensors",
                 L + "input_layernorm.weight": "model-00001-of-00002.safetensors",
                 L + "mlp.experts.0.down_proj.weight": "model-00002-of-00002.safetensors",
+                L + "mlp.experts.0.up_proj.weight": "model-00002-of-00002.safetensors",
                 L + "mlp.gate.e_score_correction_bias": "model-00002-of-00002.safetensors"}
     check(ix["weight_map"] == want_map, "block fp8: index weight_map (scales gone, shards kept)",
           ix["weight_map"])
@@ -246,11 +253,13 @@ def test_block_fp8(tmp, rng):
         d2 = dst + "-" + to
         st, out, err = run("dequantize", "-q", "--to", to, src, d2)
         if check(st == 0, "block fp8: --to %s" % to, err):
-            t = folder_tensors(d2)[L + "self_attn.kv_a_proj_with_mqa.weight"]
-            want = conv(E4M3[kv] * tile(kv_s, 128, 128, 576, 320))
-            same_bits("block fp8: --to %s = %s(fl32(q x s))" % (to, to),
-                      array(t, dtype).view(np.uint32 if to == "float32" else np.uint16),
-                      np.asarray(want).view(np.uint32 if to == "float32" else np.uint16))
+            for name, q, s in ((L + "self_attn.kv_a_proj_with_mqa.weight", kv, kv_s),
+                               (L + "mlp.experts.0.up_proj.weight", up, up_s)):
+                t = folder_tensors(d2)[name]
+                want = conv(E4M3[q] * tile(s, 128, 128, *q.shape))
+                same_bits("block fp8: --to %s = %s(fl32(q x s)) (%s)" % (to, to, name.split(".")[-2]),
+                          array(t, dtype).view(np.uint32 if to == "float32" else np.uint16),
+                          np.asarray(want).view(np.uint32 if to == "float32" else np.uint16))
     # The index as IN: the same folder.
     d3 = dst + "-ix"
     st, out, err = run("dequantize", "-q", os.path.join(src, "model.safetensors.index.json"), d3)
@@ -259,7 +268,7 @@ def test_block_fp8(tmp, rng):
         for n in os.listdir(dst)), "block fp8: IN the index gives the same folder", err)
     # --report: one line per quantized tensor, naming it.
     st, out, err = run("dequantize", "-q", "--report", src, dst + "-r")
-    check(st == 0 and err.count("fp8-block") == 3 and "kv_a_proj_with_mqa.weight" in err,
+    check(st == 0 and err.count("fp8-block") == 4 and "kv_a_proj_with_mqa.weight" in err,
           "block fp8: --report has a line per quantized tensor", err)
 
 
