@@ -1,6 +1,7 @@
 /* Block FP8 (DeepSeek-V3/R1, HF fine-grained FP8): float8e4m3fn codes, a float32 dequantization
  * multiplier per tile of the last two axes (docs/quantization.md, "Block FP8"). */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <string.h>
@@ -143,13 +144,16 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
             for (size_t s = 0; s < K; s += step) {
                 const size_t n = K - s < step ? K - s : step;
                 const size_t f = (row0 + r) * K + s;
-                dt_emit_values(&j->em, f, vals, n);
                 if (!q->simple && C <= DT_QCHUNK) { /* s is a multiple of C */
                     const size_t t0 = s / C, nt = (n + C - 1) / C;
                     memcpy(kk, srow + t0 * 4, nt * 4);
-                    dt_store_scaled(&j->st, q, f, vals, n, C, kk);
+                    if (!dt_fused_dequant(&j->st, q, j->em.codes, f, n, C, kk)) {
+                        dt_emit_values(&j->em, f, vals, n);
+                        dt_store_scaled(&j->st, q, f, vals, n, C, kk);
+                    }
                     continue;
                 }
+                dt_emit_values(&j->em, f, vals, n);
                 for (size_t i = 0; i < n;) {
                     const size_t t = (s + i) / C, e = (t + 1) * C - s;
                     const size_t m = (e < n ? e : n) - i;

@@ -1,6 +1,7 @@
 /* OCP Microscaling (MX v1.0): blocks along one axis, one float8e8m0 scale byte per block,
  * elements x * 2^(127 - b) rounded once (SPEC-level description in docs/quantization.md). */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <math.h>
@@ -282,16 +283,19 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
                 n += D - jb * B < B ? D - jb * B : B;
             }
         }
-        dt_emit_values(&j->em, f0, vals, n);
         if (!q->simple && D % B == 0 && B >= 8) {
             const size_t nbk = ue - u;
             float kk[DT_QCHUNK / 8];
             for (size_t k = 0; k < nbk; k++)
                 kk[k] = mx_dequant_mult(j, j->scales[u + k]);
-            dt_store_scaled(&j->st, q, f0, vals, n, B, kk);
+            if (!dt_fused_dequant(&j->st, q, j->em.codes, f0, n, B, kk)) {
+                dt_emit_values(&j->em, f0, vals, n);
+                dt_store_scaled(&j->st, q, f0, vals, n, B, kk);
+            }
             u = ue;
             continue;
         } else {
+            dt_emit_values(&j->em, f0, vals, n);
             size_t off = 0;
             for (size_t v = u; v < ue; v++) {
                 const size_t jb = v % nb;

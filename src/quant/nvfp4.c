@@ -2,6 +2,7 @@
  * and an optional float32 global scale; three variants with every intermediate pinned
  * (docs/quantization.md, "NVFP4"). All arithmetic is float32, one operation per statement. */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <stdatomic.h>
@@ -242,7 +243,6 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = j->q->simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
-        dt_emit_values(&j->em, f, vals, n);
         float kk[NV_BLOCKS];
         if (j->q->simple) {
             kk[0] = nv_dequant_factor(j, j->scales[b]);
@@ -255,6 +255,9 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
             else
                 dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
+        if (dt_fused_dequant(&j->st, j->q, j->em.codes, f, n, 16, kk))
+            continue;
+        dt_emit_values(&j->em, f, vals, n);
         if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
                 vals[i] = vals[i] * kk[0];
