@@ -135,6 +135,11 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
     const size_t K = q->K, N = q->N, R = q->R, C = q->B, tr = q->tr, tc = q->tc;
     /* chunks of whole tiles (the last of a row may be short) */
     size_t step = q->simple ? 1 : C <= DT_QCHUNK ? DT_QCHUNK / C * C : DT_QCHUNK;
+    dt_fused fz; /* the tiles of a chunk are its scale codes 0, 1, ... */
+    uint8_t tiles[DT_QCHUNK / 16];
+    const bool fused = C <= DT_QCHUNK && dt_fused_init(&fz, &j->st, q, j->em.codes);
+    for (size_t t = 0; t < sizeof tiles; t++)
+        tiles[t] = (uint8_t)t;
     for (size_t u = u0; u < u1; u++) {
         const size_t bt = u / tr, ti = u % tr;
         const size_t r0 = ti * R, rr = N - r0 < R ? N - r0 : R;
@@ -147,10 +152,12 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
                 if (!q->simple && C <= DT_QCHUNK) { /* s is a multiple of C */
                     const size_t t0 = s / C, nt = (n + C - 1) / C;
                     memcpy(kk, srow + t0 * 4, nt * 4);
-                    if (!dt_fused_dequant(&j->st, q, j->em.codes, f, n, C, kk)) {
-                        dt_emit_values(&j->em, f, vals, n);
-                        dt_store_scaled(&j->st, q, f, vals, n, C, kk);
-                    }
+                    for (size_t t = 0; fused && t < nt; t++)
+                        dt_fused_factor(&fz, (unsigned)t, kk[t]);
+                    if (fused && dt_fused_run(&fz, f, n, C, tiles))
+                        continue;
+                    dt_emit_values(&j->em, f, vals, n);
+                    dt_store_scaled(&j->st, q, f, vals, n, C, kk);
                     continue;
                 }
                 dt_emit_values(&j->em, f, vals, n);

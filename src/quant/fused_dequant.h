@@ -6,12 +6,31 @@
 
 #include "quant.h"
 
-/* y's flat elements [f, f + n) (n <= DT_QCHUNK) = fl32(value of code f + i × k[i / B]), stored as
- * s's type, float32 or bfloat16 (nearest even, NaN 0x7FC0 | sign). codes is the whole code
- * tensor (q's layout). Returns false, having written nothing, where there is no fused kernel:
- * not AVX2, the simple path, another output or code type, float6_packed, B or n not multiples
- * of 16, a factor the kernel cannot take exactly (see the .c), a streamed y not 16-aligned. */
-bool dt_fused_dequant(const dt_storer *s, const dt_quant *q, const uint8_t *codes, size_t f,
-                      size_t n, size_t B, const float *k);
+typedef void (*dt_fused_kernel)(uint8_t *y, const uint8_t *codes, size_t n, size_t B,
+                                const uint8_t *sc, const float *kq, const uint8_t *slow);
+
+/* One dequantization's fused kernel and its block factors, indexed by a scale code. */
+typedef struct dt_fused {
+    dt_fused_kernel fn;
+    void *y;
+    const uint8_t *codes;
+    size_t size;      /* bytes of an output element */
+    bool nibbles;     /* float4 codes, two a byte */
+    float pw;         /* 2^p: the kernel decodes value × 2^-p (see the .c) */
+    float kq[256];    /* factor × 2^p of each scale code (the factor itself where slow) */
+    uint8_t slow[256]; /* factors the kernel takes the unfused steps for (see the .c) */
+} dt_fused;
+
+/* Picks the kernel for q's dequantization into s from the whole code tensor codes: false
+ * where there is none (not AVX2, the simple path, an output other than float32 / bfloat16,
+ * another code type, float6_packed, float4 rows of odd length, q->B not a multiple of 16,
+ * a streamed y not 16-byte aligned). */
+bool dt_fused_init(dt_fused *fz, const dt_storer *s, const dt_quant *q, const uint8_t *codes);
+/* The factor k of the blocks whose scale code is c (c < 256). */
+void dt_fused_factor(dt_fused *fz, unsigned c, float k);
+/* y's flat elements [f, f + n) = fl32(value of their code × the factor of sc[i / B]), rounded
+ * once to y's type (bfloat16: nearest even, NaN 0x7FC0 | sign): blocks of B start at f. false
+ * (nothing written) when n is not a multiple of 16. */
+bool dt_fused_run(const dt_fused *fz, size_t f, size_t n, size_t B, const uint8_t *sc);
 
 #endif /* DTCAST_QUANT_FUSED_DEQUANT_H */

@@ -6,19 +6,21 @@
  * position give value × 2^-p exactly (normal codes as normal float16, subnormal codes as
  * subnormal float16), and vcvtph2ps widens that exactly to float32:
  *
- *   float8e4m3fn  s.eeee.mmm  -> s eeee mmm0000000  (bias 15 for 7)       p = 8, NaN -> 0x7E00
- *   float8e5m2    s.eeeee.mm  -> the float16's top byte                   p = 0, NaN -> 0x7E00
- *   float6e3m2fn  s.eee.mm    -> s 00eee mm00000000                        p = 12
- *   float6e2m3fn  s.ee.mmm    -> s 000ee mmm0000000                        p = 14
+ *   float8e4m3fn  s.eeee.mmm  -> s 0eeee mmm0000000 (bias 15 for 7)        p = 8, NaN -> 0x7E00
+ *   float8e5m2    s.eeeee.mm  -> the float16's top byte                     p = 0, NaN -> 0x7E00
+ *   float6e3m2fn  s.eee.mm    -> s 00eee mm00000000                         p = 12
+ *   float6e2m3fn  s.ee.mmm    -> s 000ee mmm0000000                         p = 14
  *   float4e2m1    s.ee.m      -> s 000ee m000000000 (a 16-entry byte table) p = 14
- *   int8 (MXINT8)             -> vpmovsxbd + vcvtdq2ps                     p = 0
+ *   int8 (MXINT8)             -> vpmovsxbd + vcvtdq2ps                      p = 0
  *
- * The 2^p goes into the factor: k' = fl32(k × 2^p) is exact (checked: no overflow), so
- * fl32((value × 2^-p) × k') = fl32(value × k), the product the unfused path rounds. Every NaN
- * reaching the product is the canonical one (0x7FC00000 | sign): the codes' NaN decode to it,
- * a NaN factor is taken only when canonical, x86 keeps an operand's NaN and makes 0 × Inf
- * 0xFFC00000. The bfloat16 rounding u + 0x7FFF + lsb then needs no NaN case: it leaves
- * 0x7FC0 | sign for those, as the unfused rounding gives.
+ * Factors. The 2^p goes into the factor: k' = fl32(k × 2^p) is exact when it does not
+ * overflow, and then fl32((value × 2^-p) × k') = fl32(value × k), the product the unfused path
+ * rounds. Every NaN reaching that product is the canonical one (0x7FC00000 | sign): the codes'
+ * NaN decode to it, x86 keeps an operand's NaN and makes 0 × Inf 0xFFC00000. The bfloat16
+ * rounding u + 0x7FFF + lsb then needs no NaN case: it leaves 0x7FC0 | sign, as the unfused
+ * rounding does. A factor for which this does not hold (k × 2^p overflows, or k is a NaN with a
+ * payload) marks its blocks slow: value × 2^-p × 2^p (exact) × k, and the rounding with its NaN
+ * case, the unfused path's steps.
  *
  * Order of the lanes. For bfloat16 the 16 codes are split into even and odd elements, so that
  * the two rounded vectors interleave into memory order by one shift, mask and or (no shuffle);
@@ -31,17 +33,20 @@
 
 enum { FD_E4M3, FD_E5M2, FD_E3M2, FD_E2M3, FD_E2M1, FD_INT8, FD_KINDS };
 
-/* float16 bits of value × 2^-p from L = code << 8 (16-bit lanes, low byte zero) */
-DT_TARGET_AVX2 static DT_INLINE __m128i fd_f16(int kind, __m128i L)
+/* float16 bits of value × 2^-p from L = code << 8 (16-bit lanes, low byte zero); nan: the codes
+ * may be NaN (else the NaN code of float8e4m3fn would come out 1.875) */
+DT_TARGET_AVX2 static DT_INLINE __m128i fd_f16(int kind, bool nan, __m128i L)
 {
     switch (kind) {
     case FD_E4M3: {
         /* the sign stays at bit 15, the 7 magnitude bits move to 13..7 (bit 14: the sign's copy) */
         const __m128i h = _mm_and_si128(_mm_srai_epi16(L, 1), _mm_set1_epi16((short)0xBF80));
+        if (!nan)
+            return h;
         /* magnitude 0x7F (NaN) came out 0x3F80: xor 0x4180 makes it 0x7E00, float16's NaN */
-        const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
-                                            _mm_set1_epi16(0x3F80));
-        return _mm_xor_si128(h, _mm_and_si128(nan, _mm_set1_epi16(0x4180)));
+        const __m128i is_nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
+                                               _mm_set1_epi16(0x3F80));
+        return _mm_xor_si128(h, _mm_and_si128(is_nan, _mm_set1_epi16(0x4180)));
     }
     case FD_E3M2: /* code bits 5..0 to 15..10 (6, 7 dropped), back by 2 with the sign spread */
         return _mm_and_si128(_mm_srai_epi16(_mm_slli_epi16(L, 2), 2), _mm_set1_epi16((short)0x9F00));
@@ -61,8 +66,9 @@ DT_TARGET_AVX2 static DT_INLINE __m128i fd_e5m2_nan(__m128i x)
 }
 
 /* The values × 2^-p of the 16 elements from element i of the codes: even elements in *a and
- * odd ones in *b (eo), or elements 0-7 and 8-15. t4: float4e2m1's float16 top bytes. */
-DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_t *codes,
+ * odd ones in *b (eo), or elements 0-7 and 8-15. nan: float8 codes may be NaN. t4: float4e2m1's
+ * float16 top bytes. */
+DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, bool nan, const uint8_t *codes,
                                                  size_t i, __m128i t4, __m256 *a, __m256 *b)
 {
     if (kind == FD_INT8) {
@@ -86,7 +92,7 @@ DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_
         }
     } else {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
-        if (kind == FD_E5M2)
+        if (kind == FD_E5M2 && nan)
             x = fd_e5m2_nan(x);
         if (eo) { /* code << 8 of the even bytes, and of the odd ones */
             la = _mm_slli_epi16(x, 8);
@@ -95,86 +101,155 @@ DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_
             la = _mm_unpacklo_epi8(zero, x);
             lb = _mm_unpackhi_epi8(zero, x);
         }
-        la = fd_f16(kind, la);
-        lb = fd_f16(kind, lb);
+        la = fd_f16(kind, nan, la);
+        lb = fd_f16(kind, nan, lb);
     }
     *a = _mm256_cvtph_ps(la);
     *b = _mm256_cvtph_ps(lb);
 }
 
-/* bfloat16, nearest even, in the high half of each lane (canonical NaN needs no case) */
-DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(__m256 v)
+/* whether float8 codes [i, e) (a multiple of 16) hold a NaN */
+DT_TARGET_AVX2 static DT_INLINE bool fd_nan_codes(int kind, const uint8_t *codes, size_t i,
+                                                  size_t e)
+{
+    if (kind != FD_E4M3 && kind != FD_E5M2)
+        return false;
+    /* the largest byte of code | 0x80 (e4m3: 0xFF is NaN) or of code & 0x7F (e5m2: > 0x7C) */
+    const __m256i bit = _mm256_set1_epi8(kind == FD_E4M3 ? (char)0x80 : 0x7F);
+    __m256i m = _mm256_setzero_si256();
+    for (; i + 32 <= e; i += 32) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
+        m = _mm256_max_epu8(m, kind == FD_E4M3 ? _mm256_or_si256(x, bit) : _mm256_and_si256(x, bit));
+    }
+    __m128i h = _mm_max_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    if (i < e) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
+        const __m128i b = _mm256_castsi256_si128(bit);
+        h = _mm_max_epu8(h, kind == FD_E4M3 ? _mm_or_si128(x, b) : _mm_and_si128(x, b));
+    }
+    const __m128i nan = kind == FD_E4M3 ? _mm_cmpeq_epi8(h, _mm_set1_epi8(-1))
+                                        : _mm_cmpgt_epi8(h, _mm_set1_epi8(0x7C));
+    return _mm_movemask_epi8(nan) != 0;
+}
+
+/* bfloat16, nearest even, in the high half of each lane; a NaN gives 0x7FC0 | sign there
+ * (with nan_case; without, v's NaN must be canonical, which the rounding keeps) */
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(bool nan_case, __m256 v)
 {
     const __m256i u = _mm256_castps_si256(v);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
+    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
+    if (!nan_case)
+        return r;
+    const __m256i qnan = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)),
+                                         _mm256_set1_epi32(0x7FC00000));
+    return _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
 
 /* 16 bfloat16 in memory order from the two vectors fd_decode16 gave */
-DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_16(bool eo, __m256 a, __m256 b)
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_16(bool eo, bool nan_case, __m256 a, __m256 b)
 {
-    const __m256i ra = fd_bf16_high(a), rb = fd_bf16_high(b);
+    const __m256i ra = fd_bf16_high(nan_case, a), rb = fd_bf16_high(nan_case, b);
     if (eo) /* even element in the low half of each 32 bits, odd in the high half */
-        return _mm256_or_si256(_mm256_srli_epi32(ra, 16),
-                               _mm256_and_si256(rb, _mm256_set1_epi32((int)0xFFFF0000u)));
+        return _mm256_blend_epi16(_mm256_srli_epi32(ra, 16), rb, 0xAA);
     /* packus works within 128-bit lanes: 0-3 8-11 4-7 12-15, put back in order */
     return _mm256_permute4x64_epi64(
         _mm256_packus_epi32(_mm256_srli_epi32(ra, 16), _mm256_srli_epi32(rb, 16)), 0xD8);
 }
 
-/* 32 bytes to d: ordinary stores, or streaming ones (d 16-byte aligned) */
-DT_TARGET_AVX2 static DT_INLINE void fd_put(bool stream, void *d, __m256i v)
+/* How the output is written: ordinary stores, or streaming ones to a y that is 32-byte aligned
+ * or 16 bytes past (a line of 32 then holds the end of one vector and the start of the next) */
+enum { FD_STOREU, FD_NT, FD_NT_HALF, FD_MODES };
+
+/* the 32 bytes of v to d */
+DT_TARGET_AVX2 static DT_INLINE void fd_put(int mode, uint8_t *d, __m256i v, const uint8_t *y,
+                                            __m256i *carry)
 {
-    if (!stream) {
-        _mm256_storeu_si256((__m256i *)d, v);
-        return;
+    if (mode == FD_STOREU) {
+        _mm256_storeu_si256((__m256i *)(void *)d, v);
+    } else if (mode == FD_NT) {
+        _mm256_stream_si256((__m256i *)(void *)d, v);
+    } else {
+        if (d == y) /* the first half line is y's alone */
+            _mm_stream_si128((__m128i *)(void *)d, _mm256_castsi256_si128(v));
+        else /* the previous vector's high half and v's low half */
+            _mm256_stream_si256((__m256i *)(void *)(d - 16),
+                                _mm256_permute2x128_si256(*carry, v, 0x21));
+        *carry = v;
     }
-    _mm_stream_si128((__m128i *)d, _mm256_castsi256_si128(v));
-    _mm_stream_si128((__m128i *)d + 1, _mm256_extracti128_si256(v, 1));
 }
 
-DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, bool stream, void *y,
-                                            const uint8_t *codes, size_t n, size_t B,
-                                            const float *k)
+static const int fd_pow2[FD_KINDS] = {8, 0, 12, 14, 14, 0};
+
+/* elements [i, e) of a block with factor f (slow: see the top; also the blocks with NaN codes) */
+DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, bool slow,
+                                              uint8_t *y, const uint8_t *codes, size_t i,
+                                              size_t e, __m256 f, __m256i *carry)
 {
     /* float4e2m1 code c -> the top byte of its float16: sign to bit 7, e e m to bits 3..1 */
     const __m128i t4 = _mm_setr_epi8(0x00, 0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, (char)0x80,
                                      (char)0x82, (char)0x84, (char)0x86, (char)0x88, (char)0x8A,
                                      (char)0x8C, (char)0x8E);
+    const __m256 pw = _mm256_castsi256_ps(_mm256_set1_epi32((127 + fd_pow2[kind]) << 23));
     const bool eo = bf16 && kind != FD_INT8;
-    for (size_t i = 0, b = 0; i < n; b++) {
-        const __m256 f = _mm256_set1_ps(k[b]);
-        const size_t e = n - i < B ? n : i + B;
-        for (; i < e; i += 16) {
-            __m256 va, vb;
-            fd_decode16(kind, eo, codes, i, t4, &va, &vb);
-            va = _mm256_mul_ps(va, f);
-            vb = _mm256_mul_ps(vb, f);
-            if (bf16) {
-                fd_put(stream, (uint16_t *)y + i, fd_bf16_16(eo, va, vb));
-            } else {
-                fd_put(stream, (float *)y + i, _mm256_castps_si256(va));
-                fd_put(stream, (float *)y + i + 8, _mm256_castps_si256(vb));
-            }
+    const size_t size = bf16 ? 2 : 4;
+    for (; i < e; i += 16) {
+        __m256 va, vb;
+        fd_decode16(kind, eo, slow, codes, i, t4, &va, &vb);
+        if (slow && fd_pow2[kind]) {
+            va = _mm256_mul_ps(va, pw);
+            vb = _mm256_mul_ps(vb, pw);
+        }
+        va = _mm256_mul_ps(va, f);
+        vb = _mm256_mul_ps(vb, f);
+        if (bf16) {
+            fd_put(mode, y + i * size, fd_bf16_16(eo, slow, va, vb), y, carry);
+        } else {
+            fd_put(mode, y + i * size, _mm256_castps_si256(va), y, carry);
+            fd_put(mode, y + i * size + 32, _mm256_castps_si256(vb), y, carry);
         }
     }
 }
 
-typedef void (*fd_kernel)(void *y, const uint8_t *codes, size_t n, size_t B, const float *k);
+/* n elements of y from their codes, block b (B elements) with the factor of scale code sc[b] */
+DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8_t *y,
+                                            const uint8_t *codes, size_t n, size_t B,
+                                            const uint8_t *sc, const float *kq,
+                                            const uint8_t *slow)
+{
+    __m256i carry = _mm256_setzero_si256();
+    const bool nan = fd_nan_codes(kind, codes, 0, n); /* then look block by block */
+    for (size_t i = 0, b = 0; i < n; i += B, b++) {
+        const unsigned c = sc[b];
+        const __m256 f = _mm256_set1_ps(kq[c]);
+        const size_t e = n - i < B ? n : i + B;
+        if (!slow[c] && !(nan && fd_nan_codes(kind, codes, i, e)))
+            fd_block(kind, bf16, mode, false, y, codes, i, e, f, &carry);
+        else
+            fd_block(kind, bf16, mode, true, y, codes, i, e, f, &carry);
+    }
+    if (mode == FD_NT_HALF && n) /* the last vector's high half */
+        _mm_stream_si128((__m128i *)(void *)(y + n * (bf16 ? 2 : 4) - 16),
+                         _mm256_extracti128_si256(carry, 1));
+}
 
-/* one kernel per code type, output (float32, bfloat16) and store (ordinary, streaming) */
-#define FD_ONE(kind, name, bf16, stream)                                                         \
-    DT_TARGET_AVX2 static void name(void *y, const uint8_t *codes, size_t n, size_t B,         \
-                                    const float *k)                                            \
+/* one kernel per code type, output (float32, bfloat16) and store mode */
+#define FD_ONE(kind, name, bf16, mode)                                                           \
+    DT_TARGET_AVX2 static void name(uint8_t *y, const uint8_t *codes, size_t n, size_t B,      \
+                                    const uint8_t *sc, const float *kq, const uint8_t *slow)   \
     {                                                                                          \
-        fd_run(kind, bf16, stream, y, codes, n, B, k);                                         \
+        fd_run(kind, bf16, mode, y, codes, n, B, sc, kq, slow);                                \
     }
 #define FD_KIND(kind, tag)                                                                     \
-    FD_ONE(kind, fd_##tag##_f32, false, false)                                                 \
-    FD_ONE(kind, fd_##tag##_f32_nt, false, true)                                               \
-    FD_ONE(kind, fd_##tag##_bf16, true, false)                                                 \
-    FD_ONE(kind, fd_##tag##_bf16_nt, true, true)
-#define FD_ROW(tag) {{fd_##tag##_f32, fd_##tag##_f32_nt}, {fd_##tag##_bf16, fd_##tag##_bf16_nt}}
+    FD_ONE(kind, fd_##tag##_f32, false, FD_STOREU)                                             \
+    FD_ONE(kind, fd_##tag##_f32_nt, false, FD_NT)                                              \
+    FD_ONE(kind, fd_##tag##_f32_nth, false, FD_NT_HALF)                                        \
+    FD_ONE(kind, fd_##tag##_bf16, true, FD_STOREU)                                             \
+    FD_ONE(kind, fd_##tag##_bf16_nt, true, FD_NT)                                              \
+    FD_ONE(kind, fd_##tag##_bf16_nth, true, FD_NT_HALF)
+#define FD_ROW(tag)                                                                            \
+    {{fd_##tag##_f32, fd_##tag##_f32_nt, fd_##tag##_f32_nth},                                  \
+     {fd_##tag##_bf16, fd_##tag##_bf16_nt, fd_##tag##_bf16_nth}}
 
 FD_KIND(FD_E4M3, e4m3)
 FD_KIND(FD_E5M2, e5m2)
@@ -183,7 +258,7 @@ FD_KIND(FD_E2M3, e2m3)
 FD_KIND(FD_E2M1, e2m1)
 FD_KIND(FD_INT8, int8)
 
-static const fd_kernel fd_kernels[FD_KINDS][2][2] = {
+static const dt_fused_kernel fd_kernels[FD_KINDS][2][FD_MODES] = {
     FD_ROW(e4m3), FD_ROW(e5m2), FD_ROW(e3m2), FD_ROW(e2m3), FD_ROW(e2m1), FD_ROW(int8),
 };
 
@@ -200,70 +275,60 @@ static int fd_kind(dtcast_type element)
     }
 }
 
-/* kp[b] = fl32(k[b] × 2^p); false where that is not exact (a finite k overflowing) or k is a
- * NaN other than the canonical one; 8 factors a step, the last step overlapping (nb >= 1) */
-DT_TARGET_AVX2 static bool fd_factors(float *kp, const float *k, size_t nb, int p)
+bool dt_fused_init(dt_fused *fz, const dt_storer *s, const dt_quant *q, const uint8_t *codes)
 {
-    const __m256 pw = _mm256_castsi256_ps(_mm256_set1_epi32((127 + p) << 23));
-    const __m256i abs = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000),
-                  qnan = _mm256_set1_epi32(0x7FC00000);
-    __m256i bad = _mm256_setzero_si256();
-    if (nb < 8) {
-        for (size_t b = 0; b < nb; b++) {
-            const uint32_t a = dt_f32_bits(k[b]) & 0x7FFFFFFFu;
-            const float t = k[b] * _mm256_cvtss_f32(pw);
-            if ((a > 0x7F800000u && a != 0x7FC00000u) ||
-                (a < 0x7F800000u && (dt_f32_bits(t) & 0x7FFFFFFFu) == 0x7F800000u))
-                return false;
-            kp[b] = t;
-        }
-        return true;
-    }
-    for (size_t b = 0;; b += 8) {
-        if (b > nb - 8)
-            b = nb - 8;
-        const __m256 kv = _mm256_loadu_ps(k + b), t = _mm256_mul_ps(kv, pw);
-        const __m256i a = _mm256_and_si256(_mm256_castps_si256(kv), abs);
-        const __m256i ta = _mm256_and_si256(_mm256_castps_si256(t), abs);
-        /* a NaN with a payload; a finite k whose product is infinite */
-        bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_cmpeq_epi32(a, qnan),
-                                                        _mm256_cmpgt_epi32(a, inf)));
-        bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_cmpeq_epi32(a, inf),
-                                                        _mm256_cmpeq_epi32(ta, inf)));
-        _mm256_storeu_ps(kp + b, t);
-        if (b + 8 == nb)
-            break;
-    }
-    return _mm256_testz_si256(bad, bad);
-}
-
-bool dt_fused_dequant(const dt_storer *s, const dt_quant *q, const uint8_t *codes, size_t f,
-                      size_t n, size_t B, const float *k)
-{
-    static const int pow2[FD_KINDS] = {8, 0, 12, 14, 14, 0};
-    if (q->simple || !q->avx2 || n > DT_QCHUNK || n % 16 || B == 0 || B % 16)
-        return false;
+    fz->fn = NULL;
     const bool bf16 = s->type == DTCAST_BFLOAT16;
     const int kind = fd_kind(q->p.element);
-    if ((!bf16 && s->type != DTCAST_FLOAT32) || kind < 0)
+    if (q->simple || !q->avx2 || q->B % 16 || kind < 0 || (!bf16 && s->type != DTCAST_FLOAT32))
         return false;
-    if (kind == FD_E2M1 ? q->code_bits != 4 || q->K % 2 || f % 2 : q->code_bits != 8)
+    fz->nibbles = kind == FD_E2M1;
+    if (fz->nibbles ? q->code_bits != 4 || q->K % 2 : q->code_bits != 8)
         return false;
-    uint8_t *y = (uint8_t *)s->data + f * (bf16 ? 2 : 4);
-    if (s->stream && (uintptr_t)y % 16)
+    /* blocks start at multiples of 16 elements: 32 or 64 bytes of y */
+    if (s->stream && (uintptr_t)s->data % 16)
         return false;
-    float kp[DT_QCHUNK / 16];
-    if (!fd_factors(kp, k, (n + B - 1) / B, pow2[kind]))
+    fz->y = s->data;
+    fz->size = bf16 ? 2 : 4;
+    fz->codes = codes;
+    fz->pw = dt_f32_from_bits((uint32_t)(127 + fd_pow2[kind]) << 23);
+    const int mode = !s->stream ? FD_STOREU : (uintptr_t)s->data % 32 ? FD_NT_HALF : FD_NT;
+    fz->fn = fd_kernels[kind][bf16][mode];
+    return true;
+}
+
+void dt_fused_factor(dt_fused *fz, unsigned c, float k)
+{
+    const uint32_t a = dt_f32_bits(k) & 0x7FFFFFFFu;
+    const float t = k * fz->pw;
+    fz->slow[c] = (a > 0x7F800000u && a != 0x7FC00000u) ||
+                  (a < 0x7F800000u && (dt_f32_bits(t) & 0x7FFFFFFFu) == 0x7F800000u);
+    fz->kq[c] = fz->slow[c] ? k : t;
+}
+
+bool dt_fused_run(const dt_fused *fz, size_t f, size_t n, size_t B, const uint8_t *sc)
+{
+    if (n % 16 || B % 16 || (fz->nibbles && f % 2))
         return false;
-    fd_kernels[kind][bf16][s->stream](y, codes + (kind == FD_E2M1 ? f / 2 : f), n, B, kp);
+    fz->fn((uint8_t *)fz->y + f * fz->size, fz->codes + (fz->nibbles ? f / 2 : f), n, B, sc,
+           fz->kq, fz->slow);
     return true;
 }
 
 #else
-bool dt_fused_dequant(const dt_storer *s, const dt_quant *q, const uint8_t *codes, size_t f,
-                      size_t n, size_t B, const float *k)
+bool dt_fused_init(dt_fused *fz, const dt_storer *s, const dt_quant *q, const uint8_t *codes)
 {
-    (void)s, (void)q, (void)codes, (void)f, (void)n, (void)B, (void)k;
+    (void)s, (void)q, (void)codes;
+    fz->fn = NULL;
+    return false;
+}
+void dt_fused_factor(dt_fused *fz, unsigned c, float k)
+{
+    (void)fz, (void)c, (void)k;
+}
+bool dt_fused_run(const dt_fused *fz, size_t f, size_t n, size_t B, const uint8_t *sc)
+{
+    (void)fz, (void)f, (void)n, (void)B, (void)sc;
     return false;
 }
 #endif

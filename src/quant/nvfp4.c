@@ -24,6 +24,7 @@ typedef struct nv_job {
     float ginv; /* torchao: fl32(1 / g) */
     _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
     float *bam; /* the block amaxes the first pass found (two levels, fast path), or NULL */
+    const dt_fused *fused; /* dequantize: the fused kernel, or NULL */
 } nv_job;
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
@@ -236,6 +237,15 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     return DTCAST_OK;
 }
 
+/* kk[i] = the dequantization multiplier of the block scales sf[i] (the fast path's steps) */
+static void nv_dq_factors(const nv_job *j, float *kk, const float *sf, size_t n)
+{
+    if (j->v == DTCAST_VARIANT_TORCHAO && j->single)
+        memcpy(kk, sf, n * sizeof(float));
+    else
+        dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, n, j->g);
+}
+
 static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
 {
     const nv_job *j = ctx;
@@ -243,6 +253,9 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = j->q->simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
+        if (j->fused && dt_fused_run(j->fused, f, n, 16, j->scales + b))
+            continue;
+        dt_emit_values(&j->em, f, vals, n);
         float kk[NV_BLOCKS];
         if (j->q->simple) {
             kk[0] = nv_dequant_factor(j, j->scales[b]);
@@ -250,14 +263,8 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
             float sf[NV_BLOCKS];
             for (size_t k = 0; k < nbk; k++)
                 sf[k] = j->e4m3[j->scales[b + k]];
-            if (j->v == DTCAST_VARIANT_TORCHAO && j->single)
-                memcpy(kk, sf, nbk * sizeof(float));
-            else
-                dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
+            nv_dq_factors(j, kk, sf, nbk);
         }
-        if (dt_fused_dequant(&j->st, j->q, j->em.codes, f, n, 16, kk))
-            continue;
-        dt_emit_values(&j->em, f, vals, n);
         if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
                 vals[i] = vals[i] * kk[0];
@@ -279,6 +286,14 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
         nv_globals(j, *io->global);
     dt_storer_init(&j->st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j->em, q, io->codes, true);
+    dt_fused fz;
+    if (dt_fused_init(&fz, &j->st, q, io->codes)) {
+        float kk[256];
+        nv_dq_factors(j, kk, j->e4m3, 256);
+        for (unsigned c = 0; c < 256; c++)
+            dt_fused_factor(&fz, c, kk[c]);
+        j->fused = &fz;
+    }
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);
     dt_storer_release(&j->st);
