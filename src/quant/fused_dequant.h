@@ -6,20 +6,22 @@
 
 #include "quant.h"
 
+typedef struct dt_fused dt_fused;
 typedef void (*dt_fused_kernel)(uint8_t *y, const uint8_t *codes, size_t n, size_t B,
-                                const uint8_t *sc, const float *kq, const uint8_t *slow);
+                                const uint8_t *sc, const dt_fused *fz);
 
 /* One dequantization's fused kernel and its block factors, indexed by a scale code. */
-typedef struct dt_fused {
+struct dt_fused {
     dt_fused_kernel fn;
     void *y;
     const uint8_t *codes;
     size_t size;      /* bytes of an output element */
     bool nibbles;     /* float4 codes, two a byte */
     float pw;         /* 2^p: the kernel decodes value × 2^-p (see the .c) */
-    float kq[256];    /* factor × 2^p of each scale code (the factor itself where slow) */
-    uint8_t slow[256]; /* factors the kernel takes the unfused steps for (see the .c) */
-} dt_fused;
+    float k[256];     /* the factor of each scale code */
+    float kq[256];    /* k × 2^p, where exact */
+    uint8_t slow[256]; /* the factors the kernel takes the slow steps for (see the .c) */
+};
 
 /* Picks the kernel for q's dequantization into s from the whole code tensor codes: false
  * where there is none (not AVX2, the simple path, an output other than float32 / bfloat16,

@@ -181,6 +181,17 @@ DT_TARGET_AVX2 static DT_INLINE void fd_put(int mode, uint8_t *d, __m256i v, con
 
 static const int fd_pow2[FD_KINDS] = {8, 0, 12, 14, 14, 0};
 
+/* v × f (v = value × 2^-p, f = k × 2^p); slow: v × 2^p × f (f = k), a NaN value kept whatever
+ * f is (value × factor of the simple path gives the value's NaN then) */
+DT_TARGET_AVX2 static DT_INLINE __m256 fd_scale(int kind, bool slow, __m256 v, __m256 f)
+{
+    if (!slow)
+        return _mm256_mul_ps(v, f);
+    if (fd_pow2[kind])
+        v = _mm256_mul_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((127 + fd_pow2[kind]) << 23)));
+    return _mm256_blendv_ps(_mm256_mul_ps(v, f), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+
 /* elements [i, e) of a block with factor f (slow: see the top; also the blocks with NaN codes) */
 DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, bool slow,
                                               uint8_t *y, const uint8_t *codes, size_t i,
@@ -190,18 +201,13 @@ DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, boo
     const __m128i t4 = _mm_setr_epi8(0x00, 0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, (char)0x80,
                                      (char)0x82, (char)0x84, (char)0x86, (char)0x88, (char)0x8A,
                                      (char)0x8C, (char)0x8E);
-    const __m256 pw = _mm256_castsi256_ps(_mm256_set1_epi32((127 + fd_pow2[kind]) << 23));
     const bool eo = bf16 && kind != FD_INT8;
     const size_t size = bf16 ? 2 : 4;
     for (; i < e; i += 16) {
         __m256 va, vb;
         fd_decode16(kind, eo, slow, codes, i, t4, &va, &vb);
-        if (slow && fd_pow2[kind]) {
-            va = _mm256_mul_ps(va, pw);
-            vb = _mm256_mul_ps(vb, pw);
-        }
-        va = _mm256_mul_ps(va, f);
-        vb = _mm256_mul_ps(vb, f);
+        va = fd_scale(kind, slow, va, f);
+        vb = fd_scale(kind, slow, vb, f);
         if (bf16) {
             fd_put(mode, y + i * size, fd_bf16_16(eo, slow, va, vb), y, carry);
         } else {
@@ -214,19 +220,17 @@ DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, boo
 /* n elements of y from their codes, block b (B elements) with the factor of scale code sc[b] */
 DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8_t *y,
                                             const uint8_t *codes, size_t n, size_t B,
-                                            const uint8_t *sc, const float *kq,
-                                            const uint8_t *slow)
+                                            const uint8_t *sc, const dt_fused *fz)
 {
     __m256i carry = _mm256_setzero_si256();
     const bool nan = fd_nan_codes(kind, codes, 0, n); /* then look block by block */
     for (size_t i = 0, b = 0; i < n; i += B, b++) {
         const unsigned c = sc[b];
-        const __m256 f = _mm256_set1_ps(kq[c]);
         const size_t e = n - i < B ? n : i + B;
-        if (!slow[c] && !(nan && fd_nan_codes(kind, codes, i, e)))
-            fd_block(kind, bf16, mode, false, y, codes, i, e, f, &carry);
+        if (!fz->slow[c] && !(nan && fd_nan_codes(kind, codes, i, e)))
+            fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &carry);
         else
-            fd_block(kind, bf16, mode, true, y, codes, i, e, f, &carry);
+            fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &carry);
     }
     if (mode == FD_NT_HALF && n) /* the last vector's high half */
         _mm_stream_si128((__m128i *)(void *)(y + n * (bf16 ? 2 : 4) - 16),
@@ -236,9 +240,9 @@ DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8
 /* one kernel per code type, output (float32, bfloat16) and store mode */
 #define FD_ONE(kind, name, bf16, mode)                                                           \
     DT_TARGET_AVX2 static void name(uint8_t *y, const uint8_t *codes, size_t n, size_t B,      \
-                                    const uint8_t *sc, const float *kq, const uint8_t *slow)   \
+                                    const uint8_t *sc, const dt_fused *fz)                     \
     {                                                                                          \
-        fd_run(kind, bf16, mode, y, codes, n, B, sc, kq, slow);                                \
+        fd_run(kind, bf16, mode, y, codes, n, B, sc, fz);                                      \
     }
 #define FD_KIND(kind, tag)                                                                     \
     FD_ONE(kind, fd_##tag##_f32, false, FD_STOREU)                                             \
@@ -303,15 +307,15 @@ void dt_fused_factor(dt_fused *fz, unsigned c, float k)
     const float t = k * fz->pw;
     fz->slow[c] = (a > 0x7F800000u && a != 0x7FC00000u) ||
                   (a < 0x7F800000u && (dt_f32_bits(t) & 0x7FFFFFFFu) == 0x7F800000u);
-    fz->kq[c] = fz->slow[c] ? k : t;
+    fz->k[c] = k;
+    fz->kq[c] = t;
 }
 
 bool dt_fused_run(const dt_fused *fz, size_t f, size_t n, size_t B, const uint8_t *sc)
 {
     if (n % 16 || B % 16 || (fz->nibbles && f % 2))
         return false;
-    fz->fn((uint8_t *)fz->y + f * fz->size, fz->codes + (fz->nibbles ? f / 2 : f), n, B, sc,
-           fz->kq, fz->slow);
+    fz->fn((uint8_t *)fz->y + f * fz->size, fz->codes + (fz->nibbles ? f / 2 : f), n, B, sc, fz);
     return true;
 }
 

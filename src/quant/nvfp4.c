@@ -237,15 +237,6 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     return DTCAST_OK;
 }
 
-/* kk[i] = the dequantization multiplier of the block scales sf[i] (the fast path's steps) */
-static void nv_dq_factors(const nv_job *j, float *kk, const float *sf, size_t n)
-{
-    if (j->v == DTCAST_VARIANT_TORCHAO && j->single)
-        memcpy(kk, sf, n * sizeof(float));
-    else
-        dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, n, j->g);
-}
-
 static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
 {
     const nv_job *j = ctx;
@@ -263,7 +254,10 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
             float sf[NV_BLOCKS];
             for (size_t k = 0; k < nbk; k++)
                 sf[k] = j->e4m3[j->scales[b + k]];
-            nv_dq_factors(j, kk, sf, nbk);
+            if (j->v == DTCAST_VARIANT_TORCHAO && j->single)
+                memcpy(kk, sf, nbk * sizeof(float));
+            else
+                dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
         }
         if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
@@ -288,10 +282,8 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
     dt_emit_init(&j->em, q, io->codes, true);
     dt_fused fz;
     if (dt_fused_init(&fz, &j->st, q, io->codes)) {
-        float kk[256];
-        nv_dq_factors(j, kk, j->e4m3, 256);
         for (unsigned c = 0; c < 256; c++)
-            dt_fused_factor(&fz, c, kk[c]);
+            dt_fused_factor(&fz, c, nv_dequant_factor(j, c));
         j->fused = &fz;
     }
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
