@@ -35,40 +35,58 @@ enum { FD_E4M3, FD_E5M2, FD_E3M2, FD_E2M3, FD_E2M1, FD_INT8, FD_KINDS };
 
 /* float16 bits of value × 2^-p from L = code << 8 (16-bit lanes, low byte zero); nan: the codes
  * may be NaN (else the NaN code of float8e4m3fn would come out 1.875) */
-DT_TARGET_AVX2 static DT_INLINE __m128i fd_f16(int kind, bool nan, __m128i L)
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_f16(int kind, bool nan, __m256i L)
 {
     switch (kind) {
     case FD_E4M3: {
         /* the sign stays at bit 15, the 7 magnitude bits move to 13..7 (bit 14: the sign's copy) */
-        const __m128i h = _mm_and_si128(_mm_srai_epi16(L, 1), _mm_set1_epi16((short)0xBF80));
+        const __m256i h = _mm256_and_si256(_mm256_srai_epi16(L, 1), _mm256_set1_epi16((short)0xBF80));
         if (!nan)
             return h;
         /* magnitude 0x7F (NaN) came out 0x3F80: xor 0x4180 makes it 0x7E00, float16's NaN */
-        const __m128i is_nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
-                                               _mm_set1_epi16(0x3F80));
-        return _mm_xor_si128(h, _mm_and_si128(is_nan, _mm_set1_epi16(0x4180)));
+        const __m256i is_nan = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
+                                                  _mm256_set1_epi16(0x3F80));
+        return _mm256_xor_si256(h, _mm256_and_si256(is_nan, _mm256_set1_epi16(0x4180)));
     }
     case FD_E3M2: /* code bits 5..0 to 15..10 (6, 7 dropped), back by 2 with the sign spread */
-        return _mm_and_si128(_mm_srai_epi16(_mm_slli_epi16(L, 2), 2), _mm_set1_epi16((short)0x9F00));
+        return _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(L, 2), 2),
+                                _mm256_set1_epi16((short)0x9F00));
     case FD_E2M3: /* the same, back by 3: the magnitude at 11..7 */
-        return _mm_and_si128(_mm_srai_epi16(_mm_slli_epi16(L, 2), 3), _mm_set1_epi16((short)0x8F80));
+        return _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(L, 2), 3),
+                                _mm256_set1_epi16((short)0x8F80));
     default: /* FD_E5M2: already a float16 */
         return L;
     }
 }
 
 /* float8e5m2's NaN codes (magnitude 0x7D..0x7F) -> 0x7E | sign, float16's canonical NaN */
-DT_TARGET_AVX2 static DT_INLINE __m128i fd_e5m2_nan(__m128i x)
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_e5m2_nan(__m256i x)
 {
-    const __m128i mag = _mm_and_si128(x, _mm_set1_epi8(0x7F));
-    const __m128i nan = _mm_cmpgt_epi8(mag, _mm_set1_epi8(0x7C));
-    return _mm_xor_si128(x, _mm_and_si128(nan, _mm_xor_si128(mag, _mm_set1_epi8(0x7E))));
+    const __m256i mag = _mm256_and_si256(x, _mm256_set1_epi8(0x7F));
+    const __m256i nan = _mm256_cmpgt_epi8(mag, _mm256_set1_epi8(0x7C));
+    return _mm256_xor_si256(x, _mm256_and_si256(nan, _mm256_xor_si256(mag, _mm256_set1_epi8(0x7E))));
 }
 
-/* The values × 2^-p of the 16 elements from element i of the codes: even elements in *a and
- * odd ones in *b (eo), or elements 0-7 and 8-15. nan: float8 codes may be NaN. t4: float4e2m1's
- * float16 top bytes. */
-DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, bool nan, const uint8_t *codes,
+/* The float16 bits of 32 byte codes x (float8, float6): the even elements in *l0 and the odd
+ * ones in *l1 (eo), or elements [0-7 | 16-23] in *l0 and [8-15 | 24-31] in *l1 */
+DT_TARGET_AVX2 static DT_INLINE void fd_f16_bytes(int kind, bool eo, bool nan, __m256i x,
+                                                  __m256i *l0, __m256i *l1)
+{
+    if (kind == FD_E5M2 && nan)
+        x = fd_e5m2_nan(x);
+    if (eo) { /* code << 8 of the even bytes, and of the odd ones */
+        *l0 = fd_f16(kind, nan, _mm256_slli_epi16(x, 8));
+        *l1 = fd_f16(kind, nan, _mm256_and_si256(x, _mm256_set1_epi16((short)0xFF00)));
+    } else {
+        *l0 = fd_f16(kind, nan, _mm256_unpacklo_epi8(_mm256_setzero_si256(), x));
+        *l1 = fd_f16(kind, nan, _mm256_unpackhi_epi8(_mm256_setzero_si256(), x));
+    }
+}
+
+/* The values × 2^-p of the 16 elements from element i of float4 or int8 codes: even elements
+ * in *a and odd ones in *b (eo), or elements 0-7 and 8-15. t4: float4e2m1's float16 top
+ * bytes. */
+DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_t *codes,
                                                  size_t i, __m128i t4, __m256 *a, __m256 *b)
 {
     if (kind == FD_INT8) {
@@ -76,33 +94,19 @@ DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, bool nan, co
         *b = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(codes + i + 8))));
         return;
     }
+    /* FD_E2M1: two codes a byte, element 2j in the low nibble */
     const __m128i zero = _mm_setzero_si128();
+    const __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)(codes + i / 2));
+    const __m128i lo = _mm_and_si128(x, _mm_set1_epi8(0x0F));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0F));
     __m128i la, lb;
-    if (kind == FD_E2M1) { /* two codes a byte, element 2j in the low nibble */
-        const __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)(codes + i / 2));
-        const __m128i lo = _mm_and_si128(x, _mm_set1_epi8(0x0F));
-        const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0F));
-        if (eo) {
-            la = _mm_unpacklo_epi8(zero, _mm_shuffle_epi8(t4, lo));
-            lb = _mm_unpacklo_epi8(zero, _mm_shuffle_epi8(t4, hi));
-        } else {
-            const __m128i h = _mm_shuffle_epi8(t4, _mm_unpacklo_epi8(lo, hi));
-            la = _mm_unpacklo_epi8(zero, h);
-            lb = _mm_unpackhi_epi8(zero, h);
-        }
+    if (eo) {
+        la = _mm_unpacklo_epi8(zero, _mm_shuffle_epi8(t4, lo));
+        lb = _mm_unpacklo_epi8(zero, _mm_shuffle_epi8(t4, hi));
     } else {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
-        if (kind == FD_E5M2 && nan)
-            x = fd_e5m2_nan(x);
-        if (eo) { /* code << 8 of the even bytes, and of the odd ones */
-            la = _mm_slli_epi16(x, 8);
-            lb = _mm_and_si128(x, _mm_set1_epi16((short)0xFF00));
-        } else {
-            la = _mm_unpacklo_epi8(zero, x);
-            lb = _mm_unpackhi_epi8(zero, x);
-        }
-        la = fd_f16(kind, nan, la);
-        lb = fd_f16(kind, nan, lb);
+        const __m128i h = _mm_shuffle_epi8(t4, _mm_unpacklo_epi8(lo, hi));
+        la = _mm_unpacklo_epi8(zero, h);
+        lb = _mm_unpackhi_epi8(zero, h);
     }
     *a = _mm256_cvtph_ps(la);
     *b = _mm256_cvtph_ps(lb);
@@ -146,7 +150,7 @@ DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(bool nan_case, __m256 v)
     return _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
 
-/* 16 bfloat16 in memory order from the two vectors fd_decode16 gave */
+/* 16 bfloat16 in memory order from the two vectors of fd_decode16 (or fd_f16_bytes) */
 DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_16(bool eo, bool nan_case, __m256 a, __m256 b)
 {
     const __m256i ra = fd_bf16_high(nan_case, a), rb = fd_bf16_high(nan_case, b);
@@ -192,28 +196,56 @@ DT_TARGET_AVX2 static DT_INLINE __m256 fd_scale(int kind, bool slow, __m256 v, _
     return _mm256_blendv_ps(_mm256_mul_ps(v, f), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
+/* elements [i, i + 16) from their values × 2^-p (a, b as fd_decode16 gives them) */
+DT_TARGET_AVX2 static DT_INLINE void fd_emit16(int kind, bool bf16, int mode, bool slow, uint8_t *y,
+                                               size_t i, __m256 a, __m256 b, __m256 f,
+                                               __m256i *carry)
+{
+    const bool eo = bf16 && kind != FD_INT8;
+    const size_t size = bf16 ? 2 : 4;
+    a = fd_scale(kind, slow, a, f);
+    b = fd_scale(kind, slow, b, f);
+    if (bf16) {
+        fd_put(mode, y + i * size, fd_bf16_16(eo, slow, a, b), y, carry);
+    } else {
+        fd_put(mode, y + i * size, _mm256_castps_si256(a), y, carry);
+        fd_put(mode, y + i * size + 32, _mm256_castps_si256(b), y, carry);
+    }
+}
+
 /* elements [i, e) of a block with factor f (slow: see the top; also the blocks with NaN codes) */
 DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, bool slow,
                                               uint8_t *y, const uint8_t *codes, size_t i,
                                               size_t e, __m256 f, __m256i *carry)
 {
+    const bool eo = bf16 && kind != FD_INT8;
+    if (kind != FD_E2M1 && kind != FD_INT8) { /* byte codes: 32 a step, then 16 */
+        for (; i < e; i += 32) {
+            __m256i l0, l1;
+            if (e - i >= 32) {
+                fd_f16_bytes(kind, eo, slow, _mm256_loadu_si256((const __m256i *)(const void *)(codes + i)), &l0, &l1);
+            } else {
+                const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
+                fd_f16_bytes(kind, eo, slow, _mm256_zextsi128_si256(x), &l0, &l1);
+            }
+            fd_emit16(kind, bf16, mode, slow, y, i, _mm256_cvtph_ps(_mm256_castsi256_si128(l0)),
+                      _mm256_cvtph_ps(_mm256_castsi256_si128(l1)), f, carry);
+            if (e - i < 32)
+                break;
+            fd_emit16(kind, bf16, mode, slow, y, i + 16,
+                      _mm256_cvtph_ps(_mm256_extracti128_si256(l0, 1)),
+                      _mm256_cvtph_ps(_mm256_extracti128_si256(l1, 1)), f, carry);
+        }
+        return;
+    }
     /* float4e2m1 code c -> the top byte of its float16: sign to bit 7, e e m to bits 3..1 */
     const __m128i t4 = _mm_setr_epi8(0x00, 0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, (char)0x80,
                                      (char)0x82, (char)0x84, (char)0x86, (char)0x88, (char)0x8A,
                                      (char)0x8C, (char)0x8E);
-    const bool eo = bf16 && kind != FD_INT8;
-    const size_t size = bf16 ? 2 : 4;
     for (; i < e; i += 16) {
-        __m256 va, vb;
-        fd_decode16(kind, eo, slow, codes, i, t4, &va, &vb);
-        va = fd_scale(kind, slow, va, f);
-        vb = fd_scale(kind, slow, vb, f);
-        if (bf16) {
-            fd_put(mode, y + i * size, fd_bf16_16(eo, slow, va, vb), y, carry);
-        } else {
-            fd_put(mode, y + i * size, _mm256_castps_si256(va), y, carry);
-            fd_put(mode, y + i * size + 32, _mm256_castps_si256(vb), y, carry);
-        }
+        __m256 a, b;
+        fd_decode16(kind, eo, codes, i, t4, &a, &b);
+        fd_emit16(kind, bf16, mode, slow, y, i, a, b, f, carry);
     }
 }
 
