@@ -560,6 +560,16 @@ static bool dq_same(const char *label, const dtcast_quant_params *p, dtcast_type
     return ok;
 }
 
+/* whether the fused kernel runs here (x86-64 with AVX2 active) */
+static bool have_fused(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return dt_isa_active() >= DT_ISA_AVX2;
+#else
+    return false;
+#endif
+}
+
 /* Every output placement the fused kernel distinguishes: ordinary stores at two offsets,
  * streaming to a y 32-byte aligned, 16 bytes past, and not 16-byte aligned (declined, as are
  * all where `declined`). */
@@ -578,7 +588,7 @@ static bool dq_all_outputs(const char *label, const dtcast_quant_params *p, cons
             char name[200];
             snprintf(name, sizeof name, "%s to %s (+%zu%s)", label, tn(outs[o]), places[k].off,
                      places[k].stream ? " streamed" : "");
-            const bool fused = !declined && !(places[k].stream && places[k].off % 16);
+            const bool fused = have_fused() && !declined && !(places[k].stream && places[k].off % 16);
             ok = dq_same(name, p, outs[o], c, s, g, places[k].off, places[k].stream, !fused) && ok;
             ++*runs;
         }

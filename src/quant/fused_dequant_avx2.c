@@ -1,6 +1,7 @@
-/* Fused AVX2 dequantization of whole blocks: 16 codes at a time are decoded in registers,
- * multiplied by their block's factor (one float32 multiply) and rounded to bfloat16 or stored
- * as float32, straight into y (streaming stores where the storer streams).
+/* Fused AVX2 dequantization of whole blocks: 32 byte codes (16 float4 or int8 codes) at a time
+ * are decoded in registers, multiplied by their block's factor (one float32 multiply) and
+ * rounded to bfloat16 or stored as float32, straight into y (streaming stores where the storer
+ * streams). The block factors come from a table indexed by the block's scale code.
  *
  * Decoding. Every float code type here is a float16 in disguise: its bits moved into float16
  * position give value × 2^-p exactly (normal codes as normal float16, subnormal codes as
@@ -20,7 +21,9 @@
  * rounding u + 0x7FFF + lsb then needs no NaN case: it leaves 0x7FC0 | sign, as the unfused
  * rounding does. A factor for which this does not hold (k × 2^p overflows, or k is a NaN with a
  * payload) marks its blocks slow: value × 2^-p × 2^p (exact) × k, and the rounding with its NaN
- * case, the unfused path's steps.
+ * case, the unfused path's steps. Blocks with NaN codes are slow too (a chunk is scanned for
+ * them first, its blocks only when it has some): there the code's NaN is kept whatever the
+ * factor, as value × factor in the simple path gives it.
  *
  * Order of the lanes. For bfloat16 the 16 codes are split into even and odd elements, so that
  * the two rounded vectors interleave into memory order by one shift, mask and or (no shuffle);
