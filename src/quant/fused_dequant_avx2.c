@@ -21,9 +21,9 @@
  * rounding u + 0x7FFF + lsb then needs no NaN case: it leaves 0x7FC0 | sign, as the unfused
  * rounding does. A factor for which this does not hold (k × 2^p overflows, or k is a NaN with a
  * payload) marks its blocks slow: value × 2^-p × 2^p (exact) × k, and the rounding with its NaN
- * case, the unfused path's steps. Blocks with NaN codes are slow too (a chunk is scanned for
- * them first, its blocks only when it has some): there the code's NaN is kept whatever the
- * factor, as value × factor in the simple path gives it.
+ * case, the unfused path's steps. Blocks with NaN codes are done again on the slow steps (the
+ * fast ones note them on the way, the output is written twice): there the code's NaN is kept
+ * whatever the factor, as value × factor in the simple path gives it.
  *
  * Order of the lanes. For bfloat16 the 16 codes are split into even and odd elements, so that
  * the two rounded vectors interleave into memory order by one shift, mask and or (no shuffle);
@@ -115,28 +115,22 @@ DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_
     *b = _mm256_cvtph_ps(lb);
 }
 
-/* whether float8 codes [i, e) (a multiple of 16) hold a NaN */
-DT_TARGET_AVX2 static DT_INLINE bool fd_nan_codes(int kind, const uint8_t *codes, size_t i,
-                                                  size_t e)
+/* float8 NaN codes seen so far: the largest byte of code | 0x80 (float8e4m3fn: 0xFF is NaN) or of
+ * code & 0x7F (float8e5m2: above 0x7C is NaN) */
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_nan_seen(int kind, __m256i m, __m256i x)
 {
-    if (kind != FD_E4M3 && kind != FD_E5M2)
-        return false;
-    /* the largest byte of code | 0x80 (e4m3: 0xFF is NaN) or of code & 0x7F (e5m2: > 0x7C) */
-    const __m256i bit = _mm256_set1_epi8(kind == FD_E4M3 ? (char)0x80 : 0x7F);
-    __m256i m = _mm256_setzero_si256();
-    for (; i + 32 <= e; i += 32) {
-        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
-        m = _mm256_max_epu8(m, kind == FD_E4M3 ? _mm256_or_si256(x, bit) : _mm256_and_si256(x, bit));
-    }
-    __m128i h = _mm_max_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-    if (i < e) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
-        const __m128i b = _mm256_castsi256_si128(bit);
-        h = _mm_max_epu8(h, kind == FD_E4M3 ? _mm_or_si128(x, b) : _mm_and_si128(x, b));
-    }
-    const __m128i nan = kind == FD_E4M3 ? _mm_cmpeq_epi8(h, _mm_set1_epi8(-1))
-                                        : _mm_cmpgt_epi8(h, _mm_set1_epi8(0x7C));
-    return _mm_movemask_epi8(nan) != 0;
+    if (kind == FD_E4M3)
+        return _mm256_max_epu8(m, _mm256_or_si256(x, _mm256_set1_epi8((char)0x80)));
+    if (kind == FD_E5M2)
+        return _mm256_max_epu8(m, _mm256_and_si256(x, _mm256_set1_epi8(0x7F)));
+    return m;
+}
+
+DT_TARGET_AVX2 static DT_INLINE bool fd_nan_any(int kind, __m256i m)
+{
+    const __m256i nan = kind == FD_E4M3 ? _mm256_cmpeq_epi8(m, _mm256_set1_epi8(-1))
+                                        : _mm256_cmpgt_epi8(m, _mm256_set1_epi8(0x7C));
+    return (kind == FD_E4M3 || kind == FD_E5M2) && _mm256_movemask_epi8(nan) != 0;
 }
 
 /* bfloat16, nearest even, in the high half of each lane; a NaN gives 0x7FC0 | sign there
@@ -216,21 +210,24 @@ DT_TARGET_AVX2 static DT_INLINE void fd_emit16(int kind, bool bf16, int mode, bo
     }
 }
 
-/* elements [i, e) of a block with factor f (slow: see the top; also the blocks with NaN codes) */
-DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, bool slow,
+/* elements [i, e) of a block with factor f (slow: see the top). Returns whether the fast steps
+ * met a NaN code (float8): the block is then to be done again on the slow ones. */
+DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, bool slow,
                                               uint8_t *y, const uint8_t *codes, size_t i,
                                               size_t e, __m256 f, __m256i *carry)
 {
     const bool eo = bf16 && kind != FD_INT8;
     if (kind != FD_E2M1 && kind != FD_INT8) { /* byte codes: 32 a step, then 16 */
+        __m256i seen = _mm256_setzero_si256();
         for (; i < e; i += 32) {
-            __m256i l0, l1;
-            if (e - i >= 32) {
-                fd_f16_bytes(kind, eo, slow, _mm256_loadu_si256((const __m256i *)(const void *)(codes + i)), &l0, &l1);
-            } else {
-                const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
-                fd_f16_bytes(kind, eo, slow, _mm256_zextsi128_si256(x), &l0, &l1);
-            }
+            __m256i x, l0, l1;
+            if (e - i >= 32)
+                x = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
+            else
+                x = _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(codes + i)));
+            if (!slow)
+                seen = fd_nan_seen(kind, seen, x);
+            fd_f16_bytes(kind, eo, slow, x, &l0, &l1);
             fd_emit16(kind, bf16, mode, slow, y, i, _mm256_cvtph_ps(_mm256_castsi256_si128(l0)),
                       _mm256_cvtph_ps(_mm256_castsi256_si128(l1)), f, carry);
             if (e - i < 32)
@@ -239,7 +236,7 @@ DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, boo
                       _mm256_cvtph_ps(_mm256_extracti128_si256(l0, 1)),
                       _mm256_cvtph_ps(_mm256_extracti128_si256(l1, 1)), f, carry);
         }
-        return;
+        return !slow && fd_nan_any(kind, seen);
     }
     /* float4e2m1 code c -> the top byte of its float16: sign to bit 7, e e m to bits 3..1 */
     const __m128i t4 = _mm_setr_epi8(0x00, 0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, (char)0x80,
@@ -250,6 +247,7 @@ DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, boo
         fd_decode16(kind, eo, codes, i, t4, &a, &b);
         fd_emit16(kind, bf16, mode, slow, y, i, a, b, f, carry);
     }
+    return false;
 }
 
 /* n elements of y from their codes, block b (B elements) with the factor of scale code sc[b] */
@@ -258,14 +256,15 @@ DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8
                                             const uint8_t *sc, const dt_fused *fz)
 {
     __m256i carry = _mm256_setzero_si256();
-    const bool nan = fd_nan_codes(kind, codes, 0, n); /* then look block by block */
     for (size_t i = 0, b = 0; i < n; i += B, b++) {
         const unsigned c = sc[b];
         const size_t e = n - i < B ? n : i + B;
-        if (!fz->slow[c] && !(nan && fd_nan_codes(kind, codes, i, e)))
-            fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &carry);
-        else
-            fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &carry);
+        const __m256i carry0 = carry;
+        if (!fz->slow[c] &&
+            !fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &carry))
+            continue;
+        carry = carry0; /* (again) on the slow steps, over what the fast ones wrote */
+        fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &carry);
     }
     if (mode == FD_NT_HALF && n) /* the last vector's high half */
         _mm_stream_si128((__m128i *)(void *)(y + n * (bf16 ? 2 : 4) - 16),
