@@ -36,6 +36,18 @@
 
 enum { FD_E4M3, FD_E5M2, FD_E3M2, FD_E2M3, FD_E2M1, FD_INT8, FD_KINDS };
 
+/* The constants of the fast steps, made once per chunk: the compiler, knowing their values,
+ * built them again (a broadcast each) for every block */
+typedef struct fd_consts {
+    __m256i ones, bias, nan_bits; /* 1, 0x7FFF (rounding); the float8 NaN test's byte mask */
+} fd_consts;
+
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_opaque(__m256i v)
+{
+    __asm__("" : "+x"(v)); /* hides the value: kept in a register or spilled, not rebuilt */
+    return v;
+}
+
 /* float16 bits of value × 2^-p from L = code << 8 (16-bit lanes, low byte zero); nan: the codes
  * may be NaN (else the NaN code of float8e4m3fn would come out 1.875) */
 DT_TARGET_AVX2 static DT_INLINE __m256i fd_f16(int kind, bool nan, __m256i L)
@@ -116,13 +128,13 @@ DT_TARGET_AVX2 static DT_INLINE void fd_decode16(int kind, bool eo, const uint8_
 }
 
 /* float8 NaN codes seen so far: the largest byte of code | 0x80 (float8e4m3fn: 0xFF is NaN) or of
- * code & 0x7F (float8e5m2: above 0x7C is NaN) */
-DT_TARGET_AVX2 static DT_INLINE __m256i fd_nan_seen(int kind, __m256i m, __m256i x)
+ * code & 0x7F (float8e5m2: above 0x7C is NaN); nan_bits is 0x80 or 0x7F */
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_nan_seen(int kind, __m256i m, __m256i x, __m256i nan_bits)
 {
     if (kind == FD_E4M3)
-        return _mm256_max_epu8(m, _mm256_or_si256(x, _mm256_set1_epi8((char)0x80)));
+        return _mm256_max_epu8(m, _mm256_or_si256(x, nan_bits));
     if (kind == FD_E5M2)
-        return _mm256_max_epu8(m, _mm256_and_si256(x, _mm256_set1_epi8(0x7F)));
+        return _mm256_max_epu8(m, _mm256_and_si256(x, nan_bits));
     return m;
 }
 
@@ -135,11 +147,11 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_nan_any(int kind, __m256i m)
 
 /* bfloat16, nearest even, in the high half of each lane; a NaN gives 0x7FC0 | sign there
  * (with nan_case; without, v's NaN must be canonical, which the rounding keeps) */
-DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(bool nan_case, __m256 v)
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(bool nan_case, __m256 v, const fd_consts *kc)
 {
     const __m256i u = _mm256_castps_si256(v);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), kc->ones);
+    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, kc->bias));
     if (!nan_case)
         return r;
     const __m256i qnan = _mm256_or_si256(_mm256_and_si256(u, _mm256_set1_epi32((int)0x80000000u)),
@@ -148,9 +160,10 @@ DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_high(bool nan_case, __m256 v)
 }
 
 /* 16 bfloat16 in memory order from the two vectors of fd_decode16 (or fd_f16_bytes) */
-DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_16(bool eo, bool nan_case, __m256 a, __m256 b)
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_bf16_16(bool eo, bool nan_case, __m256 a, __m256 b,
+                                                  const fd_consts *kc)
 {
-    const __m256i ra = fd_bf16_high(nan_case, a), rb = fd_bf16_high(nan_case, b);
+    const __m256i ra = fd_bf16_high(nan_case, a, kc), rb = fd_bf16_high(nan_case, b, kc);
     if (eo) /* even element in the low half of each 32 bits, odd in the high half */
         return _mm256_blend_epi16(_mm256_srli_epi32(ra, 16), rb, 0xAA);
     /* packus works within 128-bit lanes: 0-3 8-11 4-7 12-15, put back in order */
@@ -196,14 +209,14 @@ DT_TARGET_AVX2 static DT_INLINE __m256 fd_scale(int kind, bool slow, __m256 v, _
 /* elements [i, i + 16) from their values × 2^-p (a, b as fd_decode16 gives them) */
 DT_TARGET_AVX2 static DT_INLINE void fd_emit16(int kind, bool bf16, int mode, bool slow, uint8_t *y,
                                                size_t i, __m256 a, __m256 b, __m256 f,
-                                               __m256i *carry)
+                                               const fd_consts *kc, __m256i *carry)
 {
     const bool eo = bf16 && kind != FD_INT8;
     const size_t size = bf16 ? 2 : 4;
     a = fd_scale(kind, slow, a, f);
     b = fd_scale(kind, slow, b, f);
     if (bf16) {
-        fd_put(mode, y + i * size, fd_bf16_16(eo, slow, a, b), y, carry);
+        fd_put(mode, y + i * size, fd_bf16_16(eo, slow, a, b, kc), y, carry);
     } else {
         fd_put(mode, y + i * size, _mm256_castps_si256(a), y, carry);
         fd_put(mode, y + i * size + 32, _mm256_castps_si256(b), y, carry);
@@ -214,7 +227,8 @@ DT_TARGET_AVX2 static DT_INLINE void fd_emit16(int kind, bool bf16, int mode, bo
  * met a NaN code (float8): the block is then to be done again on the slow ones. */
 DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, bool slow,
                                               uint8_t *y, const uint8_t *codes, size_t i,
-                                              size_t e, __m256 f, __m256i *carry)
+                                              size_t e, __m256 f, const fd_consts *kc,
+                                              __m256i *carry)
 {
     const bool eo = bf16 && kind != FD_INT8;
     if (kind != FD_E2M1 && kind != FD_INT8) { /* byte codes: 32 a step, then 16 */
@@ -226,15 +240,15 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, boo
             else
                 x = _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(codes + i)));
             if (!slow)
-                seen = fd_nan_seen(kind, seen, x);
+                seen = fd_nan_seen(kind, seen, x, kc->nan_bits);
             fd_f16_bytes(kind, eo, slow, x, &l0, &l1);
             fd_emit16(kind, bf16, mode, slow, y, i, _mm256_cvtph_ps(_mm256_castsi256_si128(l0)),
-                      _mm256_cvtph_ps(_mm256_castsi256_si128(l1)), f, carry);
+                      _mm256_cvtph_ps(_mm256_castsi256_si128(l1)), f, kc, carry);
             if (e - i < 32)
                 break;
             fd_emit16(kind, bf16, mode, slow, y, i + 16,
                       _mm256_cvtph_ps(_mm256_extracti128_si256(l0, 1)),
-                      _mm256_cvtph_ps(_mm256_extracti128_si256(l1, 1)), f, carry);
+                      _mm256_cvtph_ps(_mm256_extracti128_si256(l1, 1)), f, kc, carry);
         }
         return !slow && fd_nan_any(kind, seen);
     }
@@ -245,7 +259,7 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, boo
     for (; i < e; i += 16) {
         __m256 a, b;
         fd_decode16(kind, eo, codes, i, t4, &a, &b);
-        fd_emit16(kind, bf16, mode, slow, y, i, a, b, f, carry);
+        fd_emit16(kind, bf16, mode, slow, y, i, a, b, f, kc, carry);
     }
     return false;
 }
@@ -256,15 +270,17 @@ DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8
                                             const uint8_t *sc, const dt_fused *fz)
 {
     __m256i carry = _mm256_setzero_si256();
+    const fd_consts kc = {fd_opaque(_mm256_set1_epi32(1)), fd_opaque(_mm256_set1_epi32(0x7FFF)),
+                          fd_opaque(_mm256_set1_epi8(kind == FD_E4M3 ? (char)0x80 : 0x7F))};
     for (size_t i = 0, b = 0; i < n; i += B, b++) {
         const unsigned c = sc[b];
         const size_t e = n - i < B ? n : i + B;
         const __m256i carry0 = carry;
         if (!fz->slow[c] &&
-            !fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &carry))
+            !fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &kc, &carry))
             continue;
         carry = carry0; /* (again) on the slow steps, over what the fast ones wrote */
-        fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &carry);
+        fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &kc, &carry);
     }
     if (mode == FD_NT_HALF && n) /* the last vector's high half */
         _mm_stream_si128((__m128i *)(void *)(y + n * (bf16 ? 2 : 4) - 16),
