@@ -22,8 +22,9 @@
  * rounding does. A factor for which this does not hold (k × 2^p overflows, or k is a NaN with a
  * payload) marks its blocks slow: value × 2^-p × 2^p (exact) × k, and the rounding with its NaN
  * case, the unfused path's steps. Blocks with NaN codes are done again on the slow steps (the
- * fast ones note them on the way, the output is written twice): there the code's NaN is kept
- * whatever the factor, as value × factor in the simple path gives it.
+ * fast ones note NaN codes on the way; when a chunk had some, its blocks are looked at and
+ * those written again): there the code's NaN is kept whatever the factor, as value × factor
+ * in the simple path gives it.
  *
  * Order of the lanes. For bfloat16 the 16 codes are split into even and odd elements, so that
  * the two rounded vectors interleave into memory order by one shift, mask and or (no shuffle);
@@ -223,16 +224,15 @@ DT_TARGET_AVX2 static DT_INLINE void fd_emit16(int kind, bool bf16, int mode, bo
     }
 }
 
-/* elements [i, e) of a block with factor f (slow: see the top). Returns whether the fast steps
- * met a NaN code (float8): the block is then to be done again on the slow ones. */
-DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, bool slow,
+/* elements [i, e) of a block with factor f (slow: see the top); the fast steps note the float8
+ * NaN codes they meet in *seen (fd_nan_seen) */
+DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, bool slow,
                                               uint8_t *y, const uint8_t *codes, size_t i,
                                               size_t e, __m256 f, const fd_consts *kc,
-                                              __m256i *carry)
+                                              __m256i *carry, __m256i *seen)
 {
     const bool eo = bf16 && kind != FD_INT8;
     if (kind != FD_E2M1 && kind != FD_INT8) { /* byte codes: 32 a step, then 16 */
-        __m256i seen = _mm256_setzero_si256();
         for (; i < e; i += 32) {
             __m256i x, l0, l1;
             if (e - i >= 32)
@@ -240,7 +240,7 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, boo
             else
                 x = _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(codes + i)));
             if (!slow)
-                seen = fd_nan_seen(kind, seen, x, kc->nan_bits);
+                *seen = fd_nan_seen(kind, *seen, x, kc->nan_bits);
             fd_f16_bytes(kind, eo, slow, x, &l0, &l1);
             fd_emit16(kind, bf16, mode, slow, y, i, _mm256_cvtph_ps(_mm256_castsi256_si128(l0)),
                       _mm256_cvtph_ps(_mm256_castsi256_si128(l1)), f, kc, carry);
@@ -250,7 +250,7 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, boo
                       _mm256_cvtph_ps(_mm256_extracti128_si256(l0, 1)),
                       _mm256_cvtph_ps(_mm256_extracti128_si256(l1, 1)), f, kc, carry);
         }
-        return !slow && fd_nan_any(kind, seen);
+        return;
     }
     /* float4e2m1 code c -> the top byte of its float16: sign to bit 7, e e m to bits 3..1 */
     const __m128i t4 = _mm_setr_epi8(0x00, 0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, (char)0x80,
@@ -261,7 +261,25 @@ DT_TARGET_AVX2 static DT_INLINE bool fd_block(int kind, bool bf16, int mode, boo
         fd_decode16(kind, eo, codes, i, t4, &a, &b);
         fd_emit16(kind, bf16, mode, slow, y, i, a, b, f, kc, carry);
     }
-    return false;
+}
+
+/* the blocks of elements [0, n) (blocks of B, the last may be short); one: B is one step of
+ * fd_block (32 byte codes, 16 others) and n a multiple of it */
+DT_TARGET_AVX2 static DT_INLINE void fd_blocks(int kind, bool bf16, int mode, bool one, uint8_t *y,
+                                               const uint8_t *codes, size_t n, size_t B,
+                                               const uint8_t *sc, const dt_fused *fz,
+                                               const fd_consts *kc, __m256i *carry,
+                                               __m256i *seen)
+{
+    const size_t step = kind == FD_E2M1 || kind == FD_INT8 ? 16 : 32;
+    for (size_t i = 0, b = 0; i < n; i += B, b++) {
+        const unsigned c = sc[b];
+        const size_t e = one ? i + step : n - i < B ? n : i + B;
+        if (!fz->slow[c])
+            fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), kc, carry, seen);
+        else
+            fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), kc, carry, seen);
+    }
 }
 
 /* n elements of y from their codes, block b (B elements) with the factor of scale code sc[b] */
@@ -272,19 +290,28 @@ DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8
     __m256i carry = _mm256_setzero_si256();
     const fd_consts kc = {fd_opaque(_mm256_set1_epi32(1)), fd_opaque(_mm256_set1_epi32(0x7FFF)),
                           fd_opaque(_mm256_set1_epi8(kind == FD_E4M3 ? (char)0x80 : 0x7F))};
-    for (size_t i = 0, b = 0; i < n; i += B, b++) {
-        const unsigned c = sc[b];
-        const size_t e = n - i < B ? n : i + B;
-        const __m256i carry0 = carry;
-        if (!fz->slow[c] &&
-            !fd_block(kind, bf16, mode, false, y, codes, i, e, _mm256_set1_ps(fz->kq[c]), &kc, &carry))
-            continue;
-        carry = carry0; /* (again) on the slow steps, over what the fast ones wrote */
-        fd_block(kind, bf16, mode, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]), &kc, &carry);
-    }
+    const size_t step = kind == FD_E2M1 || kind == FD_INT8 ? 16 : 32;
+    __m256i seen = _mm256_setzero_si256();
+    if (B == step && n % B == 0) /* one step a block: no loop in the block */
+        fd_blocks(kind, bf16, mode, true, y, codes, n, B, sc, fz, &kc, &carry, &seen);
+    else
+        fd_blocks(kind, bf16, mode, false, y, codes, n, B, sc, fz, &kc, &carry, &seen);
     if (mode == FD_NT_HALF && n) /* the last vector's high half */
         _mm_stream_si128((__m128i *)(void *)(y + n * (bf16 ? 2 : 4) - 16),
                          _mm256_extracti128_si256(carry, 1));
+    if (fd_nan_any(kind, seen)) /* the fast blocks with NaN codes again, on the slow steps */
+        for (size_t i = 0, b = 0; i < n; i += B, b++) {
+            const unsigned c = sc[b];
+            const size_t e = n - i < B ? n : i + B;
+            __m256i m = _mm256_setzero_si256(), unused;
+            for (size_t j = i; j < e; j += 16)
+                m = fd_nan_seen(kind, m, _mm256_zextsi128_si256(_mm_loadu_si128(
+                                             (const __m128i *)(const void *)(codes + j))),
+                                kc.nan_bits);
+            if (!fz->slow[c] && fd_nan_any(kind, m))
+                fd_block(kind, bf16, FD_STOREU, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]),
+                         &kc, &unused, &unused);
+        }
 }
 
 /* one kernel per code type, output (float32, bfloat16) and store mode */
