@@ -649,11 +649,12 @@ static void fused(void)
                 p.scheme = DTCAST_SCHEME_MX;
                 p.element = mx_el[e];
                 p.block = blk;
+                p.threads = blk == 48 ? 3 : 1; /* ranges of blocks on threads */
                 dtcast_tensor c = {codes, R * K * (size_t)bits / 8, mx_el[e], 2, {(int64_t)R, (int64_t)K}};
                 dtcast_tensor s = {sc, R * nb, DTCAST_FLOAT8E8M0, 2, {(int64_t)R, (int64_t)nb}};
                 char label[160];
-                snprintf(label, sizeof label, "fused mx %s block %d, all codes x all scales%s",
-                         tn(mx_el[e]), blk, nn ? " (no NaN codes)" : "");
+                snprintf(label, sizeof label, "fused mx %s block %d threads %u, all codes x all scales%s",
+                         tn(mx_el[e]), blk, p.threads, nn ? " (no NaN codes)" : "");
                 ok = dq_all_outputs(label, &p, &c, &s, NULL, false, &runs) && ok;
                 free(codes);
                 free(sc);
@@ -680,6 +681,7 @@ static void fused(void)
                 p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT
                             : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
                 p.single_level = v == 2;
+                p.threads = v == 3 ? 2 : 1;
                 float gv = f32(edge_factors[gi]);
                 dtcast_tensor g = {&gv, 4, DTCAST_FLOAT32, 1, {1}};
                 char label[160];
@@ -713,6 +715,7 @@ static void fused(void)
                 p.variant = v ? DTCAST_VARIANT_DEEPSEEK_ACT : DTCAST_VARIANT_HF;
                 p.block = (int)C;
                 p.block_rows = 1;
+                p.threads = v ? 2 : 1;
                 dtcast_tensor c = {codes, R * K, DTCAST_FLOAT8E4M3FN, 2, {(int64_t)R, (int64_t)K}};
                 dtcast_tensor s = {sc, R * nt * 4, DTCAST_FLOAT32, 2, {(int64_t)R, (int64_t)nt}};
                 char label[160];

@@ -1,6 +1,8 @@
 /* Dequantization of whole blocks in one pass (fused_dequant_avx2.c): the codes are decoded in
  * registers, multiplied by their block's factor and rounded to the output, with no float32
- * buffer in between. The bytes are those of dt_emit_values followed by dt_store_scaled. */
+ * buffer in between. The bytes are the simple path's; those of dt_emit_values followed by
+ * dt_store_scaled too, but for a NaN code times a NaN factor, where the unfused vector steps
+ * leave the NaN's sign to the compiler's operand order and this kernel keeps the code's. */
 #ifndef DTCAST_QUANT_FUSED_DEQUANT_H
 #define DTCAST_QUANT_FUSED_DEQUANT_H
 
@@ -31,8 +33,9 @@ bool dt_fused_init(dt_fused *fz, const dt_storer *s, const dt_quant *q, const ui
 /* The factor k of the blocks whose scale code is c (c < 256). */
 void dt_fused_factor(dt_fused *fz, unsigned c, float k);
 /* y's flat elements [f, f + n) = fl32(value of their code × the factor of sc[i / B]), rounded
- * once to y's type (bfloat16: nearest even, NaN 0x7FC0 | sign): blocks of B start at f. false
- * (nothing written) when n is not a multiple of 16. */
+ * once to y's type (bfloat16: nearest even, NaN 0x7FC0 | sign): blocks of B start at f, the
+ * last may be short. false (nothing written) when n or B is not a multiple of 16 (or f is odd
+ * for float4). */
 bool dt_fused_run(const dt_fused *fz, size_t f, size_t n, size_t B, const uint8_t *sc);
 
 #endif /* DTCAST_QUANT_FUSED_DEQUANT_H */
