@@ -83,6 +83,13 @@ DT_TARGET_AVX2 static DT_INLINE __m256i fd_e5m2_nan(__m256i x)
     return _mm256_xor_si256(x, _mm256_and_si256(nan, _mm256_xor_si256(mag, _mm256_set1_epi8(0x7E))));
 }
 
+/* 16 bytes from p in the low half, zeros in the high half */
+DT_TARGET_AVX2 static DT_INLINE __m256i fd_load16(const uint8_t *p)
+{
+    return _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                   _mm_loadu_si128((const __m128i *)(const void *)p), 0);
+}
+
 /* The float16 bits of 32 byte codes x (float8, float6): the even elements in *l0 and the odd
  * ones in *l1 (eo), or elements [0-7 | 16-23] in *l0 and [8-15 | 24-31] in *l1 */
 DT_TARGET_AVX2 static DT_INLINE void fd_f16_bytes(int kind, bool eo, bool nan, __m256i x,
@@ -238,7 +245,7 @@ DT_TARGET_AVX2 static DT_INLINE void fd_block(int kind, bool bf16, int mode, boo
             if (e - i >= 32)
                 x = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
             else
-                x = _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(codes + i)));
+                x = fd_load16(codes + i);
             if (!slow)
                 *seen = fd_nan_seen(kind, *seen, x, kc->nan_bits);
             fd_f16_bytes(kind, eo, slow, x, &l0, &l1);
@@ -305,9 +312,7 @@ DT_TARGET_AVX2 static DT_INLINE void fd_run(int kind, bool bf16, int mode, uint8
             const size_t e = n - i < B ? n : i + B;
             __m256i m = _mm256_setzero_si256(), unused;
             for (size_t j = i; j < e; j += 16)
-                m = fd_nan_seen(kind, m, _mm256_zextsi128_si256(_mm_loadu_si128(
-                                             (const __m128i *)(const void *)(codes + j))),
-                                kc.nan_bits);
+                m = fd_nan_seen(kind, m, fd_load16(codes + j), kc.nan_bits);
             if (!fz->slow[c] && fd_nan_any(kind, m))
                 fd_block(kind, bf16, FD_STOREU, true, y, codes, i, e, _mm256_set1_ps(fz->k[c]),
                          &kc, &unused, &unused);
