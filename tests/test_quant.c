@@ -502,6 +502,235 @@ static void large(void)
     compare("large fp8-block (streaming)", &p, DTCAST_BFLOAT16, 2, shape, false);
 }
 
+/* ---- the fused dequantize kernels (src/quant/fused_dequant_avx2.c) ---------------------------- */
+
+/* NaN × NaN products whose NaN differs from the simple path's on the unfused fast steps */
+static int nan_nan_loose;
+
+/* Dequantizes c / s / g into `out` on the simple path and on the fast one (which takes the fused
+ * kernel where it applies), the fast output `off` bytes past a 64-byte boundary, streaming
+ * stores forced or not; the bytes must be the same and the guard bytes around y untouched.
+ * nan_loose (where the fused kernel declines): two NaN pass (counted in nan_nan_loose) — the
+ * unfused fast steps (simd.c) leave a NaN × NaN product to the compiler's operand order. */
+static bool dq_same(const char *label, const dtcast_quant_params *p, dtcast_type out,
+                    const dtcast_tensor *c, const dtcast_tensor *s, const dtcast_tensor *g,
+                    size_t off, bool stream, bool nan_loose)
+{
+    size_t n = 1, yb;
+    for (int d = 0; d < c->ndim; d++)
+        n *= (size_t)c->shape[d];
+    dtcast_storage_size(out, n, &yb, NULL);
+    uint8_t *b1 = malloc(yb + 192), *b2 = malloc(yb + 192);
+    uint8_t *y1 = b1 + (64 - (uintptr_t)b1 % 64), *y2 = b2 + (64 - (uintptr_t)b2 % 64) + off;
+    memset(b1, 0x11, yb + 192);
+    memset(b2, 0x5A, yb + 192);
+    dtcast_tensor t1 = {y1, yb, out, 0, {0}}, t2 = {y2, yb, out, 0, {0}};
+    dtcast_error e;
+    dt_quant_simple_set(true);
+    const dtcast_status s1 = dtcast_dequantize(&t1, c, s, g, p, &e);
+    dt_quant_simple_set(false);
+    dt_stream_threshold_set(stream ? 1 : 0);
+    const dtcast_status s2 = dtcast_dequantize(&t2, c, s, g, p, &e);
+    dt_stream_threshold_set(0);
+    bool ok = s1 == DTCAST_OK && s2 == DTCAST_OK;
+    if (!ok)
+        CHECK(0, label, "dequantize failed: %s", e.message);
+    const size_t w = out == DTCAST_BFLOAT16 ? 2 : 4;
+    const uint32_t inf = w == 2 ? 0x7F80u : 0x7F800000u, abs = w == 2 ? 0x7FFFu : 0x7FFFFFFFu;
+    for (size_t i = 0; ok && i < yb; i += w)
+        if (memcmp(y1 + i, y2 + i, w) != 0) {
+            uint32_t a = 0, b = 0;
+            memcpy(&a, y1 + i, w);
+            memcpy(&b, y2 + i, w);
+            if (nan_loose && (a & abs) > inf && (b & abs) > inf) {
+                nan_nan_loose++;
+                continue;
+            }
+            CHECK(0, label, "element %zu: 0x%0*x, simple 0x%0*x", i / w, (int)w * 2, b,
+                  (int)w * 2, a);
+            ok = false;
+        }
+    for (size_t i = 0; ok && i < yb + 192; i++)
+        if ((b2 + i < y2 || b2 + i >= y2 + yb) && b2[i] != 0x5A) {
+            CHECK(0, label, "wrote outside y (byte %zd)", (ptrdiff_t)(b2 + i - y2));
+            ok = false;
+        }
+    free(b1);
+    free(b2);
+    return ok;
+}
+
+/* whether the fused kernel runs here (x86-64 with AVX2 active) */
+static bool have_fused(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return dt_isa_active() >= DT_ISA_AVX2;
+#else
+    return false;
+#endif
+}
+
+/* Every output placement the fused kernel distinguishes: ordinary stores at two offsets,
+ * streaming to a y 32-byte aligned, 16 bytes past, and not 16-byte aligned (declined, as are
+ * all where `declined`). */
+static bool dq_all_outputs(const char *label, const dtcast_quant_params *p, const dtcast_tensor *c,
+                           const dtcast_tensor *s, const dtcast_tensor *g, bool declined,
+                           int *runs)
+{
+    static const dtcast_type outs[] = {DTCAST_BFLOAT16, DTCAST_FLOAT32};
+    static const struct {
+        size_t off;
+        bool stream;
+    } places[] = {{0, false}, {2, false}, {0, true}, {16, true}, {4, true}};
+    bool ok = true;
+    for (size_t o = 0; o < 2; o++)
+        for (size_t k = 0; k < sizeof places / sizeof places[0]; k++) {
+            char name[200];
+            snprintf(name, sizeof name, "%s to %s (+%zu%s)", label, tn(outs[o]), places[k].off,
+                     places[k].stream ? " streamed" : "");
+            const bool fused = have_fused() && !declined && !(places[k].stream && places[k].off % 16);
+            ok = dq_same(name, p, outs[o], c, s, g, places[k].off, places[k].stream, !fused) && ok;
+            ++*runs;
+        }
+    return ok;
+}
+
+/* float32 factors with the edges of the folded multiply: ±0, ties of bfloat16 after a multiply,
+ * NaN canonical and with payloads, ±Inf, subnormals, the largest finite, 2^120 (× 2^8
+ * overflows: the unfused steps) and 2^119, products underflowing to bfloat16 subnormals */
+static const uint32_t edge_factors[] = {
+    0x00000000u, 0x80000000u, 0x3F800000u, 0x3F808000u, 0x3F818000u, 0x7FC00000u, 0xFFC00000u,
+    0x7FA00001u, 0xFFF00000u, 0x7F800000u, 0xFF800000u, 0x00000001u, 0x00800000u, 0x7F7FFFFFu,
+    0x7B800000u, 0x7B000000u, 0x0DA24260u, 0x01000000u, 0xC0200000u, 0x3B808081u, 0x00400000u,
+    0x46000000u,
+};
+#define EDGE_FACTORS (sizeof edge_factors / sizeof edge_factors[0])
+
+/* codes: every code value in every block position against every scale; `no_nan`: the float8 NaN
+ * codes replaced (blocks without NaN take the kernel's fast steps) */
+static uint8_t code_at(size_t i, int bits, bool no_nan)
+{
+    const unsigned c = (unsigned)(i % (bits == 4 ? 16 : 256));
+    return (uint8_t)(no_nan ? c & 0xFA : c);
+}
+
+static void fused(void)
+{
+    int runs = 0;
+    bool ok = true;
+    /* MX: [256, 256] codes (every byte value in each row; float4: every nibble), block j of row
+     * r scaled by byte (r + 37 j) & 255: every code against every scale byte (0x00, 0x01, 0x7F,
+     * 0xFE, 0xFF among them) */
+    static const dtcast_type mx_el[] = {DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT8E5M2,
+                                        DTCAST_FLOAT6E3M2FN, DTCAST_FLOAT6E2M3FN,
+                                        DTCAST_FLOAT4E2M1,   DTCAST_INT8};
+    for (size_t e = 0; e < 6; e++)
+        for (int blk = 32; blk <= 48; blk += 16)
+            for (int nn = 0; nn < 2; nn++) {
+                const bool f8 = e < 2;
+                if (nn && !f8)
+                    continue;
+                const int bits = mx_el[e] == DTCAST_FLOAT4E2M1 ? 4 : 8;
+                const size_t R = 256, K = blk == 32 ? 256 : 288, nb = K / (size_t)blk;
+                uint8_t *codes = calloc(R * K, 1), *sc = malloc(R * nb);
+                for (size_t r = 0; r < R; r++) {
+                    for (size_t i = 0; i < K; i++) {
+                        const uint8_t v = code_at(i + r * (blk == 48), bits, nn);
+                        if (bits == 4)
+                            codes[(r * K + i) / 2] |= (uint8_t)(v << (i % 2 * 4));
+                        else
+                            codes[r * K + i] = v;
+                    }
+                    for (size_t j = 0; j < nb; j++)
+                        sc[r * nb + j] = (uint8_t)((r + 37 * j) & 255);
+                }
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_MX;
+                p.element = mx_el[e];
+                p.block = blk;
+                p.threads = blk == 48 ? 3 : 1; /* ranges of blocks on threads */
+                dtcast_tensor c = {codes, R * K * (size_t)bits / 8, mx_el[e], 2, {(int64_t)R, (int64_t)K}};
+                dtcast_tensor s = {sc, R * nb, DTCAST_FLOAT8E8M0, 2, {(int64_t)R, (int64_t)nb}};
+                char label[160];
+                snprintf(label, sizeof label, "fused mx %s block %d threads %u, all codes x all scales%s",
+                         tn(mx_el[e]), blk, p.threads, nn ? " (no NaN codes)" : "");
+                ok = dq_all_outputs(label, &p, &c, &s, NULL, false, &runs) && ok;
+                free(codes);
+                free(sc);
+            }
+    /* NVFP4: [256, 256] codes, every nibble in each block, block j of row r with scale code
+     * (r + 37 j) & 255 (NaN 0x7F / 0xFF, subnormals 0x01..0x07 among them), each variant with
+     * the edge globals */
+    {
+        const size_t R = 256, K = 256, nb = K / 16;
+        uint8_t *codes = calloc(R * K / 2, 1), *sc = malloc(R * nb);
+        for (size_t r = 0; r < R; r++) {
+            for (size_t i = 0; i < K; i++)
+                codes[(r * K + i) / 2] |= (uint8_t)(code_at(i, 4, false) << (i % 2 * 4));
+            for (size_t j = 0; j < nb; j++)
+                sc[r * nb + j] = (uint8_t)((r + 37 * j) & 255);
+        }
+        dtcast_tensor c = {codes, R * K / 2, DTCAST_FLOAT4E2M1, 2, {(int64_t)R, (int64_t)K}};
+        dtcast_tensor s = {sc, R * nb, DTCAST_FLOAT8E4M3FN, 2, {(int64_t)R, (int64_t)nb}};
+        for (int v = 0; v < 4; v++)
+            for (size_t gi = 0; gi < (v == 2 ? 1 : EDGE_FACTORS); gi++) {
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_NVFP4;
+                p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT
+                            : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
+                p.single_level = v == 2;
+                p.threads = v == 3 ? 2 : 1;
+                float gv = f32(edge_factors[gi]);
+                dtcast_tensor g = {&gv, 4, DTCAST_FLOAT32, 1, {1}};
+                char label[160];
+                snprintf(label, sizeof label, "fused nvfp4 %s%s global 0x%08x, all codes x all scales",
+                         dtcast_variant_name(p.variant), p.single_level ? " single_level" : "",
+                         edge_factors[gi]);
+                ok = dq_all_outputs(label, &p, &c, &s, v == 2 ? NULL : &g, false, &runs) && ok;
+            }
+        free(codes);
+        free(sc);
+    }
+    /* block FP8: rows of every code, tile t of row r with factor edge_factors[(r + 3 t) % n]
+     * (one row per tile row); tiles of 128 and 16; rows of 200 (tiles the kernel declines) */
+    static const int64_t fk[][2] = {{128, 256}, {16, 256}, {128, 200}};
+    for (int v = 0; v < 2; v++)
+        for (size_t k = 0; k < 3; k++)
+            for (int nn = 0; nn < 2; nn++) {
+                const size_t R = EDGE_FACTORS * 2, C = (size_t)fk[k][0], K = (size_t)fk[k][1];
+                const size_t nt = (K + C - 1) / C;
+                uint8_t *codes = malloc(R * K);
+                float *sc = malloc(R * nt * sizeof(float));
+                for (size_t r = 0; r < R; r++) {
+                    for (size_t i = 0; i < K; i++)
+                        codes[r * K + i] = code_at(i + r, 8, nn);
+                    for (size_t t = 0; t < nt; t++)
+                        sc[r * nt + t] = f32(edge_factors[(r + 3 * t) % EDGE_FACTORS]);
+                }
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_FP8_BLOCK;
+                p.variant = v ? DTCAST_VARIANT_DEEPSEEK_ACT : DTCAST_VARIANT_HF;
+                p.block = (int)C;
+                p.block_rows = 1;
+                p.threads = v ? 2 : 1;
+                dtcast_tensor c = {codes, R * K, DTCAST_FLOAT8E4M3FN, 2, {(int64_t)R, (int64_t)K}};
+                dtcast_tensor s = {sc, R * nt * 4, DTCAST_FLOAT32, 2, {(int64_t)R, (int64_t)nt}};
+                char label[160];
+                snprintf(label, sizeof label, "fused fp8-block %s tiles 1x%zu rows %zu, all codes x edge factors%s",
+                         v ? "deepseek-act" : "hf", C, K, nn ? " (no NaN codes)" : "");
+                ok = dq_all_outputs(label, &p, &c, &s, NULL, K % 16 != 0, &runs) && ok;
+                free(codes);
+                free(sc);
+            }
+    CHECK(ok, "fused dequantize: every code x scale edge, bfloat16 and float32, every output placement",
+          "%d dequantizations compared", runs);
+    printf("fused dequantize: %d dequantizations compared with the simple path; %d NaN x NaN "
+           "elements where the fused kernel declines had another NaN\n", runs, nan_nan_loose);
+}
+
 /* Bad input: a clear error naming the problem, outputs untouched. */
 static void errors(void)
 {
@@ -607,6 +836,7 @@ int main(void)
 {
     errors();
     known();
+    fused();
     large();
     sweep();
     stochastic();

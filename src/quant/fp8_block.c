@@ -1,6 +1,7 @@
 /* Block FP8 (DeepSeek-V3/R1, HF fine-grained FP8): float8e4m3fn codes, a float32 dequantization
  * multiplier per tile of the last two axes (docs/quantization.md, "Block FP8"). */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <string.h>
@@ -134,6 +135,11 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
     const size_t K = q->K, N = q->N, R = q->R, C = q->B, tr = q->tr, tc = q->tc;
     /* chunks of whole tiles (the last of a row may be short) */
     size_t step = q->simple ? 1 : C <= DT_QCHUNK ? DT_QCHUNK / C * C : DT_QCHUNK;
+    dt_fused fz; /* the tiles of a chunk are its scale codes 0, 1, ... */
+    uint8_t tiles[DT_QCHUNK / 16];
+    const bool fused = C <= DT_QCHUNK && dt_fused_init(&fz, &j->st, q, j->em.codes);
+    for (size_t t = 0; t < sizeof tiles; t++)
+        tiles[t] = (uint8_t)t;
     for (size_t u = u0; u < u1; u++) {
         const size_t bt = u / tr, ti = u % tr;
         const size_t r0 = ti * R, rr = N - r0 < R ? N - r0 : R;
@@ -143,13 +149,18 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
             for (size_t s = 0; s < K; s += step) {
                 const size_t n = K - s < step ? K - s : step;
                 const size_t f = (row0 + r) * K + s;
-                dt_emit_values(&j->em, f, vals, n);
                 if (!q->simple && C <= DT_QCHUNK) { /* s is a multiple of C */
                     const size_t t0 = s / C, nt = (n + C - 1) / C;
                     memcpy(kk, srow + t0 * 4, nt * 4);
+                    for (size_t t = 0; fused && t < nt; t++)
+                        dt_fused_factor(&fz, (unsigned)t, kk[t]);
+                    if (fused && dt_fused_run(&fz, f, n, C, tiles))
+                        continue;
+                    dt_emit_values(&j->em, f, vals, n);
                     dt_store_scaled(&j->st, q, f, vals, n, C, kk);
                     continue;
                 }
+                dt_emit_values(&j->em, f, vals, n);
                 for (size_t i = 0; i < n;) {
                     const size_t t = (s + i) / C, e = (t + 1) * C - s;
                     const size_t m = (e < n ? e : n) - i;

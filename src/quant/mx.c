@@ -1,6 +1,7 @@
 /* OCP Microscaling (MX v1.0): blocks along one axis, one float8e8m0 scale byte per block,
  * elements x * 2^(127 - b) rounded once (SPEC-level description in docs/quantization.md). */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@ typedef struct mx_job {
     float inv_max; /* fl32(1 / max_elem) */
     bool is_int;   /* MXINT8 */
     float fill;    /* the elements of a NaN/Inf block: NaN, or 0 where the type has none */
+    const dt_fused *fused; /* dequantize: the fused kernel for whole blocks, or NULL */
 } mx_job;
 
 static void mx_setup(mx_job *j, const dt_quant *q)
@@ -282,6 +284,10 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
                 n += D - jb * B < B ? D - jb * B : B;
             }
         }
+        if (j->fused && dt_fused_run(j->fused, f0, n, B, j->scales + u)) {
+            u = ue;
+            continue;
+        }
         dt_emit_values(&j->em, f0, vals, n);
         if (!q->simple && D % B == 0 && B >= 8) {
             const size_t nbk = ue - u;
@@ -340,6 +346,12 @@ dtcast_status dt_mx_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *erro
     j.scales = io->scales;
     dt_storer_init(&j.st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j.em, q, io->codes, true);
+    dt_fused fz;
+    if (q->I == 1 && q->D % q->B == 0 && dt_fused_init(&fz, &j.st, q, io->codes)) {
+        for (unsigned c = 0; c < 256; c++)
+            dt_fused_factor(&fz, c, mx_dequant_mult(&j, c));
+        j.fused = &fz;
+    }
     const size_t units = q->O * q->nb;
     if (q->count)
         dt_quant_for(units, q->threads, q->I == 1 ? mx_dq_lines : mx_dq_slabs, &j);

@@ -2,6 +2,7 @@
  * and an optional float32 global scale; three variants with every intermediate pinned
  * (docs/quantization.md, "NVFP4"). All arithmetic is float32, one operation per statement. */
 #include "quant.h"
+#include "fused_dequant.h"
 #include "../parallel.h"
 
 #include <stdatomic.h>
@@ -23,6 +24,7 @@ typedef struct nv_job {
     float ginv; /* torchao: fl32(1 / g) */
     _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
     float *bam; /* the block amaxes the first pass found (two levels, fast path), or NULL */
+    const dt_fused *fused; /* dequantize: the fused kernel, or NULL */
 } nv_job;
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
@@ -242,6 +244,8 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = j->q->simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
+        if (j->fused && dt_fused_run(j->fused, f, n, 16, j->scales + b))
+            continue;
         dt_emit_values(&j->em, f, vals, n);
         float kk[NV_BLOCKS];
         if (j->q->simple) {
@@ -276,6 +280,12 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
         nv_globals(j, *io->global);
     dt_storer_init(&j->st, io->y, q->xtype, q->count, q->simple);
     dt_emit_init(&j->em, q, io->codes, true);
+    dt_fused fz;
+    if (dt_fused_init(&fz, &j->st, q, io->codes)) {
+        for (unsigned c = 0; c < 256; c++)
+            dt_fused_factor(&fz, c, nv_dequant_factor(j, c));
+        j->fused = &fz;
+    }
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);
     dt_storer_release(&j->st);
