@@ -168,7 +168,7 @@ static void fb_dq_bands(void *ctx, size_t u0, size_t u1)
                     memcpy(&sc, srow + t * 4, 4);
                     if (q->simple)
                         for (size_t k = i; k < i + m; k++)
-                            vals[k] = vals[k] * sc;
+                            vals[k] = dt_mul_nan_first(vals[k], sc);
                     else
                         dt_q_apply(q, DT_Q_MUL, vals + i, vals + i, 1, m, &sc);
                     i += m;

@@ -268,7 +268,7 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
                 const size_t n = len - s < DT_QCHUNK ? len - s : DT_QCHUNK;
                 dt_emit_values(&j->em, f0 + s, vals, n);
                 for (size_t i = 0; i < n; i++)
-                    vals[i] = vals[i] * m;
+                    vals[i] = dt_mul_nan_first(vals[i], m);
                 dt_store_f32(&j->st, f0 + s, vals, n);
             }
             u++;
@@ -304,7 +304,7 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
                 const size_t len = D - jb * B < B ? D - jb * B : B;
                 const float m = mx_dequant_mult(j, j->scales[v]);
                 for (size_t i = 0; i < len; i++)
-                    vals[off + i] = vals[off + i] * m;
+                    vals[off + i] = dt_mul_nan_first(vals[off + i], m);
                 off += len;
             }
         }
@@ -331,7 +331,7 @@ static void mx_dq_slabs(void *ctx, size_t u0, size_t u1)
             for (size_t r = 0; r < len; r++) {
                 dt_emit_values(&j->em, base + r * I + c0, vals, W);
                 for (size_t c = 0; c < W; c++)
-                    vals[c] = vals[c] * mult[c];
+                    vals[c] = dt_mul_nan_first(vals[c], mult[c]);
                 dt_store_f32(&j->st, base + r * I + c0, vals, W);
             }
         }

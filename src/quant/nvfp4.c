@@ -92,7 +92,7 @@ static float nv_elem_factor(const nv_job *j, unsigned S)
         return j->ginv / sf;
     }
     case DTCAST_VARIANT_CT: return sf / j->g;
-    default: return sf * j->g;
+    default: return dt_mul_nan_first(sf, j->g);
     }
 }
 
@@ -101,9 +101,12 @@ static float nv_dequant_factor(const nv_job *j, unsigned S)
 {
     const float sf = j->e4m3[S];
     switch (j->v) {
-    case DTCAST_VARIANT_TORCHAO: return j->single ? sf : j->g * sf;
+    case DTCAST_VARIANT_TORCHAO:
+        if (j->single)
+            return sf;
+        return dt_mul_nan_first(sf, j->g); /* fl32(g x S), in the order dt_q_map takes */
     case DTCAST_VARIANT_CT: return sf / j->g;
-    default: return sf * j->g;
+    default: return dt_mul_nan_first(sf, j->g);
     }
 }
 
@@ -261,7 +264,7 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
         }
         if (j->q->simple) {
             for (size_t i = 0; i < 16; i++)
-                vals[i] = vals[i] * kk[0];
+                vals[i] = dt_mul_nan_first(vals[i], kk[0]);
             dt_store_f32(&j->st, f, vals, n);
         } else {
             dt_store_scaled(&j->st, j->q, f, vals, n, 16, kk);

@@ -143,6 +143,13 @@ static inline float dt_f32_from_bits(uint32_t u)
     } v = {.u = u};
     return v.f;
 }
+/* fl32(a * b) where a NaN a gives itself, quieted, and a NaN b (a not NaN) gives b's NaN: the
+ * first operand's NaN, as x86 and Arm give it, fixed here because a compiler may swap the
+ * operands of a multiplication (NaN x NaN then depends on the build) */
+static inline float dt_mul_nan_first(float a, float b)
+{
+    return a != a ? dt_f32_from_bits(dt_f32_bits(a) | 0x00400000u) : a * b;
+}
 /* NaN-propagating max / clamp (torch.clamp, torch.maximum keep NaN) */
 static inline float dt_maxf_nan(float a, float b)
 {
