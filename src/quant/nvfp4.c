@@ -115,7 +115,7 @@ static void nv_values(const nv_job *j, float *vals, const float *x, size_t n, fl
     switch (j->v) {
     case DTCAST_VARIANT_TORCHAO:
         for (size_t i = 0; i < n; i++)
-            vals[i] = x[i] * k;
+            vals[i] = dt_mul_nan_first(x[i], k);
         break;
     case DTCAST_VARIANT_CT:
         for (size_t i = 0; i < n; i++)
