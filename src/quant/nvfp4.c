@@ -2,6 +2,7 @@
  * and an optional float32 global scale; three variants with every intermediate pinned
  * (docs/quantization.md, "NVFP4"). All arithmetic is float32, one operation per statement. */
 #include "quant.h"
+#include "fused_quant.h"
 #include "../parallel.h"
 
 #include <stdatomic.h>
@@ -23,6 +24,8 @@ typedef struct nv_job {
     float ginv; /* torchao: fl32(1 / g) */
     _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
     float *bam; /* the block amaxes the first pass found (two levels, fast path), or NULL */
+    bool fused; /* quantize: x read and the codes made by the fused kernel (fused_quant.h) */
+    dt_fq fq;
 } nv_job;
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
@@ -37,6 +40,12 @@ static void nv_amax_range(void *ctx, size_t b0, size_t b1)
     const size_t step = j->q->simple ? 16 : DT_QCHUNK;
     for (size_t f = b0 * 16; f < b1 * 16; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
+        if (j->fused) { /* straight from x */
+            float am[NV_BLOCKS];
+            const uint32_t a = dt_fq_amax(&j->fq, f, n, 16, j->bam ? j->bam + f / 16 : am);
+            m = a > m ? a : m;
+            continue;
+        }
         const float *x = dt_load_f32(&j->ld, f, n, buf);
         if (j->bam) {
             float *am = j->bam + f / 16;
@@ -105,6 +114,13 @@ static float nv_dequant_factor(const nv_job *j, unsigned S)
     }
 }
 
+/* the element step of the fast paths: x * k (torchao), x / k (ct), x / k with NaN -> 6 and
+ * -0 -> +0 (modelopt) */
+static int nv_elem_op(const nv_job *j)
+{
+    return j->v == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL : j->v == DTCAST_VARIANT_CT ? DT_Q_DIV : DT_Q_DIV_MO;
+}
+
 static void nv_values(const nv_job *j, float *vals, const float *x, size_t n, float k)
 {
     switch (j->v) {
@@ -134,12 +150,14 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
-        const float *x = dt_load_f32(&j->ld, f, n, buf);
+        const float *x = j->fused ? NULL : dt_load_f32(&j->ld, f, n, buf);
         float am[NV_BLOCKS], kk[NV_BLOCKS];
         if (simple)
             am[0] = dt_q_amax(j->q, x, 16);
         else if (j->bam)
             memcpy(am, j->bam + b, nbk * sizeof am[0]);
+        else if (j->fused)
+            (void)dt_fq_amax(&j->fq, f, n, 16, am);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
         if (simple)
@@ -172,14 +190,13 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         }
         if (simple)
             nv_values(j, vals, x, 16, kk[0]);
-        else
-            dt_q_apply(j->q,
-                       j->v == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL
-                       : j->v == DTCAST_VARIANT_CT    ? DT_Q_DIV
-                                                      : DT_Q_DIV_MO,
-                       vals, x, nbk, 16, kk);
+        else if (!j->fused)
+            dt_q_apply(j->q, nv_elem_op(j), vals, x, nbk, 16, kk);
         memcpy(j->scales + b, S, nbk);
-        dt_emit_codes(&j->em, f, vals, n);
+        if (j->fused)
+            dt_fq_codes(&j->fq, f, n, 16, kk);
+        else
+            dt_emit_codes(&j->em, f, vals, n);
     }
 }
 
@@ -211,6 +228,7 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     nv_setup(j, q);
     j->scales = io->scales;
     dt_loader_init(&j->ld, io->x, q->xtype, q->simple);
+    j->fused = dt_fq_init(&j->fq, q, nv_elem_op(j), 16, io->x, io->codes);
     const size_t blocks = q->count / 16;
     if (!j->single) {
         /* a float per 16 elements (1/16 of the float32 input), up to 64 MiB; else, or without
