@@ -17,7 +17,10 @@ typedef struct fb_job {
     dt_fq fq;
 } fb_job;
 
-/* Columns of the tiles handled together: 4 tiles of 128 (a 128-row band of them stays in L2). */
+/* Columns of the tiles handled together: 4 tiles of 128 (a 128-row band of them stays in L2).
+ * The fused path takes up to DT_QCHUNK tiles, whole rows: its two passes over a band read
+ * whole rows, which the prefetchers follow (a band of 512-column pieces of rows 8 or 16 KiB
+ * apart maps to few cache sets), the second one from L3 where the band does not fit L2. */
 #define FB_GROUP 512
 
 /* The scale of a tile from its amax: *mul multiplies x (hf) or *div divides it (deepseek-act);
@@ -58,7 +61,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
     float buf[DT_QCHUNK], vals[DT_QCHUNK];
     const size_t K = q->K, N = q->N, R = q->R, C = q->B, tr = q->tr, tc = q->tc;
     /* tiles per group: their columns fit a chunk */
-    size_t tg = q->simple ? 1 : (R == 1 ? DT_QCHUNK : FB_GROUP) / C;
+    size_t tg = q->simple ? 1 : j->fused ? DT_QCHUNK : (R == 1 ? DT_QCHUNK : FB_GROUP) / C;
     if (tg == 0)
         tg = 1;
     float kk[DT_QCHUNK];

@@ -30,12 +30,19 @@ typedef struct dt_fq {
 bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, void *codes);
 
 /* out[i] = |x| max of block i of B elements (the last one may be short) over flat elements
- * [f, f + n), NaN-propagating (the canonical NaN); returns the max of all of them as bits */
+ * [f, f + n), NaN-propagating (the canonical NaN); returns the max of all of them as bits (a
+ * NaN: some NaN; the canonical one when out is given). out NULL: only that max. */
 uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out);
 
 /* The codes of flat elements [f, f + n) (n <= DT_QCHUNK; f at the start of a block of B,
  * block i scaled by k[i]) */
 void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k);
+
+/* NVFP4's block scales: S[i] = float8e4m3fn of in[i], nearest even, beyond 448 NaN (torch's
+ * cast), with zero_fix a zero code (either sign) becoming 0x20; sf[i] = table[S[i]] (the values
+ * of the 256 codes). The fast path of dt_fq_init's quantizations only (AVX2). */
+void dt_fq_e4m3(const float *in, size_t n, bool zero_fix, const float *table, uint8_t *S,
+                float *sf);
 
 /* MX, per block of 32 (nblk <= DT_QCHUNK / 32, f a multiple of 32): the scale byte of each
  * block (modes floor, ceil, even, rceil: docs/quantization.md) into scales, the codes of its

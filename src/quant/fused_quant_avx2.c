@@ -15,22 +15,35 @@ enum { XT_F32, XT_BF16 };
 
 /* ---- loading --------------------------------------------------------------------------------- */
 
-/* 32 elements as four float32 vectors. bfloat16 is the top half of float32: unpacking with
- * zeros below gives lanes in the order [0-3 | 8-11], [4-7 | 12-15] per 16 elements (in-lane),
- * which the 32 -> 16-bit pack of the codes puts back in order. */
-static DT_TARGET_AVX2 DT_INLINE void fq_load32(const uint8_t *p, int xt, __m256 v[4])
+/* 32 elements as four float32 vectors (named, not an array: gcc keeps arrays of vectors on the
+ * stack). bfloat16 is the top half of float32: unpacking with zeros below gives lanes in the
+ * order [0-3 | 8-11], [4-7 | 12-15] per 16 elements (in-lane), which the 32 -> 16-bit pack of the
+ * codes puts back in order. */
+typedef struct fq_v4 {
+    __m256 a, b, c, d;
+} fq_v4;
+typedef struct fq_i4 {
+    __m256i a, b, c, d;
+} fq_i4;
+
+static DT_TARGET_AVX2 DT_INLINE fq_v4 fq_load32(const uint8_t *p, int xt)
 {
+    fq_v4 v;
     if (xt == XT_F32) {
-        for (int i = 0; i < 4; i++)
-            v[i] = _mm256_loadu_ps((const float *)(const void *)(p + 32 * i));
-        return;
+        v.a = _mm256_loadu_ps((const float *)(const void *)p);
+        v.b = _mm256_loadu_ps((const float *)(const void *)(p + 32));
+        v.c = _mm256_loadu_ps((const float *)(const void *)(p + 64));
+        v.d = _mm256_loadu_ps((const float *)(const void *)(p + 96));
+        return v;
     }
     const __m256i z = _mm256_setzero_si256();
-    for (int h = 0; h < 2; h++) {
-        const __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * h));
-        v[2 * h] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, w));
-        v[2 * h + 1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, w));
-    }
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    v.a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, w0));
+    v.b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, w0));
+    v.c = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, w1));
+    v.d = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, w1));
+    return v;
 }
 
 /* ---- the element step ------------------------------------------------------------------------ */
@@ -67,13 +80,13 @@ static DT_TARGET_AVX2 DT_INLINE __m256 fq_apply(__m256 a, __m256 k, int op, int 
  * lane: float32 units come out in 4-byte groups 0, 2, 4, 6 | 1, 3, 5, 7 (a dword permute puts
  * them back), bfloat16 units in 8-byte groups 0, 2 | 1, 3 (a qword permute). Signed packs for
  * int8 codes, unsigned for the float codes (0..255). */
-static DT_TARGET_AVX2 DT_INLINE __m256i fq_pack8(const __m256i c[4], int xt, int el)
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_pack8(fq_i4 c, int xt, int el)
 {
     __m256i b;
     if (el == FQ_I8)
-        b = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+        b = _mm256_packs_epi16(_mm256_packs_epi32(c.a, c.b), _mm256_packs_epi32(c.c, c.d));
     else
-        b = _mm256_packus_epi16(_mm256_packus_epi32(c[0], c[1]), _mm256_packus_epi32(c[2], c[3]));
+        b = _mm256_packus_epi16(_mm256_packus_epi32(c.a, c.b), _mm256_packus_epi32(c.c, c.d));
     if (xt == XT_BF16)
         return _mm256_permute4x64_epi64(b, 0xD8);
     return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -107,17 +120,25 @@ static DT_TARGET_AVX2 DT_INLINE void fq_store(uint8_t *d, __m256i b, int bits)
     }
 }
 
+/* the low byte of each dword of b, in order */
+static DT_TARGET_AVX2 DT_INLINE __m128i fq_bytes8(__m256i b)
+{
+    const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(b, b), _mm256_setzero_si256());
+    return _mm_unpacklo_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+}
+
 /* ---- the codes kernels ------------------------------------------------------------------------ */
 
 /* one unit of 32 elements at p: the first 16 scaled by ka, the last 16 by kb */
 static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m256 ka, __m256 kb,
                                              int xt, int el, int op, int nan, int bits)
 {
-    __m256 v[4];
-    fq_load32(p, xt, v);
-    __m256i c[4];
-    for (int i = 0; i < 4; i++)
-        c[i] = fq_round(fq_apply(v[i], i < 2 ? ka : kb, op, nan), el, nan);
+    const fq_v4 v = fq_load32(p, xt);
+    fq_i4 c;
+    c.a = fq_round(fq_apply(v.a, ka, op, nan), el, nan);
+    c.b = fq_round(fq_apply(v.b, ka, op, nan), el, nan);
+    c.c = fq_round(fq_apply(v.c, kb, op, nan), el, nan);
+    c.d = fq_round(fq_apply(v.d, kb, op, nan), el, nan);
     fq_store(d, fq_pack8(c, xt, el), bits);
 }
 
@@ -128,25 +149,26 @@ static DT_TARGET_AVX2 DT_INLINE void fq_codes_run(uint8_t *dst, const uint8_t *x
     const size_t xs = xt == XT_F32 ? 4 : 2, ob = (size_t)bits * 4; /* bytes per 32 codes */
     size_t i = 0;
     if (B == 16) {
-        for (; i + 32 <= n; i += 32) {
-            dt_prefetch_span(x + i * xs, 32 * xs);
-            fq_unit(dst + i / 32 * ob, x + i * xs, _mm256_broadcast_ss(k + i / 16),
-                    _mm256_broadcast_ss(k + i / 16 + 1), xt, el, op, nan, bits);
+        for (; i + 32 <= n; i += 32, dst += ob, k += 2)
+            fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k + 1), xt, el,
+                    op, nan, bits);
+    } else { /* B a multiple of 32: the whole blocks, then the units of a short last one */
+        for (; i + B <= n; k++) {
+            const __m256 kk = _mm256_broadcast_ss(k);
+            for (const size_t e = i + B; i < e; i += 32, dst += ob)
+                fq_unit(dst, x + i * xs, kk, kk, xt, el, op, nan, bits);
         }
-    } else { /* B a multiple of 32 */
-        for (; i + 32 <= n; i += 32) {
-            dt_prefetch_span(x + i * xs, 32 * xs);
-            const __m256 kk = _mm256_broadcast_ss(k + i / B);
-            fq_unit(dst + i / 32 * ob, x + i * xs, kk, kk, xt, el, op, nan, bits);
-        }
+        for (; i + 32 <= n; i += 32, dst += ob)
+            fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k), xt, el, op,
+                    nan, bits);
     }
     if (i < n) { /* the last elements through a unit of zeros (a whole number of bytes) */
         _Alignas(32) uint8_t in[128] = {0}, out[32];
         const size_t r = n - i;
         memcpy(in, x + i * xs, r * xs);
-        const __m256 kk = _mm256_broadcast_ss(k + i / B);
+        const __m256 kk = _mm256_broadcast_ss(k);
         fq_unit(out, in, kk, kk, xt, el, op, nan, bits);
-        memcpy(dst + i / 32 * ob, out, r * (size_t)bits / 8);
+        memcpy(dst, out, r * (size_t)bits / 8);
     }
 }
 
@@ -324,21 +346,87 @@ static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_run(const uint8_t *x, size_t n,
     return mall;
 }
 
+/* the |x| max of n elements as bits (NaN not yet canonical): four running maxima, from the end
+ * of x down (the pass after this one starts where x is still in the caches), prefetching below */
+static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_all(const uint8_t *x, size_t n, int xt)
+{
+    const size_t per = xt == XT_F32 ? 8 : 16; /* elements per vector */
+    const __m256i a = xt == XT_F32 ? fq_set1(0x7FFFFFFFu) : _mm256_set1_epi16(0x7FFF);
+    __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
+    const size_t head = n % (4 * per); /* the first elements, by the tail loop */
+    for (size_t i = n; i > head; i -= 4 * per) {
+        const uint8_t *p = x + (i - 4 * per) * (32 / per);
+        __builtin_prefetch((const void *)((uintptr_t)p - DT_PREFETCH_AHEAD), 0, 3);
+        __builtin_prefetch((const void *)((uintptr_t)p - DT_PREFETCH_AHEAD + 64), 0, 3);
+        const __m256i v0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), a);
+        const __m256i v1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32)), a);
+        const __m256i v2 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64)), a);
+        const __m256i v3 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 96)), a);
+        if (xt == XT_F32) {
+            m0 = _mm256_max_epi32(m0, v0), m1 = _mm256_max_epi32(m1, v1);
+            m2 = _mm256_max_epi32(m2, v2), m3 = _mm256_max_epi32(m3, v3);
+        } else {
+            m0 = _mm256_max_epu16(m0, v0), m1 = _mm256_max_epu16(m1, v1);
+            m2 = _mm256_max_epu16(m2, v2), m3 = _mm256_max_epu16(m3, v3);
+        }
+    }
+    __m256i m;
+    if (xt == XT_F32) {
+        m = _mm256_max_epi32(_mm256_max_epi32(m0, m1), _mm256_max_epi32(m2, m3));
+    } else { /* the two 16-bit halves of each dword, moved up to float32 bits */
+        m = _mm256_max_epu16(_mm256_max_epu16(m0, m1), _mm256_max_epu16(m2, m3));
+        m = _mm256_slli_epi32(
+            _mm256_max_epi32(_mm256_and_si256(m, fq_set1(0xFFFF)), _mm256_srli_epi32(m, 16)), 16);
+    }
+    const uint32_t r = fq_hmax(m), t = head ? fq_amax_one(x, head, xt) : 0;
+    return r > t ? r : t;
+}
+
 static DT_TARGET_AVX2 uint32_t fq_amax_f32(const uint8_t *x, size_t n, size_t B, float *out)
 {
-    return fq_amax_run(x, n, B, out, XT_F32);
+    return out ? fq_amax_run(x, n, B, out, XT_F32) : fq_amax_all(x, n, XT_F32);
 }
 
 static DT_TARGET_AVX2 uint32_t fq_amax_bf16(const uint8_t *x, size_t n, size_t B, float *out)
 {
-    return fq_amax_run(x, n, B, out, XT_BF16);
+    return out ? fq_amax_run(x, n, B, out, XT_BF16) : fq_amax_all(x, n, XT_BF16);
+}
+
+/* ---- float8e4m3fn block scales ------------------------------------------------------------------ */
+
+static DT_TARGET_AVX2 DT_INLINE void fq_e4m3_8(const float *in, bool zero_fix, const float *table,
+                                             uint8_t *S, float *sf)
+{
+    __m256i c = fq_round_float(_mm256_loadu_ps(in), FQ_E4M3_IEEE, 0);
+    if (zero_fix) /* a zero code of either sign becomes 0x20 (0.125) */
+        c = _mm256_blendv_epi8(c, fq_set1(0x20),
+                               _mm256_cmpeq_epi32(_mm256_and_si256(c, fq_set1(0x7F)),
+                                                  _mm256_setzero_si256()));
+    _mm256_storeu_ps(sf, _mm256_i32gather_ps(table, c, 4));
+    _mm_storel_epi64((__m128i *)(void *)S, fq_bytes8(c));
+}
+
+static DT_TARGET_AVX2 void fq_e4m3_run(const float *in, size_t n, bool zero_fix,
+                                       const float *table, uint8_t *S, float *sf)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        fq_e4m3_8(in + i, zero_fix, table, S + i, sf + i);
+    if (i < n) {
+        float a8[8] = {0}, f8[8];
+        uint8_t s8[8];
+        memcpy(a8, in + i, (n - i) * 4);
+        fq_e4m3_8(a8, zero_fix, table, s8, f8);
+        memcpy(S + i, s8, n - i);
+        memcpy(sf + i, f8, (n - i) * 4);
+    }
 }
 
 /* ---- MX scale bytes ---------------------------------------------------------------------------- */
 
 /* the scale bytes of eight amaxes (bits, canonical NaN) per mode, as mx.c's mx_byte; *mult gets
  * 2^(127 - b) (0 where b is 0xFF) */
-static DT_TARGET_AVX2 __m256i fq_mx_bytes8(const dt_fq_mx *m, __m256i a, __m256i *mult)
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_mx_bytes8(const dt_fq_mx *m, __m256i a, __m256i *mult)
 {
     const __m256i zero = _mm256_setzero_si256();
     __m256i b;
@@ -389,20 +477,24 @@ static DT_TARGET_AVX2 __m256i fq_mx_bytes8(const dt_fq_mx *m, __m256i a, __m256i
 static DT_TARGET_AVX2 void fq_mx_scales(const dt_fq_mx *m, const float *am, size_t n,
                                         uint8_t *bytes, float *k)
 {
-    for (size_t i = 0; i < n; i += 8) {
+    size_t i = 0;
+    __m256i mult;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i b = fq_mx_bytes8(m, _mm256_loadu_si256((const __m256i *)(const void *)(am + i)),
+                                       &mult);
+        _mm256_storeu_si256((__m256i *)(void *)(k + i), mult);
+        _mm_storel_epi64((__m128i *)(void *)(bytes + i), fq_bytes8(b));
+    }
+    if (i < n) {
         _Alignas(32) float a8[8] = {0}, k8[8];
-        const size_t r = n - i < 8 ? n - i : 8;
-        memcpy(a8, am + i, r * 4);
-        __m256i mult;
+        _Alignas(16) uint8_t b8[16];
+        memcpy(a8, am + i, (n - i) * 4);
         const __m256i b = fq_mx_bytes8(m, _mm256_load_si256((const __m256i *)(const void *)a8),
                                        &mult);
         _mm256_store_si256((__m256i *)(void *)k8, mult);
-        /* the low byte of each dword, in order */
-        const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(b, b), _mm256_setzero_si256());
-        const uint64_t v = (uint64_t)(uint32_t)_mm256_extract_epi32(p, 0) |
-                           (uint64_t)(uint32_t)_mm256_extract_epi32(p, 4) << 32;
-        memcpy(bytes + i, &v, r);
-        memcpy(k + i, k8, r * 4);
+        _mm_store_si128((__m128i *)(void *)b8, fq_bytes8(b));
+        memcpy(k + i, k8, (n - i) * 4);
+        memcpy(bytes + i, b8, n - i);
     }
 }
 #endif /* HAVE_AVX2 */
@@ -449,6 +541,16 @@ uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out)
 #else
     (void)c, (void)f, (void)n, (void)B, (void)out;
     return 0;
+#endif
+}
+
+void dt_fq_e4m3(const float *in, size_t n, bool zero_fix, const float *table, uint8_t *S,
+                float *sf)
+{
+#ifdef HAVE_AVX2
+    fq_e4m3_run(in, n, zero_fix, table, S, sf);
+#else
+    (void)in, (void)n, (void)zero_fix, (void)table, (void)S, (void)sf;
 #endif
 }
 

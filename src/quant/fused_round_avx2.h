@@ -11,7 +11,9 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-enum { FQ_E4M3, FQ_E5M2, FQ_E3M2, FQ_E2M3, FQ_E2M1, FQ_I8 };
+/* FQ_E4M3_IEEE: float8e4m3fn without saturation (beyond 448 rounds to NaN, 0x7F: NVFP4's
+ * block scales) */
+enum { FQ_E4M3, FQ_E5M2, FQ_E3M2, FQ_E2M3, FQ_E2M1, FQ_I8, FQ_E4M3_IEEE };
 
 /* A float code format: m significand bits, emin the exponent of its smallest normal, maxc the
  * code of its largest finite magnitude, clamp the float32 bits of 2^(emax + 1) (beyond every
@@ -26,6 +28,7 @@ static DT_INLINE fq_fmt fq_fmt_of(int el)
 {
     switch (el) {
     case FQ_E4M3: return (fq_fmt){3, -6, 8, 0x7E, (127u + 9) << 23, 0x7F};
+    case FQ_E4M3_IEEE: return (fq_fmt){3, -6, 8, 0x7F, (127u + 9) << 23, 0x7F};
     case FQ_E5M2: return (fq_fmt){2, -14, 8, 0x7B, (127u + 16) << 23, 0x7E};
     case FQ_E3M2: return (fq_fmt){2, -2, 6, 0x1F, (127u + 5) << 23, 0x20};
     case FQ_E2M3: return (fq_fmt){3, 0, 6, 0x1F, (127u + 3) << 23, 0x20};
@@ -39,7 +42,8 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_set1(uint32_t c)
 }
 
 /* The codes of v in format el, nearest even, saturating; with nan, NaN lanes get the NaN rule
- * (without, the caller knows there are none: they would give +-max). */
+ * (without, the caller knows there are none: they would give +-max; FQ_E4M3_IEEE needs none:
+ * NaN and Inf are clamped to a code above 0x7F, which the saturation makes NaN). */
 static DT_TARGET_AVX2 DT_INLINE __m256i fq_round_float(__m256 v, int el, int nan)
 {
     const fq_fmt f = fq_fmt_of(el);

@@ -30,22 +30,20 @@ typedef struct nv_job {
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
 
-/* The tensor's amax (two levels). The fast path keeps each block's amax on the way (j->bam),
- * and the second pass takes them from there instead of reading the blocks for them again. */
+/* The tensor's amax (two levels). The fused path reads x for its max alone (the second pass
+ * finds the block maxima in the chunks it reads anyway); the other fast path keeps each block's
+ * amax on the way (j->bam), and the second pass takes them from there instead of reading the
+ * blocks for them again. */
 static void nv_amax_range(void *ctx, size_t b0, size_t b1)
 {
     nv_job *j = ctx;
     float buf[DT_QCHUNK];
     uint32_t m = 0;
     const size_t step = j->q->simple ? 16 : DT_QCHUNK;
-    for (size_t f = b0 * 16; f < b1 * 16; f += step) {
+    if (j->fused)
+        m = dt_fq_amax(&j->fq, b0 * 16, (b1 - b0) * 16, 16, NULL);
+    for (size_t f = b0 * 16; f < b1 * 16 && !j->fused; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
-        if (j->fused) { /* straight from x */
-            float am[NV_BLOCKS];
-            const uint32_t a = dt_fq_amax(&j->fq, f, n, 16, j->bam ? j->bam + f / 16 : am);
-            m = a > m ? a : m;
-            continue;
-        }
         const float *x = dt_load_f32(&j->ld, f, n, buf);
         if (j->bam) {
             float *am = j->bam + f / 16;
@@ -171,18 +169,20 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
                      j->v == DTCAST_VARIANT_TORCHAO ? (j->single ? 1.0f : j->g)
                      : j->v == DTCAST_VARIANT_CT    ? j->g
                                                     : j->g6);
-        dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
-        if (simple) {
-            if (j->v == DTCAST_VARIANT_CT && (S[0] & 0x7F) == 0)
-                S[0] = 0x20; /* a zero block scale becomes 0.125 */
-            kk[0] = nv_elem_factor(j, S[0]);
+        float sf[NV_BLOCKS];
+        if (j->fused) { /* S and its value, eight blocks at a time */
+            dt_fq_e4m3(sin, nbk, j->v == DTCAST_VARIANT_CT, j->e4m3, S, sf);
         } else {
-            float sf[NV_BLOCKS];
+            dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
             for (size_t k = 0; k < nbk; k++) {
                 if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
-                    S[k] = 0x20;
+                    S[k] = 0x20; /* a zero block scale becomes 0.125 */
                 sf[k] = j->e4m3[S[k]];
             }
+        }
+        if (simple) {
+            kk[0] = nv_elem_factor(j, S[0]);
+        } else {
             if (j->v == DTCAST_VARIANT_TORCHAO)
                 dt_q_map(j->q, DT_QM_RDIV, kk, sf, nbk, j->single ? 1.0f : j->ginv);
             else
@@ -233,7 +233,7 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     if (!j->single) {
         /* a float per 16 elements (1/16 of the float32 input), up to 64 MiB; else, or without
          * the memory, the second pass reads the blocks' amaxes again */
-        if (!q->simple && blocks <= ((size_t)64 << 20) / sizeof(float))
+        if (!q->simple && !j->fused && blocks <= ((size_t)64 << 20) / sizeof(float))
             j->bam = malloc(blocks * sizeof(float) + 1);
         atomic_init(&j->amax_bits, 0);
         dt_quant_for(blocks, q->threads, nv_amax_range, j);
