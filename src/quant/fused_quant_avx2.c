@@ -76,17 +76,20 @@ static DT_TARGET_AVX2 DT_INLINE __m256 fq_apply(__m256 a, __m256 k, int op, int 
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
-/* four vectors of codes (32-bit lanes) -> 32 bytes in element order. The packs work per 128-bit
- * lane: float32 units come out in 4-byte groups 0, 2, 4, 6 | 1, 3, 5, 7 (a dword permute puts
- * them back), bfloat16 units in 8-byte groups 0, 2 | 1, 3 (a qword permute). Signed packs for
- * int8 codes, unsigned for the float codes (0..255). */
-static DT_TARGET_AVX2 DT_INLINE __m256i fq_pack8(fq_i4 c, int xt, int el)
+/* four vectors of codes (32-bit lanes) -> 32 bytes in element order, the float codes' signs
+ * (fq_sign8 of the scaled values v) put in. The packs work per 128-bit lane: float32 units come
+ * out in 4-byte groups 0, 2, 4, 6 | 1, 3, 5, 7 (a dword permute puts them back), bfloat16 units
+ * in 8-byte groups 0, 2 | 1, 3 (a qword permute). Signed packs for int8 codes, unsigned for the
+ * float magnitudes (0..255). */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_pack8(fq_i4 c, fq_v4 v, int xt, int el)
 {
     __m256i b;
-    if (el == FQ_I8)
+    if (el == FQ_I8) {
         b = _mm256_packs_epi16(_mm256_packs_epi32(c.a, c.b), _mm256_packs_epi32(c.c, c.d));
-    else
+    } else {
         b = _mm256_packus_epi16(_mm256_packus_epi32(c.a, c.b), _mm256_packus_epi32(c.c, c.d));
+        b = _mm256_xor_si256(b, fq_sign8(v.a, v.b, v.c, v.d, fq_fmt_of(el).bits));
+    }
     if (xt == XT_BF16)
         return _mm256_permute4x64_epi64(b, 0xD8);
     return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -133,13 +136,19 @@ static DT_TARGET_AVX2 DT_INLINE __m128i fq_bytes8(__m256i b)
 static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m256 ka, __m256 kb,
                                              int xt, int el, int op, int nan, int bits)
 {
-    const fq_v4 v = fq_load32(p, xt);
+    const fq_v4 x = fq_load32(p, xt);
+    fq_v4 v;
+    v.a = fq_apply(x.a, ka, op, nan);
+    v.b = fq_apply(x.b, ka, op, nan);
+    v.c = fq_apply(x.c, kb, op, nan);
+    v.d = fq_apply(x.d, kb, op, nan);
+    const int bounded = !nan && op != DT_Q_DIV_MO; /* MX: below 2^(emax + 1) */
     fq_i4 c;
-    c.a = fq_round(fq_apply(v.a, ka, op, nan), el, nan);
-    c.b = fq_round(fq_apply(v.b, ka, op, nan), el, nan);
-    c.c = fq_round(fq_apply(v.c, kb, op, nan), el, nan);
-    c.d = fq_round(fq_apply(v.d, kb, op, nan), el, nan);
-    fq_store(d, fq_pack8(c, xt, el), bits);
+    c.a = fq_round(v.a, el, bounded, nan);
+    c.b = fq_round(v.b, el, bounded, nan);
+    c.c = fq_round(v.c, el, bounded, nan);
+    c.d = fq_round(v.d, el, bounded, nan);
+    fq_store(d, fq_pack8(c, v, xt, el), bits);
 }
 
 static DT_TARGET_AVX2 DT_INLINE void fq_codes_run(uint8_t *dst, const uint8_t *x, size_t n,
@@ -397,7 +406,10 @@ static DT_TARGET_AVX2 uint32_t fq_amax_bf16(const uint8_t *x, size_t n, size_t B
 static DT_TARGET_AVX2 DT_INLINE void fq_e4m3_8(const float *in, bool zero_fix, const float *table,
                                              uint8_t *S, float *sf)
 {
-    __m256i c = fq_round_float(_mm256_loadu_ps(in), FQ_E4M3_IEEE, 0);
+    const __m256 v = _mm256_loadu_ps(in);
+    __m256i c = _mm256_or_si256(fq_round_float(v, FQ_E4M3_IEEE, 0, 0), /* the sign at bit 7 */
+                                _mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(v),
+                                                                   fq_set1(0x80000000u)), 24));
     if (zero_fix) /* a zero code of either sign becomes 0x20 (0.125) */
         c = _mm256_blendv_epi8(c, fq_set1(0x20),
                                _mm256_cmpeq_epi32(_mm256_and_si256(c, fq_set1(0x7F)),

@@ -2,7 +2,8 @@
  * registers (included by fused_quant_avx2.c only). The same codes as the conversion kernels
  * with saturation (dtcast_convert, float_overflow saturate): beyond the largest finite value
  * gives +-max, NaN gives the type's NaN (float8) or the types' own rule (float6 / float4: the
- * zero of the other sign), -0 and the negative values that round to 0 keep the sign. */
+ * zero of the other sign), -0 and the negative values that round to 0 keep the sign. The
+ * magnitudes are rounded per lane, the signs put in after packing (fq_sign8). */
 #ifndef DTCAST_FUSED_ROUND_AVX2_H
 #define DTCAST_FUSED_ROUND_AVX2_H
 
@@ -41,18 +42,19 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_set1(uint32_t c)
     return _mm256_set1_epi32((int)c);
 }
 
-/* The codes of v in format el, nearest even, saturating; with nan, NaN lanes get the NaN rule
- * (without, the caller knows there are none: they would give +-max; FQ_E4M3_IEEE needs none:
- * NaN and Inf are clamped to a code above 0x7F, which the saturation makes NaN). */
-static DT_TARGET_AVX2 DT_INLINE __m256i fq_round_float(__m256 v, int el, int nan)
+/* The code of |v| in format el, nearest even, saturating (the sign comes later: fq_sign8).
+ * bounded: |v| < 2^(emax + 1) is known (MX's scaled blocks), else Inf and the values above are
+ * clamped first. nan: NaN lanes get +NaN's code (the sign flips it to -NaN's); without, the
+ * caller knows there are none. FQ_E4M3_IEEE needs neither: NaN and Inf are clamped to a code
+ * above 0x7F, which the saturation makes NaN. */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_round_float(__m256 v, int el, int bounded, int nan)
 {
     const fq_fmt f = fq_fmt_of(el);
     const uint32_t emin_bits = (uint32_t)(127 + f.emin) << 23; /* 2^emin */
-    const __m256i x = _mm256_castps_si256(v);
-    const __m256i a = _mm256_and_si256(x, fq_set1(0x7FFFFFFFu)); /* |v| */
+    const __m256i a = _mm256_and_si256(_mm256_castps_si256(v), fq_set1(0x7FFFFFFFu)); /* |v| */
     /* Inf and everything above 2^(emax + 1) become 2^(emax + 1): one code past max, so they
      * saturate below; the exponents stay small enough for the magic number */
-    const __m256i ac = _mm256_min_epi32(a, fq_set1(f.clamp));
+    const __m256i ac = bounded ? a : _mm256_min_epi32(a, fq_set1(f.clamp));
     /* 2^E with E = max(exponent of |v|, emin): the binade whose quantum 2^(E - m) applies
      * (below emin the quantum of the subnormals, that of emin) */
     const __m256i eb = _mm256_max_epi32(_mm256_and_si256(ac, fq_set1(0x7F800000u)),
@@ -70,15 +72,24 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_round_float(__m256 v, int el, int nan
         _mm256_sub_epi32(s, mg),
         _mm256_srli_epi32(_mm256_sub_epi32(eb, fq_set1(emin_bits)), 23 - f.m));
     code = _mm256_min_epi32(code, fq_set1(f.maxc)); /* saturate */
-    /* float32's sign bit moved to the code's top bit */
-    const __m256i sign = _mm256_srli_epi32(_mm256_and_si256(x, fq_set1(0x80000000u)),
-                                           32 - f.bits);
-    code = _mm256_or_si256(code, sign);
     if (!nan)
         return code;
-    /* NaN (|v| bits above Inf's): +NaN's code with the sign bit flipped for -NaN */
-    return _mm256_blendv_epi8(code, _mm256_xor_si256(sign, fq_set1(f.nan)),
-                              _mm256_cmpgt_epi32(a, fq_set1(0x7F800000u)));
+    /* NaN: |v| bits above Inf's */
+    return _mm256_blendv_epi8(code, fq_set1(f.nan), _mm256_cmpgt_epi32(a, fq_set1(0x7F800000u)));
+}
+
+/* The sign bits of 32 float32 lanes (a, b, c, d) packed as the codes are (before the final
+ * permute of fq_pack8), at the code's top bit: signed saturation keeps each lane's sign. XORed
+ * into the magnitudes: the sign bit where there is none, +NaN's code to -NaN's (float8: 0x7F ->
+ * 0xFF; float6 and float4: the sign bit of their NaN rule cleared). */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_sign8(__m256 a, __m256 b, __m256 c, __m256 d,
+                                                 int bits /* the code's width */)
+{
+    const __m256i p = _mm256_packs_epi16(
+        _mm256_packs_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)),
+        _mm256_packs_epi32(_mm256_castps_si256(c), _mm256_castps_si256(d)));
+    const __m256i s = _mm256_and_si256(p, _mm256_set1_epi8((char)0x80));
+    return bits == 8 ? s : _mm256_srli_epi16(s, 8 - bits); /* within each byte: 0x80 >> n */
 }
 
 /* MXINT8: v in [-127, 127] (clamped by the element step, no NaN) rounded to an integer: the
@@ -88,9 +99,9 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_round_i8(__m256 v)
     return _mm256_cvtps_epi32(v);
 }
 
-static DT_TARGET_AVX2 DT_INLINE __m256i fq_round(__m256 v, int el, int nan)
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_round(__m256 v, int el, int bounded, int nan)
 {
-    return el == FQ_I8 ? fq_round_i8(v) : fq_round_float(v, el, nan);
+    return el == FQ_I8 ? fq_round_i8(v) : fq_round_float(v, el, bounded, nan);
 }
 
 #endif /* DTCAST_FUSED_ROUND_AVX2_H */
