@@ -132,10 +132,15 @@ static DT_TARGET_AVX2 DT_INLINE __m128i fq_bytes8(__m256i b)
 
 /* ---- the codes kernels ------------------------------------------------------------------------ */
 
-/* one unit of 32 elements at p: the first 16 scaled by ka, the last 16 by kb */
+/* one unit of 32 elements at p: the first 16 scaled by ka, the last 16 by kb. The chunks come
+ * from memory in the block-max pass before this one: the lines a chunk further on are
+ * prefetched here, so that the next chunk loads while this one computes. */
 static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m256 ka, __m256 kb,
                                              int xt, int el, int op, int nan, int bits)
 {
+    const size_t xs = xt == XT_F32 ? 4 : 2;
+    for (size_t o = 0; o < 32 * xs; o += 64)
+        __builtin_prefetch((const void *)((uintptr_t)p + DT_QCHUNK * xs + o), 0, 3);
     const fq_v4 x = fq_load32(p, xt);
     fq_v4 v;
     v.a = fq_apply(x.a, ka, op, nan);
