@@ -456,7 +456,8 @@ static void fused(void)
     static const int64_t nshape[][3] = {{7, 96, 0}, {3, 2, 4112}, {1, 16, 0}, {5, 2064, 0}};
     for (size_t x = 0; x < 2; x++)
         for (int v = 0; v < 4; v++)
-            for (size_t si = 0; si < 4; si++) {
+            for (size_t si = 0; si < 8; si++) { /* with NaN/Inf blocks, then without (the chunks
+                                                 * without take the clean kernels) */
                 dtcast_quant_params p;
                 dtcast_quant_params_init(&p);
                 p.scheme = DTCAST_SCHEME_NVFP4;
@@ -464,12 +465,12 @@ static void fused(void)
                                                                       : DTCAST_VARIANT_TORCHAO;
                 p.single_level = v == 2;
                 char name[128];
-                snprintf(name, sizeof name, "fused nvfp4 %s%s", dtcast_variant_name(p.variant),
-                         p.single_level ? " single_level" : "");
-                const int nd = si == 1 ? 3 : 2;
-                CHECK(!avx2 || fused_taken(&p, xts[x], nd, nshape[si]), name, "%s",
+                snprintf(name, sizeof name, "fused nvfp4 %s%s%s", dtcast_variant_name(p.variant),
+                         p.single_level ? " single_level" : "", si < 4 ? " nan/inf" : "");
+                const int nd = si % 4 == 1 ? 3 : 2;
+                CHECK(!avx2 || fused_taken(&p, xts[x], nd, nshape[si % 4]), name, "%s",
                       "the fused path is not taken");
-                compare(name, &p, xts[x], nd, nshape[si], true);
+                compare(name, &p, xts[x], nd, nshape[si % 4], si < 4);
             }
     /* block FP8: float8e4m3fn's grid; short edge tiles (200 = 128 + 72 columns, 300 rows), a
      * tile of 129 columns, rows of 34 tiles (chunks of 2048 and a tail) */
@@ -477,19 +478,19 @@ static void fused(void)
     static const int64_t fshape[][3] = {{300, 200, 0}, {2, 130, 257}, {130, 4352, 0}, {1, 5, 0}};
     for (size_t x = 0; x < 2; x++)
         for (int v = 0; v < 3; v++)
-            for (size_t si = 0; si < 4; si++) {
+            for (size_t si = 0; si < 8; si++) {
                 dtcast_quant_params p;
                 dtcast_quant_params_init(&p);
                 p.scheme = DTCAST_SCHEME_FP8_BLOCK;
                 p.variant = v ? DTCAST_VARIANT_DEEPSEEK_ACT : DTCAST_VARIANT_HF;
                 p.ue8m0 = v == 2;
                 char name[128];
-                snprintf(name, sizeof name, "fused fp8-block %s%s", v ? "deepseek-act" : "hf",
-                         v == 2 ? " ue8m0" : "");
-                const int nd = si == 1 ? 3 : 2;
-                CHECK(!avx2 || fused_taken(&p, xts[x], nd, fshape[si]), name, "%s",
+                snprintf(name, sizeof name, "fused fp8-block %s%s%s", v ? "deepseek-act" : "hf",
+                         v == 2 ? " ue8m0" : "", si < 4 ? " nan/inf" : "");
+                const int nd = si % 4 == 1 ? 3 : 2;
+                CHECK(!avx2 || fused_taken(&p, xts[x], nd, fshape[si % 4]), name, "%s",
                       "the fused path is not taken");
-                compare(name, &p, xts[x], nd, fshape[si], true);
+                compare(name, &p, xts[x], nd, fshape[si % 4], si < 4);
             }
     edge_fill = false;
 }

@@ -107,7 +107,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                     const size_t n = c1 - s < DT_QCHUNK ? c1 - s : DT_QCHUNK;
                     const size_t f = (row0 + r) * K + s;
                     if (j->fused) { /* s - c0: whole chunks of whole tiles */
-                        dt_fq_codes(&j->fq, f, n, C, &kk[(s - c0) / C]);
+                        dt_fq_codes(&j->fq, f, n, C, &kk[(s - c0) / C], &amax[(s - c0) / C]);
                         continue;
                     }
                     const float *x = dt_load_f32(&j->ld, f, n, buf);

@@ -21,7 +21,10 @@ typedef struct dt_fq {
     bool bf16;
     bool stream;      /* large output: codes through an L1 buffer and streaming stores */
     uint8_t fill;     /* MX: the code byte of a NaN/Inf block's elements */
-    dt_fq_fn fn;
+    int op;
+    float lim;          /* just under 2^(emax + 1) of the code type */
+    dt_fq_fn fn;        /* the kernel */
+    dt_fq_fn fn_clean;  /* the same for chunks without NaN or values past the clamp */
 } dt_fq;
 
 /* Whether q's quantize has a fused kernel with element step op (DT_Q_MUL, DT_Q_DIV,
@@ -35,8 +38,10 @@ bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, vo
 uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out);
 
 /* The codes of flat elements [f, f + n) (n <= DT_QCHUNK; f at the start of a block of B,
- * block i scaled by k[i]) */
-void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k);
+ * block i scaled by k[i]). amax (may be NULL): the blocks' |x| maxima, which let a chunk whose
+ * scaled values all stay finite and in range skip the NaN and overflow steps. */
+void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k,
+                 const float *amax);
 
 /* NVFP4's block scales: S[i] = float8e4m3fn of in[i], nearest even, beyond 448 NaN (torch's
  * cast), with zero_fix a zero code (either sign) becoming 0x20; sf[i] = table[S[i]] (the values

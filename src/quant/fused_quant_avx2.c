@@ -57,10 +57,12 @@ static DT_TARGET_AVX2 DT_INLINE __m256 fq_mul_x_first(__m256 a, __m256 k)
     return r;
 }
 
-static DT_TARGET_AVX2 DT_INLINE __m256 fq_apply(__m256 a, __m256 k, int op, int nan)
+/* clean: no NaN and nothing beyond 2^(emax + 1) can come out (MX; the chunks fq_chunk_clean
+ * passes), so neither the NaN rules nor the clamp apply */
+static DT_TARGET_AVX2 DT_INLINE __m256 fq_apply(__m256 a, __m256 k, int op, int clean)
 {
     switch (op) {
-    case DT_Q_MUL: return nan ? fq_mul_x_first(a, k) : _mm256_mul_ps(a, k);
+    case DT_Q_MUL: return clean ? _mm256_mul_ps(a, k) : fq_mul_x_first(a, k);
     case DT_Q_DIV: return _mm256_div_ps(a, k);
     case DT_Q_MUL_I8: { /* clamp(x * k * 64, +-127); NaN never reaches here (MX fills) */
         const __m256 t = _mm256_mul_ps(_mm256_mul_ps(a, k), _mm256_set1_ps(64.0f));
@@ -68,7 +70,8 @@ static DT_TARGET_AVX2 DT_INLINE __m256 fq_apply(__m256 a, __m256 k, int op, int 
     }
     default: { /* DT_Q_DIV_MO: NaN -> 6, -0 -> +0 */
         __m256 t = _mm256_div_ps(a, k);
-        t = _mm256_blendv_ps(t, _mm256_set1_ps(6.0f), _mm256_cmp_ps(t, t, _CMP_UNORD_Q));
+        if (!clean)
+            t = _mm256_blendv_ps(t, _mm256_set1_ps(6.0f), _mm256_cmp_ps(t, t, _CMP_UNORD_Q));
         return _mm256_andnot_ps(_mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_EQ_OQ), t);
     }
     }
@@ -136,93 +139,100 @@ static DT_TARGET_AVX2 DT_INLINE __m128i fq_bytes8(__m256i b)
  * from memory in the block-max pass before this one: the lines a chunk further on are
  * prefetched here, so that the next chunk loads while this one computes. */
 static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m256 ka, __m256 kb,
-                                             int xt, int el, int op, int nan, int bits)
+                                             int xt, int el, int op, int clean, int bits)
 {
     const size_t xs = xt == XT_F32 ? 4 : 2;
     for (size_t o = 0; o < 32 * xs; o += 64)
         __builtin_prefetch((const void *)((uintptr_t)p + DT_QCHUNK * xs + o), 0, 3);
     const fq_v4 x = fq_load32(p, xt);
     fq_v4 v;
-    v.a = fq_apply(x.a, ka, op, nan);
-    v.b = fq_apply(x.b, ka, op, nan);
-    v.c = fq_apply(x.c, kb, op, nan);
-    v.d = fq_apply(x.d, kb, op, nan);
-    const int bounded = !nan && op != DT_Q_DIV_MO; /* MX: below 2^(emax + 1) */
+    v.a = fq_apply(x.a, ka, op, clean);
+    v.b = fq_apply(x.b, ka, op, clean);
+    v.c = fq_apply(x.c, kb, op, clean);
+    v.d = fq_apply(x.d, kb, op, clean);
+    const int nan = !clean && op != DT_Q_DIV_MO; /* modelopt's NaN became 6 above */
     fq_i4 c;
-    c.a = fq_round(v.a, el, bounded, nan);
-    c.b = fq_round(v.b, el, bounded, nan);
-    c.c = fq_round(v.c, el, bounded, nan);
-    c.d = fq_round(v.d, el, bounded, nan);
+    c.a = fq_round(v.a, el, clean, nan);
+    c.b = fq_round(v.b, el, clean, nan);
+    c.c = fq_round(v.c, el, clean, nan);
+    c.d = fq_round(v.d, el, clean, nan);
     fq_store(d, fq_pack8(c, v, xt, el), bits);
 }
 
 static DT_TARGET_AVX2 DT_INLINE void fq_codes_run(uint8_t *dst, const uint8_t *x, size_t n,
                                                   size_t B, const float *k, int xt, int el,
-                                                  int op, int nan, int bits)
+                                                  int op, int clean, int bits)
 {
     const size_t xs = xt == XT_F32 ? 4 : 2, ob = (size_t)bits * 4; /* bytes per 32 codes */
     size_t i = 0;
     if (B == 16) {
         for (; i + 32 <= n; i += 32, dst += ob, k += 2)
             fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k + 1), xt, el,
-                    op, nan, bits);
+                    op, clean, bits);
     } else { /* B a multiple of 32: the whole blocks, then the units of a short last one */
         for (; i + B <= n; k++) {
             const __m256 kk = _mm256_broadcast_ss(k);
             for (const size_t e = i + B; i < e; i += 32, dst += ob)
-                fq_unit(dst, x + i * xs, kk, kk, xt, el, op, nan, bits);
+                fq_unit(dst, x + i * xs, kk, kk, xt, el, op, clean, bits);
         }
         for (; i + 32 <= n; i += 32, dst += ob)
             fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k), xt, el, op,
-                    nan, bits);
+                    clean, bits);
     }
     if (i < n) { /* the last elements through a unit of zeros (a whole number of bytes) */
         _Alignas(32) uint8_t in[128] = {0}, out[32];
         const size_t r = n - i;
         memcpy(in, x + i * xs, r * xs);
         const __m256 kk = _mm256_broadcast_ss(k);
-        fq_unit(out, in, kk, kk, xt, el, op, nan, bits);
+        fq_unit(out, in, kk, kk, xt, el, op, clean, bits);
         memcpy(dst, out, r * (size_t)bits / 8);
     }
 }
 
-#define FQ_KERNEL(name, el, op, nan, bits)                                                      \
+#define FQ_KERNEL(name, el, op, clean, bits)                                                    \
     static DT_TARGET_AVX2 void name##_f32(uint8_t *d, const uint8_t *x, size_t n, size_t B,    \
                                           const float *k)                                      \
     {                                                                                           \
-        fq_codes_run(d, x, n, B, k, XT_F32, el, op, nan, bits);                                 \
+        fq_codes_run(d, x, n, B, k, XT_F32, el, op, clean, bits);                               \
     }                                                                                           \
     static DT_TARGET_AVX2 void name##_bf16(uint8_t *d, const uint8_t *x, size_t n, size_t B,   \
                                            const float *k)                                     \
     {                                                                                           \
-        fq_codes_run(d, x, n, B, k, XT_BF16, el, op, nan, bits);                                \
+        fq_codes_run(d, x, n, B, k, XT_BF16, el, op, clean, bits);                              \
     }
+/* every kernel of NVFP4 and block FP8, and its clean one */
+#define FQ_KERNEL2(name, el, op, bits)                                                          \
+    FQ_KERNEL(name, el, op, 0, bits)                                                            \
+    FQ_KERNEL(name##_c, el, op, 1, bits)
 
-/* MX: no NaN reaches the rounding (NaN/Inf blocks are filled) */
-FQ_KERNEL(mx_e4m3, FQ_E4M3, DT_Q_MUL, 0, 8)
-FQ_KERNEL(mx_e5m2, FQ_E5M2, DT_Q_MUL, 0, 8)
-FQ_KERNEL(mx_e3m2, FQ_E3M2, DT_Q_MUL, 0, 8)
-FQ_KERNEL(mx_e3m2p, FQ_E3M2, DT_Q_MUL, 0, 6)
-FQ_KERNEL(mx_e2m3, FQ_E2M3, DT_Q_MUL, 0, 8)
-FQ_KERNEL(mx_e2m3p, FQ_E2M3, DT_Q_MUL, 0, 6)
-FQ_KERNEL(mx_e2m1, FQ_E2M1, DT_Q_MUL, 0, 4)
-FQ_KERNEL(mx_i8, FQ_I8, DT_Q_MUL_I8, 0, 8)
+/* MX: clean (NaN/Inf blocks are filled, the scaled values stay below 2^(emax + 1)) */
+FQ_KERNEL(mx_e4m3, FQ_E4M3, DT_Q_MUL, 1, 8)
+FQ_KERNEL(mx_e5m2, FQ_E5M2, DT_Q_MUL, 1, 8)
+FQ_KERNEL(mx_e3m2, FQ_E3M2, DT_Q_MUL, 1, 8)
+FQ_KERNEL(mx_e3m2p, FQ_E3M2, DT_Q_MUL, 1, 6)
+FQ_KERNEL(mx_e2m3, FQ_E2M3, DT_Q_MUL, 1, 8)
+FQ_KERNEL(mx_e2m3p, FQ_E2M3, DT_Q_MUL, 1, 6)
+FQ_KERNEL(mx_e2m1, FQ_E2M1, DT_Q_MUL, 1, 4)
+FQ_KERNEL(mx_i8, FQ_I8, DT_Q_MUL_I8, 1, 8)
 /* NVFP4 (torchao: x * k, ct: x / k, modelopt: x / k with NaN -> 6) and block FP8 (hf: x * qs,
  * deepseek-act: x / s) */
-FQ_KERNEL(nv_mul, FQ_E2M1, DT_Q_MUL, 1, 4)
-FQ_KERNEL(nv_div, FQ_E2M1, DT_Q_DIV, 1, 4)
-FQ_KERNEL(nv_mo, FQ_E2M1, DT_Q_DIV_MO, 0, 4)
-FQ_KERNEL(fb_mul, FQ_E4M3, DT_Q_MUL, 1, 8)
-FQ_KERNEL(fb_div, FQ_E4M3, DT_Q_DIV, 1, 8)
+FQ_KERNEL2(nv_mul, FQ_E2M1, DT_Q_MUL, 4)
+FQ_KERNEL2(nv_div, FQ_E2M1, DT_Q_DIV, 4)
+FQ_KERNEL2(nv_mo, FQ_E2M1, DT_Q_DIV_MO, 4)
+FQ_KERNEL2(fb_mul, FQ_E4M3, DT_Q_MUL, 8)
+FQ_KERNEL2(fb_div, FQ_E4M3, DT_Q_DIV, 8)
 
 typedef struct fq_entry {
     dtcast_scheme scheme;
     dtcast_type el;
     int op, bits;
-    dt_fq_fn f32, bf16;
+    dt_fq_fn f32, bf16, f32_clean, bf16_clean;
 } fq_entry;
 
-#define FQ_ENTRY(s, el, op, bits, name) {s, el, op, bits, name##_f32, name##_bf16}
+#define FQ_ENTRY(s, el, op, bits, name)                                                         \
+    {s, el, op, bits, name##_f32, name##_bf16, name##_f32, name##_bf16}
+#define FQ_ENTRY2(s, el, op, bits, name)                                                        \
+    {s, el, op, bits, name##_f32, name##_bf16, name##_c_f32, name##_c_bf16}
 static const fq_entry fq_entries[] = {
     FQ_ENTRY(DTCAST_SCHEME_MX, DTCAST_FLOAT8E4M3FN, DT_Q_MUL, 8, mx_e4m3),
     FQ_ENTRY(DTCAST_SCHEME_MX, DTCAST_FLOAT8E5M2, DT_Q_MUL, 8, mx_e5m2),
@@ -232,12 +242,34 @@ static const fq_entry fq_entries[] = {
     FQ_ENTRY(DTCAST_SCHEME_MX, DTCAST_FLOAT6E2M3FN, DT_Q_MUL, 6, mx_e2m3p),
     FQ_ENTRY(DTCAST_SCHEME_MX, DTCAST_FLOAT4E2M1, DT_Q_MUL, 4, mx_e2m1),
     FQ_ENTRY(DTCAST_SCHEME_MX, DTCAST_INT8, DT_Q_MUL_I8, 8, mx_i8),
-    FQ_ENTRY(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_MUL, 4, nv_mul),
-    FQ_ENTRY(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_DIV, 4, nv_div),
-    FQ_ENTRY(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_DIV_MO, 4, nv_mo),
-    FQ_ENTRY(DTCAST_SCHEME_FP8_BLOCK, DTCAST_FLOAT8E4M3FN, DT_Q_MUL, 8, fb_mul),
-    FQ_ENTRY(DTCAST_SCHEME_FP8_BLOCK, DTCAST_FLOAT8E4M3FN, DT_Q_DIV, 8, fb_div),
+    FQ_ENTRY2(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_MUL, 4, nv_mul),
+    FQ_ENTRY2(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_DIV, 4, nv_div),
+    FQ_ENTRY2(DTCAST_SCHEME_NVFP4, DTCAST_FLOAT4E2M1, DT_Q_DIV_MO, 4, nv_mo),
+    FQ_ENTRY2(DTCAST_SCHEME_FP8_BLOCK, DTCAST_FLOAT8E4M3FN, DT_Q_MUL, 8, fb_mul),
+    FQ_ENTRY2(DTCAST_SCHEME_FP8_BLOCK, DTCAST_FLOAT8E4M3FN, DT_Q_DIV, 8, fb_div),
 };
+
+/* Whether a chunk is clean: fl32(amax op k) of every block is ordered and below lim (just
+ * under 2^(emax + 1)). Its elements then give neither NaN nor values past the clamp: |x| <=
+ * amax and the rounding is monotone; a NaN or Inf amax, or a NaN, Inf or zero k, fail. */
+static DT_TARGET_AVX2 bool fq_chunk_clean(const float *amax, const float *k, size_t nb, int op,
+                                          float lim)
+{
+    const __m256 l = _mm256_set1_ps(lim);
+    __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    size_t i = 0;
+    for (; i + 8 <= nb; i += 8) {
+        const __m256 a = _mm256_loadu_ps(amax + i), kk = _mm256_loadu_ps(k + i);
+        const __m256 v = op == DT_Q_MUL ? _mm256_mul_ps(a, kk) : _mm256_div_ps(a, kk);
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, l, _CMP_LT_OQ));
+    }
+    for (; i < nb; i++) {
+        const float v = op == DT_Q_MUL ? amax[i] * k[i] : amax[i] / k[i];
+        if (!(v < lim))
+            return false;
+    }
+    return _mm256_movemask_ps(ok) == 0xFF;
+}
 
 /* ---- block maxima ----------------------------------------------------------------------------- */
 
@@ -542,6 +574,9 @@ bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, vo
                   : q->p.element == DTCAST_FLOAT8E5M2 ? 0x7E
                                                       : 0;
         c->fn = c->bf16 ? e->bf16 : e->f32;
+        c->fn_clean = c->bf16 ? e->bf16_clean : e->f32_clean;
+        c->op = op;
+        c->lim = q->p.element == DTCAST_FLOAT4E2M1 ? 7.92f : 506.88f; /* 0.99 * 2^(emax + 1) */
         return true;
     }
 #else
@@ -571,11 +606,17 @@ void dt_fq_e4m3(const float *in, size_t n, bool zero_fix, const float *table, ui
 #endif
 }
 
-void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k)
+void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k, const float *amax)
 {
     _Alignas(64) uint8_t tmp[DT_QCHUNK];
     uint8_t *d = c->codes + f * (size_t)c->bits / 8;
-    c->fn(c->stream ? tmp : d, c->x + f * c->xsize, n, B, k);
+#ifdef HAVE_AVX2
+    const bool clean = amax && fq_chunk_clean(amax, k, (n + B - 1) / B, c->op, c->lim);
+#else
+    const bool clean = false;
+    (void)amax;
+#endif
+    (clean ? c->fn_clean : c->fn)(c->stream ? tmp : d, c->x + f * c->xsize, n, B, k);
     if (c->stream)
         dt_copy_stream(d, tmp, n * (size_t)c->bits / 8);
 }

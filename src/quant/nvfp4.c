@@ -194,7 +194,7 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
             dt_q_apply(j->q, nv_elem_op(j), vals, x, nbk, 16, kk);
         memcpy(j->scales + b, S, nbk);
         if (j->fused)
-            dt_fq_codes(&j->fq, f, n, 16, kk);
+            dt_fq_codes(&j->fq, f, n, 16, kk, am);
         else
             dt_emit_codes(&j->em, f, vals, n);
     }
