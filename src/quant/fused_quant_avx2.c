@@ -105,9 +105,8 @@ static DT_TARGET_AVX2 DT_INLINE void fq_store(uint8_t *d, __m256i b, int bits)
     if (bits == 8) {
         _mm256_storeu_si256((__m256i *)(void *)d, b);
     } else if (bits == 4) {
-        /* per 16-bit lane: the even code | the odd code << 4 in the low byte */
-        const __m256i t = _mm256_and_si256(_mm256_or_si256(b, _mm256_srli_epi16(b, 4)),
-                                           _mm256_set1_epi16(0x00FF));
+        /* per byte pair: the even code * 1 + the odd code * 16 (codes < 16: no carries) */
+        const __m256i t = _mm256_maddubs_epi16(b, _mm256_set1_epi16(0x1001));
         /* the low bytes of the lanes, in order: qwords 0 and 2 of the pack */
         const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi16(t, t), 0x08);
         _mm_storeu_si128((__m128i *)(void *)d, _mm256_castsi256_si128(p));
@@ -359,13 +358,42 @@ static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_one(const uint8_t *p, size_t n,
     return r;
 }
 
+/* eight bfloat16 blocks of 16, one vector each: lane i of the result the |x| max of block i
+ * (float32 bits). Interleave and max at 16, 32 and 64 bits, then the two 128-bit halves. */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_max8_bf16x16(const uint8_t *p)
+{
+    const __m256i a = _mm256_set1_epi16(0x7FFF);
+    __m256i m[8], r2[4], r4[2];
+    for (int i = 0; i < 8; i++) {
+        dt_prefetch_span(p + 32 * i, 32);
+        m[i] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * i)), a);
+    }
+    for (int i = 0; i < 4; i++)
+        r2[i] = _mm256_max_epu16(_mm256_unpacklo_epi16(m[2 * i], m[2 * i + 1]),
+                                 _mm256_unpackhi_epi16(m[2 * i], m[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        r4[i] = _mm256_max_epu16(_mm256_unpacklo_epi32(r2[2 * i], r2[2 * i + 1]),
+                                 _mm256_unpackhi_epi32(r2[2 * i], r2[2 * i + 1]));
+    /* words: blocks 0-7 twice per 128-bit half, each half a max of its part */
+    const __m256i r8 = _mm256_max_epu16(_mm256_unpacklo_epi64(r4[0], r4[1]),
+                                        _mm256_unpackhi_epi64(r4[0], r4[1]));
+    const __m128i h = _mm_max_epu16(_mm256_castsi256_si128(r8), _mm256_extracti128_si256(r8, 1));
+    return _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+}
+
 static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_run(const uint8_t *x, size_t n, size_t B,
                                                      float *out, int xt)
 {
     const size_t xs = xt == XT_F32 ? 4 : 2;
     size_t b = 0, nb = (n + B - 1) / B;
     __m256i all = _mm256_setzero_si256();
-    if (B == 16 || B == 32) {
+    if (B == 16 && xt == XT_BF16) {
+        for (; (b + 8) * B <= n; b += 8) {
+            const __m256i r = fq_canon(fq_max8_bf16x16(x + b * 32));
+            all = _mm256_max_epi32(all, r);
+            _mm256_storeu_ps(out + b, _mm256_castsi256_ps(r));
+        }
+    } else if (B == 16 || B == 32) {
         for (; (b + 8) * B <= n; b += 8) { /* eight whole blocks */
             __m256i m[8];
             for (int i = 0; i < 8; i++) {
