@@ -248,23 +248,29 @@ static const fq_entry fq_entries[] = {
     FQ_ENTRY2(DTCAST_SCHEME_FP8_BLOCK, DTCAST_FLOAT8E4M3FN, DT_Q_DIV, 8, fb_div),
 };
 
-/* Whether a chunk is clean: |fl32(amax op k)| of every block is ordered and below lim (just
- * under 2^(emax + 1)). Its elements then give neither NaN nor values past the clamp: |x| <=
- * amax and the rounding is monotone; a NaN or Inf amax, or a NaN, Inf or zero k, fail. */
+/* Whether a chunk is clean: every block's scaled amax is ordered and below lim (just under
+ * 2^(emax + 1)): |fl32(amax * k)| < lim, or for a division amax < fl32(0.98 lim * k) (then
+ * amax / k < lim; no division needed). Its elements then give neither NaN nor values past the
+ * clamp: |x| <= amax and the rounding is monotone; a NaN or Inf amax, a NaN or Inf k, and for a
+ * division a zero or negative k, fail. */
 static DT_TARGET_AVX2 bool fq_chunk_clean(const float *amax, const float *k, size_t nb, int op,
                                           float lim)
 {
-    const __m256 l = _mm256_set1_ps(lim), abs = _mm256_castsi256_ps(fq_set1(0x7FFFFFFFu));
+    const bool mul = op == DT_Q_MUL;
+    const float c = mul ? lim : 0.98f * lim;
+    const __m256 l = _mm256_set1_ps(c), abs = _mm256_castsi256_ps(fq_set1(0x7FFFFFFFu));
     __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     size_t i = 0;
     for (; i + 8 <= nb; i += 8) {
         const __m256 a = _mm256_loadu_ps(amax + i), kk = _mm256_loadu_ps(k + i);
-        const __m256 v = op == DT_Q_MUL ? _mm256_mul_ps(a, kk) : _mm256_div_ps(a, kk);
-        ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_and_ps(v, abs), l, _CMP_LT_OQ));
+        ok = _mm256_and_ps(ok, mul ? _mm256_cmp_ps(_mm256_and_ps(_mm256_mul_ps(a, kk), abs), l,
+                                                   _CMP_LT_OQ)
+                                   : _mm256_cmp_ps(a, _mm256_mul_ps(l, kk), _CMP_LT_OQ));
     }
     for (; i < nb; i++) {
-        const float v = op == DT_Q_MUL ? amax[i] * k[i] : amax[i] / k[i];
-        if (!(v < lim && v > -lim))
+        const float v = mul ? amax[i] * k[i] : amax[i];
+        const float w = mul ? c : c * k[i];
+        if (!(v < w && (!mul || v > -w)))
             return false;
     }
     return _mm256_movemask_ps(ok) == 0xFF;
