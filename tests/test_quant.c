@@ -6,6 +6,7 @@
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"
+#include "quant/fused_quant.h"
 #include "quant/quant.h"
 
 #include <math.h>
@@ -54,11 +55,73 @@ static float sample(int kind, bool special)
     }
 }
 
+/* The element grid the edge blocks aim at (set by the fused sweep): m significand bits, emin,
+ * emax, max; m < 0: MXINT8 (steps of 1/64 up to 127/64). */
+static struct {
+    int m, emin, emax;
+    float max;
+} grid = {3, -6, 8, 448.0f};
+
+/* A block of 32 values of one edge kind (fused sweep): the scaled values land on the element
+ * grid, its midpoints (ties) and their neighbours, past the largest value, at powers of two and
+ * just below, in the subnormal ranges of the code and of float32, NaN/Inf, zeros of both signs */
+static void edge_block(float *f, unsigned kind, bool special)
+{
+    const int p = (int)(rnd32() % 40) - 20; /* the block's binade: amax about 2^p */
+    const float u = ldexpf(1.0f, p - grid.emax); /* the scaled grid's unit: amax -> 2^emax */
+    for (int i = 0; i < 32; i++) {
+        const float sg = rnd32() & 1 ? -1.0f : 1.0f;
+        float v;
+        switch (kind % 12) {
+        case 0: v = sample(1, false); break;
+        case 1: v = rnd32() & 1 ? -0.0f : 0.0f; break; /* all zero */
+        case 2: /* a NaN or an Inf in a block (MX: its scale is 0xFF) */
+            v = special && i == 7 ? (rnd32() & 1 ? NAN : -INFINITY) : sample(1, false);
+            break;
+        case 3: v = f32(rnd32() & 0x807FFFFFu); break; /* float32 subnormals */
+        case 4: v = sg * ldexpf(1.0f - 0x1p-24f, p) * (i == 0 ? 1.0f : 0.5f); break;
+        case 5: case 6: case 7: { /* the grid, its ties and neighbours (an ulp of float32 and
+                                   * of bfloat16 either side) */
+            float g;
+            if (grid.m < 0) {
+                g = (float)(rnd32() % 256) / 128.0f; /* the codes / 64 and their ties */
+            } else {
+                const int e = grid.emin + (int)(rnd32() % (unsigned)(grid.emax - grid.emin + 2));
+                const float q = ldexpf(1.0f, (e > grid.emin ? e : grid.emin) - grid.m - 1);
+                g = (float)(rnd32() % (2u << grid.m)) * q + (e > grid.emin ? ldexpf(1.0f, e) : 0);
+                g = g > 2 * grid.max ? grid.max : g;
+            }
+            const unsigned nb = rnd32() % 5;
+            g *= nb == 1 ? 1.0f + 0x1p-23f : nb == 2 ? 1.0f - 0x1p-24f
+                 : nb == 3 ? 1.0f + 0x1p-7f : nb == 4 ? 1.0f - 0x1p-8f : 1.0f;
+            v = i == 0 ? ldexpf(1.0f, p) : sg * g * u;
+            if (kind % 12 == 7 && i == 1) /* past max after scaling: saturates */
+                v = sg * ldexpf(1.9999f, p);
+            break;
+        }
+        case 8: v = sg * ldexpf((float)(rnd32() % 64), p - (int)(rnd32() % 40)); break;
+        case 9: v = i % 2 ? -0.0f : -ldexpf(1.0f, -(int)(rnd32() % 150)); break;
+        case 10: v = sg * ldexpf(1.0f + (float)(rnd32() % 8) / 8.0f, 120 + (int)(rnd32() % 8)); break;
+        default: v = sg * ldexpf(1.0f + (float)(rnd32() % 8) / 8.0f, -120 - (int)(rnd32() % 29)); break;
+        }
+        f[i] = v;
+    }
+}
+
+static bool edge_fill; /* fill() makes edge blocks (the fused sweep) */
+
 static void *fill(dtcast_type t, size_t n, bool special, bool zero_blocks)
 {
     float *f = malloc(n * sizeof(float) + 1);
     for (size_t i = 0; i < n; i++)
         f[i] = sample((int)(i / 64 % 2), special && rnd32() % 8 == 0);
+    if (edge_fill) { /* the edge kinds in turn, block after block, the random ones between */
+        float b[32];
+        for (size_t i = 0; i + 32 <= n; i += 32) {
+            edge_block(b, (unsigned)(i / 32), special);
+            memcpy(f + i, b, sizeof b);
+        }
+    }
     if (zero_blocks) /* an all-zero stretch */
         for (size_t i = n / 3; i < n / 3 + 300 && i < n; i++)
             f[i] = 0.0f;
@@ -319,6 +382,117 @@ static void sweep(void)
                     compare(name, &p, xts[xi], si == 1 ? 3 : 2, fshape[si], xi == 0);
                 }
             }
+}
+
+/* Whether the fused kernels (src/quant/fused_quant.h) take this quantization: dt_fq_init's
+ * answer, and for MX mx.c's own conditions (blocks of 32 along the contiguous last axis) */
+static bool fused_taken(const dtcast_quant_params *p, dtcast_type xt, int ndim, const int64_t *shape)
+{
+    dt_quant q;
+    if (dt_quant_resolve(&q, p, xt, ndim, shape, DTCAST_UNDEFINED, DTCAST_UNDEFINED, NULL) !=
+        DTCAST_OK)
+        return false;
+    if (q.p.scheme == DTCAST_SCHEME_MX &&
+        (q.I != 1 || q.B != 32 || q.D % 32 || q.p.scale_mode == DTCAST_SCALE_LOG2))
+        return false;
+    const int op = q.p.scheme == DTCAST_SCHEME_MX
+                       ? (q.p.element == DTCAST_INT8 ? DT_Q_MUL_I8 : DT_Q_MUL)
+                   : q.p.scheme == DTCAST_SCHEME_NVFP4
+                       ? (q.p.variant == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL
+                          : q.p.variant == DTCAST_VARIANT_CT    ? DT_Q_DIV
+                                                                : DT_Q_DIV_MO)
+                       : (q.p.variant == DTCAST_VARIANT_DEEPSEEK_ACT ? DT_Q_DIV : DT_Q_MUL);
+    dt_fq c;
+    static uint8_t dummy[1];
+    return dt_fq_init(&c, &q, op, q.B, dummy, dummy);
+}
+
+/* The fused kernels against the simple path: every element type, scale mode, NVFP4 variant and
+ * block FP8 variant they take, from float32 and bfloat16, on tensors of edge blocks (edge_block)
+ * and random ones; shapes with chunk tails (rows past 2048 elements), odd NVFP4 block counts,
+ * short block FP8 tiles. Each case first checks that the fused path is the one taken (AVX2). */
+static void fused_quantize(void)
+{
+    const bool avx2 = dt_isa_active() >= DT_ISA_AVX2;
+    static const dtcast_type xts[] = {DTCAST_FLOAT32, DTCAST_BFLOAT16};
+    static const struct {
+        dtcast_type el;
+        int m, emin, emax;
+        float max;
+    } mx_el[] = {{DTCAST_FLOAT8E4M3FN, 3, -6, 8, 448.0f},  {DTCAST_FLOAT8E5M2, 2, -14, 15, 57344.0f},
+                 {DTCAST_FLOAT6E3M2FN, 2, -2, 4, 28.0f},   {DTCAST_FLOAT6E2M3FN, 3, 0, 2, 7.5f},
+                 {DTCAST_FLOAT4E2M1, 1, 0, 2, 6.0f},       {DTCAST_INT8, -1, 0, 0, 127.0f / 64.0f}};
+    static const dtcast_scale_mode modes[] = {DTCAST_SCALE_FLOOR, DTCAST_SCALE_CEIL,
+                                              DTCAST_SCALE_EVEN, DTCAST_SCALE_RCEIL};
+    static const int64_t mshape[][3] = {{5, 96, 0}, {3, 4128, 0}, {2, 3, 64}};
+    edge_fill = true;
+    for (size_t x = 0; x < 2; x++)
+        for (size_t e = 0; e < 6; e++)
+            for (size_t md = 0; md < 4; md++)
+                for (int packed = 0; packed < 2; packed++) {
+                    if (packed && mx_el[e].el != DTCAST_FLOAT6E3M2FN &&
+                        mx_el[e].el != DTCAST_FLOAT6E2M3FN)
+                        continue;
+                    grid.m = mx_el[e].m, grid.emin = mx_el[e].emin, grid.emax = mx_el[e].emax;
+                    grid.max = mx_el[e].max;
+                    for (size_t si = 0; si < 3; si++) {
+                        dtcast_quant_params p;
+                        dtcast_quant_params_init(&p);
+                        p.scheme = DTCAST_SCHEME_MX;
+                        p.element = mx_el[e].el;
+                        p.scale_mode = modes[md];
+                        p.float6_packed = packed;
+                        char name[128];
+                        snprintf(name, sizeof name, "fused mx %s %s%s", tn(mx_el[e].el),
+                                 dtcast_scale_mode_name(modes[md]), packed ? " packed" : "");
+                        const int nd = si == 2 ? 3 : 2;
+                        CHECK(!avx2 || fused_taken(&p, xts[x], nd, mshape[si]), name, "%s",
+                              "the fused path is not taken");
+                        compare(name, &p, xts[x], nd, mshape[si], true);
+                    }
+                }
+    /* NVFP4: float4e2m1's grid; rows of 6 and 257 blocks, a chunk tail */
+    grid.m = 1, grid.emin = 0, grid.emax = 2, grid.max = 6.0f;
+    static const int64_t nshape[][3] = {{7, 96, 0}, {3, 2, 4112}, {1, 16, 0}, {5, 2064, 0}};
+    for (size_t x = 0; x < 2; x++)
+        for (int v = 0; v < 4; v++)
+            for (size_t si = 0; si < 8; si++) { /* with NaN/Inf blocks, then without (the chunks
+                                                 * without take the clean kernels) */
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_NVFP4;
+                p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT : v == 3 ? DTCAST_VARIANT_CT
+                                                                      : DTCAST_VARIANT_TORCHAO;
+                p.single_level = v == 2;
+                char name[128];
+                snprintf(name, sizeof name, "fused nvfp4 %s%s%s", dtcast_variant_name(p.variant),
+                         p.single_level ? " single_level" : "", si < 4 ? " nan/inf" : "");
+                const int nd = si % 4 == 1 ? 3 : 2;
+                CHECK(!avx2 || fused_taken(&p, xts[x], nd, nshape[si % 4]), name, "%s",
+                      "the fused path is not taken");
+                compare(name, &p, xts[x], nd, nshape[si % 4], si < 4);
+            }
+    /* block FP8: float8e4m3fn's grid; short edge tiles (200 = 128 + 72 columns, 300 rows), a
+     * tile of 129 columns, rows of 34 tiles (chunks of 2048 and a tail) */
+    grid.m = 3, grid.emin = -6, grid.emax = 8, grid.max = 448.0f;
+    static const int64_t fshape[][3] = {{300, 200, 0}, {2, 130, 257}, {130, 4352, 0}, {1, 5, 0}};
+    for (size_t x = 0; x < 2; x++)
+        for (int v = 0; v < 3; v++)
+            for (size_t si = 0; si < 8; si++) {
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_FP8_BLOCK;
+                p.variant = v ? DTCAST_VARIANT_DEEPSEEK_ACT : DTCAST_VARIANT_HF;
+                p.ue8m0 = v == 2;
+                char name[128];
+                snprintf(name, sizeof name, "fused fp8-block %s%s%s", v ? "deepseek-act" : "hf",
+                         v == 2 ? " ue8m0" : "", si < 4 ? " nan/inf" : "");
+                const int nd = si % 4 == 1 ? 3 : 2;
+                CHECK(!avx2 || fused_taken(&p, xts[x], nd, fshape[si % 4]), name, "%s",
+                      "the fused path is not taken");
+                compare(name, &p, xts[x], nd, fshape[si % 4], si < 4);
+            }
+    edge_fill = false;
 }
 
 /* Stochastic element rounding: the same bytes for every chunking and thread count (the draw of
@@ -592,7 +766,7 @@ static uint8_t code_at(size_t i, int bits, bool no_nan)
     return (uint8_t)(no_nan ? c & 0xFA : c);
 }
 
-static void fused(void)
+static void fused_dequantize(void)
 {
     int runs = 0;
     bool ok = true;
@@ -813,9 +987,10 @@ int main(void)
 {
     errors();
     known();
-    fused();
+    fused_quantize();
     large();
     sweep();
+    fused_dequantize();
     stochastic();
     return CHECK_EXIT();
 }

@@ -2,6 +2,7 @@
  * multiplier per tile of the last two axes (docs/quantization.md, "Block FP8"). */
 #include "quant.h"
 #include "fused_dequant.h"
+#include "fused_quant.h"
 #include "../parallel.h"
 
 #include <string.h>
@@ -13,9 +14,14 @@ typedef struct fb_job {
     dt_emit em;
     uint8_t *scales; /* float32, any alignment */
     bool act; /* deepseek-act: divide by s; else hf: multiply by qs */
+    bool fused; /* quantize: x read and the codes made by the fused kernel (fused_quant.h) */
+    dt_fq fq;
 } fb_job;
 
-/* Columns of the tiles handled together: 4 tiles of 128 (a 128-row band of them stays in L2). */
+/* Columns of the tiles handled together: 4 tiles of 128 (a 128-row band of them stays in L2).
+ * The fused path takes up to DT_QCHUNK tiles, whole rows: its two passes over a band read
+ * whole rows, which the prefetchers follow (a band of 512-column pieces of rows 8 or 16 KiB
+ * apart maps to few cache sets), the second one from L3 where the band does not fit L2. */
 #define FB_GROUP 512
 
 /* The scale of a tile from its amax: *mul multiplies x (hf) or *div divides it (deepseek-act);
@@ -56,7 +62,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
     float buf[DT_QCHUNK], vals[DT_QCHUNK];
     const size_t K = q->K, N = q->N, R = q->R, C = q->B, tr = q->tr, tc = q->tc;
     /* tiles per group: their columns fit a chunk */
-    size_t tg = q->simple ? 1 : (R == 1 ? DT_QCHUNK : FB_GROUP) / C;
+    size_t tg = q->simple ? 1 : j->fused ? DT_QCHUNK : (R == 1 ? DT_QCHUNK : FB_GROUP) / C;
     if (tg == 0)
         tg = 1;
     float kk[DT_QCHUNK];
@@ -72,6 +78,15 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
             for (size_t t = t0; t < t1; t++)
                 amax[t - t0] = 0.0f;
             for (size_t r = 0; r < rr; r++) {
+                if (j->fused) { /* the tiles' parts of this row, straight from x */
+                    float am[DT_QCHUNK];
+                    (void)dt_fq_amax(&j->fq, (row0 + r) * K + c0, c1 - c0, C, am);
+                    for (size_t t = t0; t < t1; t++) { /* NaN (canonical) > Inf > finite */
+                        const uint32_t a = dt_f32_bits(am[t - t0]);
+                        amax[t - t0] = a > dt_f32_bits(amax[t - t0]) ? am[t - t0] : amax[t - t0];
+                    }
+                    continue;
+                }
                 for (size_t t = t0; t < t1; t++) {
                     const size_t a0 = t * C, a1 = a0 + C < K ? a0 + C : K;
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
@@ -92,6 +107,10 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                 for (size_t s = c0; s < c1; s += DT_QCHUNK) {
                     const size_t n = c1 - s < DT_QCHUNK ? c1 - s : DT_QCHUNK;
                     const size_t f = (row0 + r) * K + s;
+                    if (j->fused) { /* s - c0: whole chunks of whole tiles */
+                        dt_fq_codes(&j->fq, f, n, C, &kk[(s - c0) / C], &amax[(s - c0) / C]);
+                        continue;
+                    }
                     const float *x = dt_load_f32(&j->ld, f, n, buf);
                     for (size_t i = 0; i < n;) { /* the part of one tile */
                         const size_t t = (s + i) / C, e = (t + 1) * C - s;
@@ -120,6 +139,7 @@ dtcast_status dt_fp8_block_quantize(const dt_quant *q, dt_qio *io, dtcast_error 
     j.act = q->p.variant == DTCAST_VARIANT_DEEPSEEK_ACT;
     dt_loader_init(&j.ld, io->x, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, false);
+    j.fused = dt_fq_init(&j.fq, q, j.act ? DT_Q_DIV : DT_Q_MUL, q->B, io->x, io->codes);
     if (q->count)
         dt_quant_for(q->batch * q->tr, q->threads, fb_q_bands, &j);
     dt_emit_release(&j.em);

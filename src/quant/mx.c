@@ -2,6 +2,7 @@
  * elements x * 2^(127 - b) rounded once (SPEC-level description in docs/quantization.md). */
 #include "quant.h"
 #include "fused_dequant.h"
+#include "fused_quant.h"
 #include "../parallel.h"
 
 #include <math.h>
@@ -17,7 +18,10 @@ typedef struct mx_job {
     float inv_max; /* fl32(1 / max_elem) */
     bool is_int;   /* MXINT8 */
     float fill;    /* the elements of a NaN/Inf block: NaN, or 0 where the type has none */
-    const dt_fused *fused; /* dequantize: the fused kernel for whole blocks, or NULL */
+    bool fused;    /* quantize: whole blocks of 32 by the fused kernel (fused_quant.h) */
+    dt_fq fq;
+    dt_fq_mx fm;
+    const dt_fused *dq_fused; /* dequantize: the fused kernel for whole blocks, or NULL */
 } mx_job;
 
 static void mx_setup(mx_job *j, const dt_quant *q)
@@ -162,6 +166,11 @@ static void mx_q_lines(void *ctx, size_t u0, size_t u1)
                 n += D - jb * B < B ? D - jb * B : B;
             }
         }
+        if (j->fused) { /* read, scaled, rounded and packed in one kernel */
+            dt_fq_mx_blocks(&j->fq, &j->fm, f0, ue - u, j->scales + u);
+            u = ue;
+            continue;
+        }
         const float *x = dt_load_f32(&j->ld, f0, n, buf);
         if (!q->simple && D % B == 0 && B >= 8) { /* whole blocks: the vector steps */
             const size_t nbk = ue - u;
@@ -240,6 +249,9 @@ dtcast_status dt_mx_quantize(const dt_quant *q, dt_qio *io, dtcast_error *error)
     j.scales = io->scales;
     dt_loader_init(&j.ld, io->x, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, false);
+    j.fm = (dt_fq_mx){q->p.scale_mode, j.emax, j.mbits, j.inv_max};
+    j.fused = q->I == 1 && q->B == 32 && q->D % 32 == 0 && q->p.scale_mode != DTCAST_SCALE_LOG2 &&
+              dt_fq_init(&j.fq, q, j.is_int ? DT_Q_MUL_I8 : DT_Q_MUL, 32, io->x, io->codes);
     const size_t units = q->O * q->nb;
     /* sub-byte codes: blocks that do not start on a byte share bytes between threads */
     const unsigned threads = q->code_bits < 8 && q->I == 1 && q->B % 4 ? 1 : q->threads;
@@ -284,7 +296,7 @@ static void mx_dq_lines(void *ctx, size_t u0, size_t u1)
                 n += D - jb * B < B ? D - jb * B : B;
             }
         }
-        if (j->fused && dt_fused_run(j->fused, f0, n, B, j->scales + u)) {
+        if (j->dq_fused && dt_fused_run(j->dq_fused, f0, n, B, j->scales + u)) {
             u = ue;
             continue;
         }
@@ -350,7 +362,7 @@ dtcast_status dt_mx_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *erro
     if (q->I == 1 && q->D % q->B == 0 && dt_fused_init(&fz, &j.st, q, io->codes)) {
         for (unsigned c = 0; c < 256; c++)
             dt_fused_factor(&fz, c, mx_dequant_mult(&j, c));
-        j.fused = &fz;
+        j.dq_fused = &fz;
     }
     const size_t units = q->O * q->nb;
     if (q->count)

@@ -3,6 +3,7 @@
  * (docs/quantization.md, "NVFP4"). All arithmetic is float32, one operation per statement. */
 #include "quant.h"
 #include "fused_dequant.h"
+#include "fused_quant.h"
 #include "../parallel.h"
 
 #include <stdatomic.h>
@@ -24,20 +25,26 @@ typedef struct nv_job {
     float ginv; /* torchao: fl32(1 / g) */
     _Atomic uint32_t amax_bits; /* tensor amax as bits (NaN > Inf > finite) */
     float *bam; /* the block amaxes the first pass found (two levels, fast path), or NULL */
-    const dt_fused *fused; /* dequantize: the fused kernel, or NULL */
+    bool fused; /* quantize: x read and the codes made by the fused kernel (fused_quant.h) */
+    dt_fq fq;
+    const dt_fused *dq_fused; /* dequantize: the fused kernel, or NULL */
 } nv_job;
 
 #define NV_BLOCKS (DT_QCHUNK / 16)
 
-/* The tensor's amax (two levels). The fast path keeps each block's amax on the way (j->bam),
- * and the second pass takes them from there instead of reading the blocks for them again. */
+/* The tensor's amax (two levels). The fused path reads x for its max alone (the second pass
+ * finds the block maxima in the chunks it reads anyway); the other fast path keeps each block's
+ * amax on the way (j->bam), and the second pass takes them from there instead of reading the
+ * blocks for them again. */
 static void nv_amax_range(void *ctx, size_t b0, size_t b1)
 {
     nv_job *j = ctx;
     float buf[DT_QCHUNK];
     uint32_t m = 0;
     const size_t step = j->q->simple ? 16 : DT_QCHUNK;
-    for (size_t f = b0 * 16; f < b1 * 16; f += step) {
+    if (j->fused)
+        m = dt_fq_amax(&j->fq, b0 * 16, (b1 - b0) * 16, 16, NULL);
+    for (size_t f = b0 * 16; f < b1 * 16 && !j->fused; f += step) {
         const size_t n = b1 * 16 - f < step ? b1 * 16 - f : step;
         const float *x = dt_load_f32(&j->ld, f, n, buf);
         if (j->bam) {
@@ -110,6 +117,13 @@ static float nv_dequant_factor(const nv_job *j, unsigned S)
     }
 }
 
+/* the element step of the fast paths: x * k (torchao), x / k (ct), x / k with NaN -> 6 and
+ * -0 -> +0 (modelopt) */
+static int nv_elem_op(const nv_job *j)
+{
+    return j->v == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL : j->v == DTCAST_VARIANT_CT ? DT_Q_DIV : DT_Q_DIV_MO;
+}
+
 static void nv_values(const nv_job *j, float *vals, const float *x, size_t n, float k)
 {
     switch (j->v) {
@@ -139,12 +153,14 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
-        const float *x = dt_load_f32(&j->ld, f, n, buf);
+        const float *x = j->fused ? NULL : dt_load_f32(&j->ld, f, n, buf);
         float am[NV_BLOCKS], kk[NV_BLOCKS];
         if (simple)
             am[0] = dt_q_amax(j->q, x, 16);
         else if (j->bam)
             memcpy(am, j->bam + b, nbk * sizeof am[0]);
+        else if (j->fused)
+            (void)dt_fq_amax(&j->fq, f, n, 16, am);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
         if (simple)
@@ -158,18 +174,20 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
                      j->v == DTCAST_VARIANT_TORCHAO ? (j->single ? 1.0f : j->g)
                      : j->v == DTCAST_VARIANT_CT    ? j->g
                                                     : j->g6);
-        dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
-        if (simple) {
-            if (j->v == DTCAST_VARIANT_CT && (S[0] & 0x7F) == 0)
-                S[0] = 0x20; /* a zero block scale becomes 0.125 */
-            kk[0] = nv_elem_factor(j, S[0]);
+        float sf[NV_BLOCKS];
+        if (j->fused) { /* S and its value, eight blocks at a time */
+            dt_fq_e4m3(sin, nbk, j->v == DTCAST_VARIANT_CT, j->e4m3, S, sf);
         } else {
-            float sf[NV_BLOCKS];
+            dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
             for (size_t k = 0; k < nbk; k++) {
                 if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
-                    S[k] = 0x20;
+                    S[k] = 0x20; /* a zero block scale becomes 0.125 */
                 sf[k] = j->e4m3[S[k]];
             }
+        }
+        if (simple) {
+            kk[0] = nv_elem_factor(j, S[0]);
+        } else {
             if (j->v == DTCAST_VARIANT_TORCHAO)
                 dt_q_map(j->q, DT_QM_RDIV, kk, sf, nbk, j->single ? 1.0f : j->ginv);
             else
@@ -177,14 +195,13 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         }
         if (simple)
             nv_values(j, vals, x, 16, kk[0]);
-        else
-            dt_q_apply(j->q,
-                       j->v == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL
-                       : j->v == DTCAST_VARIANT_CT    ? DT_Q_DIV
-                                                      : DT_Q_DIV_MO,
-                       vals, x, nbk, 16, kk);
+        else if (!j->fused)
+            dt_q_apply(j->q, nv_elem_op(j), vals, x, nbk, 16, kk);
         memcpy(j->scales + b, S, nbk);
-        dt_emit_codes(&j->em, f, vals, n);
+        if (j->fused)
+            dt_fq_codes(&j->fq, f, n, 16, kk, am);
+        else
+            dt_emit_codes(&j->em, f, vals, n);
     }
 }
 
@@ -216,11 +233,12 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     nv_setup(j, q);
     j->scales = io->scales;
     dt_loader_init(&j->ld, io->x, q->xtype, q->simple);
+    j->fused = dt_fq_init(&j->fq, q, nv_elem_op(j), 16, io->x, io->codes);
     const size_t blocks = q->count / 16;
     if (!j->single) {
         /* a float per 16 elements (1/16 of the float32 input), up to 64 MiB; else, or without
          * the memory, the second pass reads the blocks' amaxes again */
-        if (!q->simple && blocks <= ((size_t)64 << 20) / sizeof(float))
+        if (!q->simple && !j->fused && blocks <= ((size_t)64 << 20) / sizeof(float))
             j->bam = malloc(blocks * sizeof(float) + 1);
         atomic_init(&j->amax_bits, 0);
         dt_quant_for(blocks, q->threads, nv_amax_range, j);
@@ -247,7 +265,7 @@ static void nv_dq_blocks(void *ctx, size_t b0, size_t b1)
     const size_t group = j->q->simple ? 1 : NV_BLOCKS;
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
-        if (j->fused && dt_fused_run(j->fused, f, n, 16, j->scales + b))
+        if (j->dq_fused && dt_fused_run(j->dq_fused, f, n, 16, j->scales + b))
             continue;
         dt_emit_values(&j->em, f, vals, n);
         float kk[NV_BLOCKS];
@@ -287,7 +305,7 @@ dtcast_status dt_nvfp4_dequantize(const dt_quant *q, dt_qio *io, dtcast_error *e
     if (dt_fused_init(&fz, &j->st, q, io->codes)) {
         for (unsigned c = 0; c < 256; c++)
             dt_fused_factor(&fz, c, nv_dequant_factor(j, c));
-        j->fused = &fz;
+        j->dq_fused = &fz;
     }
     dt_quant_for(q->count / 16, q->threads, nv_dq_blocks, j);
     dt_emit_release(&j->em);
