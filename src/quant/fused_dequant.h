@@ -1,8 +1,8 @@
 /* Dequantization of whole blocks in one pass (fused_dequant_avx2.c): the codes are decoded in
  * registers, multiplied by their block's factor and rounded to the output, with no float32
- * buffer in between. The bytes are the simple path's; those of dt_emit_values followed by
- * dt_store_scaled too, but for a NaN code times a NaN factor, where the unfused vector steps
- * leave the NaN's sign to the compiler's operand order and this kernel keeps the code's. */
+ * buffer in between. The bytes are the simple path's and those of dt_emit_values followed by
+ * dt_store_scaled (a NaN code times a NaN factor: the code's NaN on every path,
+ * dt_mul_nan_first). */
 #ifndef DTCAST_QUANT_FUSED_DEQUANT_H
 #define DTCAST_QUANT_FUSED_DEQUANT_H
 
