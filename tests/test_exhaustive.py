@@ -144,6 +144,7 @@ def crosscheck(sources, targets, per_group, rng):
                         | set(special_codes(s) if not isinstance(s, M.BoolFmt) else [0, 1]))
         sample = np.array(sample, dtype=U64)
         vals = M.decode_fast(s, sample)
+        slow = [M.decode_slow(s, int(c)) for c in sample]  # decoded once per source
         for dn in targets:
             d = M.TYPES[dn]
             for mode, fov, iov in M.combos(d):
@@ -152,7 +153,7 @@ def crosscheck(sources, targets, per_group, rng):
                             else (False,)):
                     got = M.encode_fast(d, vals, m, fov, iov, nam)
                     for j, c in enumerate(sample):
-                        exp = M.encode_slow(d, M.decode_slow(s, int(c)), m, fov, iov, nam)
+                        exp = M.encode_slow(d, slow[j], m, fov, iov, nam)
                         checks += 1
                         if exp != int(got[j]):
                             return checks, ('%s %s -> %s mode=%s fov=%s iov=%s nan_as_max=%s: '
