@@ -90,6 +90,9 @@ void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv, const cl
 /* The next option's id (value in a->value), CLI_ARG_POSITIONAL (a->value = the argument),
  * CLI_ARG_END, or CLI_ARG_ERROR after printing a usage error. */
 int cli_args_next(cli_args *a);
+/* A positional argument of a command taking IN OUT: fills *in, then *out; a third one is a
+ * usage error (returns CLI_USAGE after the message), else CLI_OK. */
+int cli_in_out(const cli_args *a, const char **in, const char **out);
 
 /* Value parsers: on a bad value they print a usage error naming the option and return CLI_USAGE. */
 int cli_parse_type(const char *cmd, const char *option, const char *text, dtcast_type *type);

@@ -108,6 +108,17 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+int cli_in_out(const cli_args *a, const char **in, const char **out)
+{
+    if (!*in)
+        *in = a->value;
+    else if (!*out)
+        *out = a->value;
+    else
+        return cli_usage(a->cmd, "unexpected argument '%s' (only IN and OUT)", a->value);
+    return CLI_OK;
+}
+
 /* ---- suggestions ---------------------------------------------------------------------------- */
 
 int cli_edit_distance(const char *a, const char *b)

@@ -592,12 +592,8 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
             return -1;
         }
         if (id == CLI_ARG_POSITIONAL) {
-            if (!r->in)
-                r->in = a.value;
-            else if (!r->out)
-                r->out = a.value;
-            else
-                return cli_usage(cmd, "unexpected argument '%s' (only IN and OUT)", a.value);
+            if (cli_in_out(&a, &r->in, &r->out) != CLI_OK)
+                return CLI_USAGE;
             continue;
         }
         if (id == CLI_OPT_TO) {

@@ -645,12 +645,8 @@ int cmd_dequantize(int argc, char **argv)
             fputs(help, stdout);
             return CLI_OK;
         case CLI_ARG_POSITIONAL:
-            if (!r.in)
-                r.in = a.value;
-            else if (!r.out)
-                r.out = a.value;
-            else
-                return cli_usage(cmd, "unexpected argument '%s' (only IN and OUT)", a.value);
+            if (cli_in_out(&a, &r.in, &r.out) != CLI_OK)
+                return CLI_USAGE;
             break;
         case CLI_OPT_TO:
             if (cli_parse_type(cmd, "--to", a.value, &r.to) != CLI_OK)

@@ -722,12 +722,8 @@ int cmd_quantize(int argc, char **argv)
             fputs(help, stdout);
             return CLI_OK;
         case CLI_ARG_POSITIONAL:
-            if (!r.in)
-                r.in = a.value;
-            else if (!r.out)
-                r.out = a.value;
-            else
-                return cli_usage(cmd, "unexpected argument '%s' (only IN and OUT)", a.value);
+            if (cli_in_out(&a, &r.in, &r.out) != CLI_OK)
+                return CLI_USAGE;
             break;
         case OPT_SCHEME: r.scheme_name = a.value; break;
         case OPT_VARIANT: variant = a.value; break;
