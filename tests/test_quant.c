@@ -62,6 +62,8 @@ static struct {
     float max;
 } grid = {3, -6, 8, 448.0f};
 
+static bool edge_moderate; /* edge blocks without the huge values (a tensor amax about 2^20) */
+
 /* A block of 32 values of one edge kind (fused sweep): the scaled values land on the element
  * grid, its midpoints (ties) and their neighbours, past the largest value, at powers of two and
  * just below, in the subnormal ranges of the code and of float32, NaN/Inf, zeros of both signs */
@@ -73,10 +75,12 @@ static void edge_block(float *f, unsigned kind, bool special)
         const float sg = rnd32() & 1 ? -1.0f : 1.0f;
         float v;
         switch (kind % 12) {
-        case 0: v = sample(1, false); break;
+        case 0: v = edge_moderate ? sg * ldexpf((float)(rnd32() % 64), p - 6) : sample(1, false); break;
         case 1: v = rnd32() & 1 ? -0.0f : 0.0f; break; /* all zero */
         case 2: /* a NaN or an Inf in a block (MX: its scale is 0xFF) */
-            v = special && i == 7 ? (rnd32() & 1 ? NAN : -INFINITY) : sample(1, false);
+            v = special && i == 7   ? (rnd32() & 1 ? NAN : -INFINITY)
+                : edge_moderate ? sg * ldexpf((float)(rnd32() % 64), p - 6)
+                                : sample(1, false);
             break;
         case 3: v = f32(rnd32() & 0x807FFFFFu); break; /* float32 subnormals */
         case 4: v = sg * ldexpf(1.0f - 0x1p-24f, p) * (i == 0 ? 1.0f : 0.5f); break;
@@ -101,7 +105,10 @@ static void edge_block(float *f, unsigned kind, bool special)
         }
         case 8: v = sg * ldexpf((float)(rnd32() % 64), p - (int)(rnd32() % 40)); break;
         case 9: v = i % 2 ? -0.0f : -ldexpf(1.0f, -(int)(rnd32() % 150)); break;
-        case 10: v = sg * ldexpf(1.0f + (float)(rnd32() % 8) / 8.0f, 120 + (int)(rnd32() % 8)); break;
+        case 10:
+            v = sg * ldexpf(1.0f + (float)(rnd32() % 8) / 8.0f,
+                            edge_moderate ? p : 120 + (int)(rnd32() % 8));
+            break;
         default: v = sg * ldexpf(1.0f + (float)(rnd32() % 8) / 8.0f, -120 - (int)(rnd32() % 29)); break;
         }
         f[i] = v;
@@ -407,6 +414,105 @@ static bool fused_taken(const dtcast_quant_params *p, dtcast_type xt, int ndim, 
     return dt_fq_init(&c, &q, op, q.B, dummy, dummy);
 }
 
+/* Whether NVFP4 on bfloat16 has the threshold kernel (fused_quant.h dt_fq_thr_init) */
+static bool thresholds_taken(const dtcast_quant_params *p)
+{
+    static const int64_t shape[2] = {64, 4096};
+    dt_quant q;
+    if (dt_quant_resolve(&q, p, DTCAST_BFLOAT16, 2, shape, DTCAST_UNDEFINED, DTCAST_UNDEFINED,
+                         NULL) != DTCAST_OK)
+        return false;
+    const int op = q.p.variant == DTCAST_VARIANT_TORCHAO ? DT_Q_MUL
+                   : q.p.variant == DTCAST_VARIANT_CT    ? DT_Q_DIV
+                                                         : DT_Q_DIV_MO;
+    dt_fq c;
+    static uint8_t dummy[1];
+    static dt_fq_thr t;
+    float k[128];
+    for (int i = 0; i < 128; i++)
+        k[i] = 1.0f;
+    return dt_fq_init(&c, &q, op, 16, dummy, dummy) && dt_fq_thr_init(&t, &c, k);
+}
+
+/* The threshold tables (fused_quant.h dt_fq_thr_init) against dtcast_convert: for each NVFP4
+ * element step, 128 factors k at a time (2^-40, 2^-35, ..., 2^35 times 1 + j/8, and 128 random
+ * ones; under DTCAST_TEST_SCALE < 1 the random ones), every bfloat16 |x| from 0 to the largest
+ * finite one: the code the table gives
+ * (thresholds reached, and modelopt's sign only where the quotient is not 0) is the code of the
+ * quotient (product) converted to float4e2m1 by the library, with modelopt's -0 -> +0. */
+static void threshold_tables(void)
+{
+    if (dt_isa_active() < DT_ISA_AVX2)
+        return;
+    static const dtcast_variant vs[] = {DTCAST_VARIANT_MODELOPT, DTCAST_VARIANT_CT,
+                                        DTCAST_VARIANT_TORCHAO};
+    static const int64_t shape[2] = {64, 4096};
+    static dt_fq_thr t;
+    enum { NX = 0x7F80 }; /* |x| bits 0 .. 0x7F7F */
+    const char *sc = getenv("DTCAST_TEST_SCALE");
+    const double scale = sc ? atof(sc) : 1.0;
+    float *v = malloc(NX * 2 * sizeof(float));
+    uint8_t *codes = malloc(NX + 1);
+    size_t bad = 0, checked = 0;
+    char where[160] = "";
+    for (int vi = 0; vi < 3; vi++) {
+        dtcast_quant_params p;
+        dtcast_quant_params_init(&p);
+        p.scheme = DTCAST_SCHEME_NVFP4;
+        p.variant = vs[vi];
+        const int op = vi == 0 ? DT_Q_DIV_MO : vi == 1 ? DT_Q_DIV : DT_Q_MUL;
+        dt_quant q;
+        dt_fq c;
+        static uint8_t dummy[1];
+        if (dt_quant_resolve(&q, &p, DTCAST_BFLOAT16, 2, shape, DTCAST_UNDEFINED,
+                             DTCAST_UNDEFINED, NULL) != DTCAST_OK ||
+            !dt_fq_init(&c, &q, op, 16, dummy, dummy)) {
+            CHECK(0, "threshold tables", "%s: no fused kernel", dtcast_variant_name(vs[vi]));
+            continue;
+        }
+        for (int set = scale < 1 ? 1 : 0; set < 2; set++) {
+            float k[128];
+            for (int i = 0; i < 128; i++)
+                k[i] = set == 0 ? ldexpf(1.0f + (float)(i % 8) / 8.0f, i / 8 * 5 - 40)
+                                : f32(0x20000000u + rnd32() % 0x3F000000u); /* 2^-63 .. 2^63 */
+            if (!dt_fq_thr_init(&t, &c, k)) {
+                CHECK(0, "threshold tables", "%s: not built", dtcast_variant_name(vs[vi]));
+                break;
+            }
+            for (int s = 0; s < 128; s++) {
+                for (uint32_t u = 0; u < NX; u++) {
+                    const float x = f32(u << 16);
+                    v[2 * u] = op == DT_Q_MUL ? x * k[s] : x / k[s];
+                    v[2 * u + 1] = op == DT_Q_MUL ? -x * k[s] : -x / k[s];
+                    if (op == DT_Q_DIV_MO) /* a quotient of 0 is +0 */
+                        for (int h = 0; h < 2; h++)
+                            v[2 * u + h] = v[2 * u + h] == 0.0f ? 0.0f : v[2 * u + h];
+                }
+                dtcast_convert(codes, DTCAST_FLOAT4E2M1, v, DTCAST_FLOAT32, NX * 2, NULL, NULL);
+                const uint32_t *row = t.t[s];
+                for (uint32_t u = 0; u < NX; u++)
+                    for (int h = 0; h < 2; h++) {
+                        unsigned want = codes[u] >> (4 * h) & 0xF, got = 0;
+                        for (int i = 0; i < 7; i++)
+                            got += (int)u > (int16_t)(row[i] & 0xFFFF);
+                        if (h && (op != DT_Q_DIV_MO || (int)u > (int16_t)(row[7] & 0xFFFF)))
+                            got |= 8;
+                        checked++;
+                        if (got != want && bad++ == 0)
+                            snprintf(where, sizeof where,
+                                     "%s k %a x %s%a: code 0x%x, want 0x%x", dtcast_variant_name(vs[vi]),
+                                     (double)k[s], h ? "-" : "", (double)f32(u << 16), got, want);
+                    }
+            }
+        }
+    }
+    CHECK(bad == 0, "threshold tables: every bfloat16 |x| x the factors, each NVFP4 element step",
+          "%zu of %zu differ, first %s", bad, checked, where);
+    printf("threshold tables: %zu codes compared with dtcast_convert\n", checked);
+    free(v);
+    free(codes);
+}
+
 /* The fused kernels against the simple path: every element type, scale mode, NVFP4 variant and
  * block FP8 variant they take, from float32 and bfloat16, on tensors of edge blocks (edge_block)
  * and random ones; shapes with chunk tails (rows past 2048 elements), odd NVFP4 block counts,
@@ -471,6 +577,19 @@ static void fused_quantize(void)
                 CHECK(!avx2 || fused_taken(&p, xts[x], nd, nshape[si % 4]), name, "%s",
                       "the fused path is not taken");
                 compare(name, &p, xts[x], nd, nshape[si % 4], si < 4);
+                if (x == 1 && si % 4 == 3) { /* 2^14 blocks: the codes by thresholds */
+                    static const int64_t big[2] = {64, 4096};
+                    snprintf(name, sizeof name, "fused nvfp4 %s%s%s, by thresholds",
+                             dtcast_variant_name(p.variant), p.single_level ? " single_level" : "",
+                             si < 4 ? " nan/inf" : "");
+                    CHECK(!avx2 || thresholds_taken(&p), name, "%s",
+                          "the threshold kernel is not taken");
+                    /* without NaN/Inf, a tensor amax about 2^20: block factors of 1 to 2^22
+                     * (with the huge blocks, 2^100 and more) */
+                    edge_moderate = si >= 4;
+                    compare(name, &p, xts[x], 2, big, si < 4);
+                    edge_moderate = false;
+                }
             }
     /* block FP8: float8e4m3fn's grid; short edge tiles (200 = 128 + 72 columns, 300 rows), a
      * tile of 129 columns, rows of 34 tiles (chunks of 2048 and a tail) */
@@ -988,6 +1107,7 @@ int main(void)
     errors();
     known();
     fused_quantize();
+    threshold_tables();
     large();
     sweep();
     fused_dequantize();

@@ -43,6 +43,25 @@ uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out);
 void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k,
                  const float *amax);
 
+/* bfloat16 -> float4 by thresholds (NVFP4, every variant). With k a function of the block's
+ * scale code S alone, the code of an element is a step function of its 15 |x| bits: it goes up
+ * by one at each of seven thresholds, and (modelopt) loses its sign below the least |x| whose
+ * quotient is not 0. dt_fq_thr_init finds them for the scale codes 0 to 127 (the factors k[S]),
+ * about 10 us; then 16 elements take seven 16-bit compares instead of the division and the
+ * rounding of eight lanes twice. For large tensors (the caller decides). */
+typedef struct dt_fq_thr {
+    uint32_t t[128][8]; /* threshold - 1 as signed 16 bits, twice: both halves of a dword */
+} dt_fq_thr;
+
+/* Whether c's codes can be made by thresholds (AVX2, bfloat16 x, NVFP4's kernels); if so fills
+ * *t from k[0..127], the element factor of each scale code. */
+bool dt_fq_thr_init(dt_fq_thr *t, const dt_fq *c, const float *k);
+
+/* dt_fq_codes (B 16) for a chunk whose blocks have scale codes S and factors k = k[S]: clean
+ * chunks by thresholds, the others as dt_fq_codes. */
+void dt_fq_codes_thr(const dt_fq *c, const dt_fq_thr *t, size_t f, size_t n, const float *k,
+                     const float *amax, const uint8_t *S);
+
 /* NVFP4's block scales: S[i] = float8e4m3fn of in[i], nearest even, beyond 448 NaN (torch's
  * cast), with zero_fix a zero code (either sign) becoming 0x20; sf[i] = table[S[i]] (the values
  * of the 256 codes). The fast path of dt_fq_init's quantizations only (AVX2). */

@@ -276,6 +276,136 @@ static DT_TARGET_AVX2 bool fq_chunk_clean(const float *amax, const float *k, siz
     return _mm256_movemask_ps(ok) == 0xFF;
 }
 
+/* ---- bfloat16 -> float4 by thresholds ------------------------------------------------------------ */
+
+/* The thresholds of one scale code, factor k: lane i < 7 the least |x| (bfloat16 bits, 0 to
+ * 0x7F80; 0x7F81: none) whose code is above i; lane 7 the least |x| whose quotient is not 0
+ * (modelopt, whose 0 quotients lose the sign; 0 for the others). The code of |x| bits u only
+ * goes up with u (the element step and the rounding are monotone, k > 0), so each is found by
+ * bisection of the element step and rounding of the kernels above, evaluated at u << 16; [lo,
+ * hi] holds the answer (0x7F81 stands for "none": a NaN, which the step and rounding take above
+ * every threshold), and 0x7F81 < 2^15: 15 halvings leave lo == hi. The quotients near these
+ * thresholds are normal numbers (no slow subnormal steps), except those near 0 for lane 7: it
+ * searches as lane 6 and is set apart (fq_thr_zero). */
+typedef struct fq_bisect {
+    __m256 k;
+    __m256i lo, hi;
+} fq_bisect;
+
+static DT_TARGET_AVX2 DT_INLINE void fq_bisect_step(fq_bisect *b, int op)
+{
+    const __m256i target = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 6);
+    const __m256i mid = _mm256_srli_epi32(_mm256_add_epi32(b->lo, b->hi), 1);
+    const __m256 v = fq_apply(_mm256_castsi256_ps(_mm256_slli_epi32(mid, 16)), b->k, op, 0);
+    const __m256i up = _mm256_cmpgt_epi32(fq_round_float(v, FQ_E2M1, 0, 0), target);
+    b->hi = _mm256_blendv_epi8(b->hi, mid, up);
+    b->lo = _mm256_blendv_epi8(_mm256_add_epi32(mid, fq_set1(1)), b->lo, up);
+}
+
+/* modelopt: the least |x| bits whose quotient fl32(x / k) is not 0, that is x / k > 2^-150
+ * (half the least float32 subnormal; exactly half is a tie, rounded to the even 0): by bisection
+ * on x > k 2^-150 in double, where both sides are exact (and normal: no slow steps) */
+static uint32_t fq_thr_zero(float k)
+{
+    const double y = (double)k * 0x1p-150;
+    uint32_t lo = 0, hi = 0x7F81u;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2, xb = mid << 16;
+        float x;
+        memcpy(&x, &xb, 4);
+        if ((double)x > y)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* the row of thresholds - 1 (|x| >= T as |x| > T - 1, signed 16-bit), each in both halves of
+ * its dword */
+static DT_TARGET_AVX2 DT_INLINE void fq_bisect_store(uint32_t *row, __m256i lo, float k, int op)
+{
+    const uint32_t z = op == DT_Q_DIV_MO ? fq_thr_zero(k) : 0;
+    lo = _mm256_blend_epi32(lo, fq_set1(z), 0x80);
+    const __m256i t = _mm256_and_si256(_mm256_sub_epi32(lo, fq_set1(1)), fq_set1(0xFFFF));
+    _mm256_storeu_si256((__m256i *)(void *)row, _mm256_or_si256(t, _mm256_slli_epi32(t, 16)));
+}
+
+/* the rows of scale codes [0, 128), factors k[s]: four bisections side by side */
+static DT_TARGET_AVX2 void fq_thr_rows(dt_fq_thr *t, const float *k, int op)
+{
+    for (int s = 0; s < 128; s += 4) {
+        fq_bisect b0 = {_mm256_set1_ps(k[s]), _mm256_setzero_si256(), fq_set1(0x7F81u)};
+        fq_bisect b1 = b0, b2 = b0, b3 = b0;
+        b1.k = _mm256_set1_ps(k[s + 1]), b2.k = _mm256_set1_ps(k[s + 2]);
+        b3.k = _mm256_set1_ps(k[s + 3]);
+        for (int it = 0; it < 15; it++) {
+            fq_bisect_step(&b0, op), fq_bisect_step(&b1, op);
+            fq_bisect_step(&b2, op), fq_bisect_step(&b3, op);
+        }
+        fq_bisect_store(t->t[s], b0.lo, k[s], op);
+        fq_bisect_store(t->t[s + 1], b1.lo, k[s + 1], op);
+        fq_bisect_store(t->t[s + 2], b2.lo, k[s + 2], op);
+        fq_bisect_store(t->t[s + 3], b3.lo, k[s + 3], op);
+    }
+}
+
+/* the codes of 16 bfloat16 elements (one block) as 16-bit lanes: the number of thresholds |x|
+ * reaches, the sign at bit 3 */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_thr_block(const uint8_t *p, const uint32_t *row, int op)
+{
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
+#define FQ_GE(i) _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[i])) /* -1 where reached */
+    const __m256i s3 = _mm256_add_epi16(_mm256_add_epi16(FQ_GE(0), FQ_GE(1)), FQ_GE(2));
+    const __m256i s6 = _mm256_add_epi16(_mm256_add_epi16(FQ_GE(3), FQ_GE(4)),
+                                        _mm256_add_epi16(FQ_GE(5), FQ_GE(6)));
+#undef FQ_GE
+    const __m256i c = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_add_epi16(s3, s6));
+    __m256i s = _mm256_and_si256(_mm256_srli_epi16(x, 12), _mm256_set1_epi16(8)); /* bit 15 -> 3 */
+    if (op == DT_Q_DIV_MO) /* a quotient of 0 is +0 */
+        s = _mm256_and_si256(s, _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[7])));
+    return _mm256_or_si256(c, s);
+}
+
+/* 32 codes of two blocks (16-bit lanes, element order) -> bytes in element order, packed */
+static DT_TARGET_AVX2 DT_INLINE void fq_thr_store(uint8_t *d, __m256i c0, __m256i c1)
+{
+    /* per 128-bit lane: 8 bytes of c0, 8 of c1; qwords 0, 2, 1, 3 put them in order */
+    fq_store(d, _mm256_permute4x64_epi64(_mm256_packus_epi16(c0, c1), 0xD8), 4);
+}
+
+static DT_TARGET_AVX2 DT_INLINE void fq_thr_run(uint8_t *d, const uint8_t *x, size_t nb,
+                                                const dt_fq_thr *t, const uint8_t *S, int op)
+{
+    size_t b = 0;
+    for (; b + 2 <= nb; b += 2, d += 16, x += 64) {
+        __builtin_prefetch((const void *)(x + DT_QCHUNK * 2), 0, 3);
+        fq_thr_store(d, fq_thr_block(x, t->t[S[b]], op), fq_thr_block(x + 32, t->t[S[b + 1]], op));
+    }
+    if (b < nb) { /* an odd last block */
+        uint8_t out[16];
+        fq_thr_store(out, fq_thr_block(x, t->t[S[b]], op), _mm256_setzero_si256());
+        memcpy(d, out, 8);
+    }
+}
+
+static DT_TARGET_AVX2 void fq_thr_mul(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
+                                      const uint8_t *S)
+{
+    fq_thr_run(d, x, nb, t, S, DT_Q_MUL);
+}
+static DT_TARGET_AVX2 void fq_thr_div(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
+                                      const uint8_t *S)
+{
+    fq_thr_run(d, x, nb, t, S, DT_Q_DIV);
+}
+static DT_TARGET_AVX2 void fq_thr_mo(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
+                                     const uint8_t *S)
+{
+    fq_thr_run(d, x, nb, t, S, DT_Q_DIV_MO);
+}
+
 /* ---- block maxima ----------------------------------------------------------------------------- */
 
 static DT_TARGET_AVX2 DT_INLINE __m256i fq_abs8(const uint8_t *p)
@@ -653,6 +783,47 @@ void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k, c
     (clean ? c->fn_clean : c->fn)(c->stream ? tmp : d, c->x + f * c->xsize, n, B, k);
     if (c->stream)
         dt_copy_stream(d, tmp, n * (size_t)c->bits / 8);
+}
+
+bool dt_fq_thr_init(dt_fq_thr *t, const dt_fq *c, const float *k)
+{
+#ifdef HAVE_AVX2
+    if (!c->fn || !c->bf16 ||
+        !(c->fn == nv_mul_bf16 || c->fn == nv_div_bf16 || c->fn == nv_mo_bf16))
+        return false;
+    fq_thr_rows(t, k, c->op);
+    return true;
+#else
+    (void)t, (void)c, (void)k;
+    return false;
+#endif
+}
+
+void dt_fq_codes_thr(const dt_fq *c, const dt_fq_thr *t, size_t f, size_t n, const float *k,
+                     const float *amax, const uint8_t *S)
+{
+#ifdef HAVE_AVX2
+    const size_t nb = n / 16;
+    uint64_t neg = 0; /* a negative scale code has no row (it never comes with a clean chunk) */
+    size_t b = 0;
+    for (uint64_t w; b + 8 <= nb; b += 8)
+        memcpy(&w, S + b, 8), neg |= w;
+    for (; b < nb; b++)
+        neg |= S[b];
+    if (neg & UINT64_C(0x8080808080808080) || !fq_chunk_clean(amax, k, nb, c->op, c->lim)) {
+        dt_fq_codes(c, f, n, 16, k, NULL);
+        return;
+    }
+    _Alignas(64) uint8_t tmp[DT_QCHUNK];
+    uint8_t *d = c->codes + f / 2;
+    (c->op == DT_Q_MUL ? fq_thr_mul : c->op == DT_Q_DIV ? fq_thr_div : fq_thr_mo)(
+        c->stream ? tmp : d, c->x + f * 2, nb, t, S);
+    if (c->stream)
+        dt_copy_stream(d, tmp, n / 2);
+#else
+    (void)t, (void)S;
+    dt_fq_codes(c, f, n, 16, k, amax);
+#endif
 }
 
 void dt_fq_mx_blocks(const dt_fq *c, const dt_fq_mx *m, size_t f, size_t nblk, uint8_t *scales)
