@@ -329,14 +329,26 @@ def _grid(f):
     return g
 
 
+_MAXVALS = {}
+
+
 def _maxval(f):
-    return decode_slow(f, f.maxcode)[2]
+    m = _MAXVALS.get(f.name)  # decoded once per format, as _grid
+    if m is None:
+        m = _MAXVALS[f.name] = decode_slow(f, f.maxcode)[2]
+    return m
+
+
+_BEYOND = {}
 
 
 def _beyond_max(f):
     """The next value above max with an unbounded exponent: max + 2^(floor(log2 max) - mbits)."""
-    m = _maxval(f)
-    return m + Fraction(2) ** (_floor_log2(m) - f.mbits)
+    b = _BEYOND.get(f.name)
+    if b is None:
+        m = _maxval(f)
+        b = _BEYOND[f.name] = m + Fraction(2) ** (_floor_log2(m) - f.mbits)
+    return b
 
 
 def _floor_log2(x):
