@@ -329,14 +329,26 @@ def _grid(f):
     return g
 
 
+_MAXVALS = {}
+
+
 def _maxval(f):
-    return decode_slow(f, f.maxcode)[2]
+    m = _MAXVALS.get(f.name)  # decoded once per format, as _grid
+    if m is None:
+        m = _MAXVALS[f.name] = decode_slow(f, f.maxcode)[2]
+    return m
+
+
+_BEYOND = {}
 
 
 def _beyond_max(f):
     """The next value above max with an unbounded exponent: max + 2^(floor(log2 max) - mbits)."""
-    m = _maxval(f)
-    return m + Fraction(2) ** (_floor_log2(m) - f.mbits)
+    b = _BEYOND.get(f.name)
+    if b is None:
+        m = _maxval(f)
+        b = _BEYOND[f.name] = m + Fraction(2) ** (_floor_log2(m) - f.mbits)
+    return b
 
 
 def _floor_log2(x):
@@ -522,6 +534,22 @@ class Vals:
         self.neg = np.asarray(neg, dtype=bool)
         self.M = np.asarray(M, dtype=U64)
         self.E = np.asarray(E, dtype=np.int64)
+        self._bitlen = None
+        self._memo_t = None   # encode_fast's rounding per mode, for the last target (one at a time)
+        self._memo = {}
+
+    def bitlen(self):
+        """bitlen(M), computed once: every mode and policy of every target takes it."""
+        if self._bitlen is None:
+            self._bitlen = bitlen(self.M)
+        return self._bitlen
+
+    def memo(self, t):
+        """A dict for results that depend on the target t and these values only (a new one when
+        t changes: the tests take one target at a time, all its modes and policies)."""
+        if self._memo_t is not t:
+            self._memo_t, self._memo = t, {}
+        return self._memo
 
     def __len__(self):
         return len(self.M)
@@ -642,10 +670,12 @@ def encode_fast(t, v, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
     if isinstance(t, IntFmt):
         return _encode_int_fast(t, v, mode, iov)
     f = t
-    Ms = np.where(nz, v.M, U64(1))                    # dummy 1 where not used
-    Es = np.where(nz, v.E, 0)
-    L = bitlen(Ms)
-    e = L - 1 + Es                                    # exponent of the leading bit
+    memo = v.memo(f)
+    if f.style == 'e8m0' or mode not in memo:
+        Ms = np.where(nz, v.M, U64(1))                # dummy 1 where not used
+        Es = np.where(nz, v.E, 0)
+        L = np.where(nz, v.bitlen(), 1)               # bitlen(Ms)
+        e = L - 1 + Es                                # exponent of the leading bit
     if f.style == 'e8m0':
         pos = np.zeros(n, bool)
         N, _ = round_shift(Ms, e - Es, pos, mode)      # q = e (1-bit significand)
@@ -660,18 +690,22 @@ def encode_fast(t, v, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
         code = np.where(e < -127, U64(0), code)
         code = np.where(fin & ~nz, U64(0), code)
         return np.where(v.cls != 0, U64(0xFF), code)
-    q = np.maximum(e, f.emin) - f.mbits               # exponent of the quantum
-    N, _ = round_shift(Ms, q - Es, v.neg, mode)
-    carry = N == U64(1 << (f.mbits + 1))
-    N = np.where(carry, N >> U64(1), N)
-    q = q + carry
-    sub = N < U64(1 << f.mbits)
-    expf = np.where(sub, 0, q + f.mbits + f.bias)
-    mant = np.where(sub, N, N - U64(1 << f.mbits))
-    ovf = (expf > f.maxexpf) | ((expf == f.maxexpf) & (mant > U64(f.maxmant)))
-    sign = np.where(v.neg, U64(f.signbit), U64(0))
-    code = (expf.clip(0, (1 << f.ebits) - 1).astype(U64) << U64(f.mbits)) | mant
-    code = code | sign
+    # the rounding does not depend on the policies: once per (target, mode)
+    if mode not in memo:
+        q = np.maximum(e, f.emin) - f.mbits           # exponent of the quantum
+        N, _ = round_shift(Ms, q - Es, v.neg, mode)
+        carry = N == U64(1 << (f.mbits + 1))
+        N = np.where(carry, N >> U64(1), N)
+        q = q + carry
+        sub = N < U64(1 << f.mbits)
+        expf = np.where(sub, 0, q + f.mbits + f.bias)
+        mant = np.where(sub, N, N - U64(1 << f.mbits))
+        ovf = (expf > f.maxexpf) | ((expf == f.maxexpf) & (mant > U64(f.maxmant)))
+        sign = np.where(v.neg, U64(f.signbit), U64(0))
+        code = (expf.clip(0, (1 << f.ebits) - 1).astype(U64) << U64(f.mbits)) | mant
+        code = code | sign
+        memo[mode] = (N, ovf, sign, code)
+    N, ovf, sign, code = memo[mode]
     maxc = U64(f.maxcode) | sign
     # overflow
     if fov == 'saturate':
@@ -723,7 +757,7 @@ def _encode_int_fast(t, v, mode, iov):
     mask = U64(t.mask)
     # E >= 0: exact integer M * 2^E (possibly >= 2^64)
     up = E >= 0
-    L = bitlen(M)
+    L = np.where(fin, v.bitlen(), 0)                  # bitlen(M)
     big = up & (M != 0) & ((E >= 64) | (L + E > 64))
     shl = np.where(up, E, 0).clip(0, 63).astype(U64)
     exact = np.where(E >= 64, U64(0), M << shl)       # value mod 2^64 (uint64 shift drops bits)
