@@ -9,6 +9,9 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(DT_HAVE_X86)
+#include <xmmintrin.h>
+#endif
 
 #define NO_INDEX ((size_t)-1)
 
@@ -91,7 +94,16 @@ static void convert_number_range(void *ctx, size_t begin, size_t end)
 {
     const number_job *j = ctx;
     if (j->has_kernel) {
+#if defined(DT_HAVE_X86)
+        /* the kernels see no flush-to-zero or denormals-are-zero of the caller's MXCSR (the
+         * vector conversions honour both, even with a rounding mode of their own) */
+        const unsigned csr = _mm_getcsr();
+        _mm_setcsr(csr & ~0x8040u);
         dt_kernel_run(&j->kernel, j->dst, j->src, begin, end);
+        _mm_setcsr(csr);
+#else
+        dt_kernel_run(&j->kernel, j->dst, j->src, begin, end);
+#endif
         return;
     }
     /* stochastic rounding: the random bits of each destination number, by its index in the
