@@ -915,6 +915,8 @@ static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     (void)count;
     if (sf->type == DTCAST_FLOAT32 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT))
         return false; /* float32 -> 4/8/16-bit integers: the integer entry, before this one */
+    if (dt_chain_preferred(df, sf, DT_ISA_AVX512))
+        return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
     const dt_format *lane = NULL;
     k->fn = dt_narrow16_pick_avx512(df, sf, r, &lane);
     k->compute_bound = true; /* the template: 30-40 operations per vector */
@@ -930,6 +932,8 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && dt_mode_of(r->round) != M_RNA &&
         dt_mode_of(r->round) != M_ODD)
         return false;
+    if (dt_chain_preferred(df, sf, DT_ISA_AVX512))
+        return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
     k->fn = narrow_pick_avx512(df, sf, r);
     k->compute_bound = true;
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
