@@ -62,11 +62,17 @@ bool dt_fq_thr_init(dt_fq_thr *t, const dt_fq *c, const float *k);
 void dt_fq_codes_thr(const dt_fq *c, const dt_fq_thr *t, size_t f, size_t n, const float *k,
                      const float *amax, const uint8_t *S);
 
-/* NVFP4's block scales: S[i] = float8e4m3fn of in[i], nearest even, beyond 448 NaN (torch's
- * cast), with zero_fix a zero code (either sign) becoming 0x20; sf[i] = table[S[i]] (the values
- * of the 256 codes). The fast path of dt_fq_init's quantizations only (AVX2). */
-void dt_fq_e4m3(const float *in, size_t n, bool zero_fix, const float *table, uint8_t *S,
-                float *sf);
+/* NVFP4's scale steps of nb blocks in one pass (AVX2, the fast path of dt_fq_init's
+ * quantizations): S[i] = the float8e4m3fn code of op_in(amax[i], c_in), nearest even, beyond
+ * 448 NaN (torch's cast), with zero_fix (ct) a zero code of either sign becoming 0x20;
+ * k[i] = op_k(value of S[i], c_k). op_in and op_k are quant.h's DT_QM_ steps. */
+typedef struct dt_fq_nv {
+    int op_in, op_k;
+    float c_in, c_k;
+    bool zero_fix;
+    const float *table; /* the values of the 256 float8e4m3fn codes */
+} dt_fq_nv;
+void dt_fq_nv_scales(const dt_fq_nv *p, const float *amax, size_t nb, uint8_t *S, float *k);
 
 /* MX, per block of 32 (nblk <= DT_QCHUNK / 32, f a multiple of 32): the scale byte of each
  * block (modes floor, ceil, even, rceil: docs/quantization.md) into scales, the codes of its

@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "fused_round_avx2.h"
+#include "map_avx2.h"
 #define HAVE_AVX2 1
 
 enum { XT_F32, XT_BF16 };
@@ -604,10 +605,10 @@ static DT_TARGET_AVX2 uint32_t fq_amax_bf16(const uint8_t *x, size_t n, size_t B
 
 /* ---- float8e4m3fn block scales ------------------------------------------------------------------ */
 
-static DT_TARGET_AVX2 DT_INLINE void fq_e4m3_8(const float *in, bool zero_fix, const float *table,
-                                             uint8_t *S, float *sf)
+/* the codes of 8 lanes (as dwords) and their values (*sf) */
+static DT_TARGET_AVX2 DT_INLINE __m256i fq_e4m3_v(__m256 v, bool zero_fix, const float *table,
+                                               __m256 *sf)
 {
-    const __m256 v = _mm256_loadu_ps(in);
     __m256i c = _mm256_or_si256(fq_round_float(v, FQ_E4M3_IEEE, 0, 0), /* the sign at bit 7 */
                                 _mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(v),
                                                                    fq_set1(0x80000000u)), 24));
@@ -615,23 +616,35 @@ static DT_TARGET_AVX2 DT_INLINE void fq_e4m3_8(const float *in, bool zero_fix, c
         c = _mm256_blendv_epi8(c, fq_set1(0x20),
                                _mm256_cmpeq_epi32(_mm256_and_si256(c, fq_set1(0x7F)),
                                                   _mm256_setzero_si256()));
-    _mm256_storeu_ps(sf, _mm256_i32gather_ps(table, c, 4));
+    *sf = _mm256_i32gather_ps(table, c, 4);
+    return c;
+}
+
+/* NVFP4's block scales of nb blocks in one pass, eight at a time: the scale input from the
+ * block's amax, its code S and value (fq_e4m3_v), the element factor k from the value */
+static DT_TARGET_AVX2 DT_INLINE void fq_nv_scales8(const dt_fq_nv *p, const float *am, uint8_t *S,
+                                                 float *k)
+{
+    __m256 sf;
+    const __m256 in = dt_map8_avx2(p->op_in, _mm256_loadu_ps(am), _mm256_set1_ps(p->c_in));
+    const __m256i c = fq_e4m3_v(in, p->zero_fix, p->table, &sf);
+    _mm256_storeu_ps(k, dt_map8_avx2(p->op_k, sf, _mm256_set1_ps(p->c_k)));
     _mm_storel_epi64((__m128i *)(void *)S, fq_bytes8(c));
 }
 
-static DT_TARGET_AVX2 void fq_e4m3_run(const float *in, size_t n, bool zero_fix,
-                                       const float *table, uint8_t *S, float *sf)
+static DT_TARGET_AVX2 void fq_nv_scales_run(const dt_fq_nv *p, const float *am, size_t nb,
+                                            uint8_t *S, float *k)
 {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        fq_e4m3_8(in + i, zero_fix, table, S + i, sf + i);
-    if (i < n) {
-        float a8[8] = {0}, f8[8];
+    for (; i + 8 <= nb; i += 8)
+        fq_nv_scales8(p, am + i, S + i, k + i);
+    if (i < nb) {
+        float a8[8] = {0}, k8[8];
         uint8_t s8[8];
-        memcpy(a8, in + i, (n - i) * 4);
-        fq_e4m3_8(a8, zero_fix, table, s8, f8);
-        memcpy(S + i, s8, n - i);
-        memcpy(sf + i, f8, (n - i) * 4);
+        memcpy(a8, am + i, (nb - i) * 4);
+        fq_nv_scales8(p, a8, s8, k8);
+        memcpy(S + i, s8, nb - i);
+        memcpy(k + i, k8, (nb - i) * 4);
     }
 }
 
@@ -760,16 +773,6 @@ uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out)
 #endif
 }
 
-void dt_fq_e4m3(const float *in, size_t n, bool zero_fix, const float *table, uint8_t *S,
-                float *sf)
-{
-#ifdef HAVE_AVX2
-    fq_e4m3_run(in, n, zero_fix, table, S, sf);
-#else
-    (void)in, (void)n, (void)zero_fix, (void)table, (void)S, (void)sf;
-#endif
-}
-
 void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k, const float *amax)
 {
     _Alignas(64) uint8_t tmp[DT_QCHUNK];
@@ -823,6 +826,15 @@ void dt_fq_codes_thr(const dt_fq *c, const dt_fq_thr *t, size_t f, size_t n, con
 #else
     (void)t, (void)S;
     dt_fq_codes(c, f, n, 16, k, amax);
+#endif
+}
+
+void dt_fq_nv_scales(const dt_fq_nv *p, const float *amax, size_t nb, uint8_t *S, float *k)
+{
+#ifdef HAVE_AVX2
+    fq_nv_scales_run(p, amax, nb, S, k);
+#else
+    (void)p, (void)amax, (void)nb, (void)S, (void)k;
 #endif
 }
 

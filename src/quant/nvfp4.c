@@ -28,6 +28,7 @@ typedef struct nv_job {
     bool fused; /* quantize: x read and the codes made by the fused kernel (fused_quant.h) */
     dt_fq fq;
     dt_fq_thr *thr; /* quantize, bfloat16 x: the codes by thresholds (fused_quant.h), or NULL */
+    dt_fq_nv nvs;   /* quantize, fused: the scale steps (fused_quant.h dt_fq_nv_scales) */
     const dt_fused *dq_fused; /* dequantize: the fused kernel, or NULL */
 } nv_job;
 
@@ -164,21 +165,14 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
             (void)dt_fq_amax(&j->fq, f, n, 16, am);
         else
             dt_q_amax_blocks(j->q, x, nbk, 16, am);
-        if (simple)
+        if (j->fused) { /* S and the element factors in one pass */
+            dt_fq_nv_scales(&j->nvs, am, nbk, S, kk);
+        } else if (simple)
             sin[0] = nv_scale_input(j, am[0]);
         else
-            dt_q_map(j->q,
-                     j->v == DTCAST_VARIANT_TORCHAO ? DT_QM_TA_SCALE
-                     : j->v == DTCAST_VARIANT_CT    ? DT_QM_CT_SCALE
-                                                    : DT_QM_MO_SCALE,
-                     sin, am, nbk,
-                     j->v == DTCAST_VARIANT_TORCHAO ? (j->single ? 1.0f : j->g)
-                     : j->v == DTCAST_VARIANT_CT    ? j->g
-                                                    : j->g6);
+            dt_q_map(j->q, j->nvs.op_in, sin, am, nbk, j->nvs.c_in);
         float sf[NV_BLOCKS];
-        if (j->fused) { /* S and its value, eight blocks at a time */
-            dt_fq_e4m3(sin, nbk, j->v == DTCAST_VARIANT_CT, j->e4m3, S, sf);
-        } else {
+        if (!j->fused) {
             dt_qconv_run(&j->s_conv, S, sin, nbk, 0);
             for (size_t k = 0; k < nbk; k++) {
                 if (j->v == DTCAST_VARIANT_CT && (S[k] & 0x7F) == 0)
@@ -188,11 +182,8 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
         }
         if (simple) {
             kk[0] = nv_elem_factor(j, S[0]);
-        } else {
-            if (j->v == DTCAST_VARIANT_TORCHAO)
-                dt_q_map(j->q, DT_QM_RDIV, kk, sf, nbk, j->single ? 1.0f : j->ginv);
-            else
-                dt_q_map(j->q, j->v == DTCAST_VARIANT_CT ? DT_QM_DIV : DT_QM_MUL, kk, sf, nbk, j->g);
+        } else if (!j->fused) {
+            dt_q_map(j->q, j->nvs.op_k, kk, sf, nbk, j->nvs.c_k);
         }
         if (simple)
             nv_values(j, vals, x, 16, kk[0]);
@@ -252,6 +243,13 @@ dtcast_status dt_nvfp4_quantize(const dt_quant *q, dt_qio *io, dtcast_error *err
     dt_qconv_init(&j->s_conv, DTCAST_FLOAT8E4M3FN, DTCAST_FLOAT32, DTCAST_ROUND_RNE, false, 0,
                   blocks, q->simple);
     dt_emit_init(&j->em, q, io->codes, false);
+    /* the scale steps of the second pass: the scale input from the block's amax, the element
+     * factor from the scale's value (the fused path: both and the code in one pass) */
+    const bool ta = j->v == DTCAST_VARIANT_TORCHAO, ct = j->v == DTCAST_VARIANT_CT;
+    j->nvs = (dt_fq_nv){ta ? DT_QM_TA_SCALE : ct ? DT_QM_CT_SCALE : DT_QM_MO_SCALE,
+                        ta ? DT_QM_RDIV : ct ? DT_QM_DIV : DT_QM_MUL,
+                        ta ? (j->single ? 1.0f : j->g) : ct ? j->g : j->g6,
+                        ta ? (j->single ? 1.0f : j->ginv) : j->g, ct, j->e4m3};
     /* bfloat16 x, 2^14 blocks and more: the codes by thresholds (their 10 us is a few per cent
      * of the job there) */
     if (j->fused && blocks >= ((size_t)1 << NV_THR_LOG2_BLOCKS)) {

@@ -7,8 +7,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include "../kernels/x86_attrs.h"
-#include <immintrin.h>
+#include "map_avx2.h"
 #define HAVE_AVX2 1
 #endif
 
@@ -99,40 +98,12 @@ static float map1(int op, float a, float c)
 }
 
 #ifdef HAVE_AVX2
-/* dt_mul_nan_first on 8 lanes: a's NaN (quieted) where a is NaN */
-DT_TARGET_AVX2 static inline __m256 mul_nan_first_avx2(__m256 a, __m256 b)
-{
-    const __m256 qa = _mm256_or_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
-    return _mm256_blendv_ps(_mm256_mul_ps(a, b), qa, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
-}
-
 DT_TARGET_AVX2 static void map_avx2(int op, float *out, const float *in, size_t n, float c)
 {
-    const __m256 cv = _mm256_set1_ps(c), six = _mm256_set1_ps(6.0f), one = _mm256_set1_ps(1.0f),
-                 zero = _mm256_setzero_ps();
+    const __m256 cv = _mm256_set1_ps(c);
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 a = _mm256_loadu_ps(in + i);
-        __m256 t;
-        switch (op) {
-        case DT_QM_MO_SCALE: /* max_ps(k, t) gives t when t is NaN */
-            t = _mm256_max_ps(_mm256_set1_ps(0x1p-9f), _mm256_div_ps(a, cv));
-            t = _mm256_blendv_ps(t, one, _mm256_cmp_ps(a, zero, _CMP_EQ_OQ));
-            break;
-        case DT_QM_TA_SCALE:
-            t = _mm256_div_ps(_mm256_div_ps(a, six), cv);
-            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(0x1p-6f), t));
-            break;
-        case DT_QM_CT_SCALE:
-            t = _mm256_mul_ps(cv, _mm256_div_ps(a, six));
-            t = _mm256_min_ps(_mm256_set1_ps(448.0f), _mm256_max_ps(_mm256_set1_ps(-448.0f), t));
-            break;
-        case DT_QM_MUL: t = mul_nan_first_avx2(a, cv); break;
-        case DT_QM_RDIV: t = _mm256_div_ps(cv, a); break;
-        default: t = _mm256_div_ps(a, cv); break;
-        }
-        _mm256_storeu_ps(out + i, t);
-    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, dt_map8_avx2(op, _mm256_loadu_ps(in + i), cv));
     for (; i < n; i++)
         out[i] = map1(op, in[i], c);
 }
@@ -212,7 +183,7 @@ DT_TARGET_AVX2 static void apply_avx2(int op, float *vals, const float *x, size_
             const __m256 a = _mm256_loadu_ps(s + i);
             __m256 t;
             switch (op) {
-            case DT_Q_MUL: t = mul_nan_first_avx2(a, f); break;
+            case DT_Q_MUL: t = dt_mul_nan_first_avx2(a, f); break;
             case DT_Q_DIV: t = _mm256_div_ps(a, f); break;
             case DT_Q_MUL_I8:
                 t = _mm256_mul_ps(_mm256_mul_ps(a, f), c64);
@@ -239,7 +210,7 @@ DT_TARGET_AVX2 static void apply_bf16_avx2(uint16_t *dst, const float *vals, siz
         for (size_t i = 0; i < B; i += 16) {
             __m256i r[2];
             for (int h = 0; h < 2; h++) {
-                const __m256 v = mul_nan_first_avx2(_mm256_loadu_ps(vals + b * B + i + 8 * (size_t)h), f);
+                const __m256 v = dt_mul_nan_first_avx2(_mm256_loadu_ps(vals + b * B + i + 8 * (size_t)h), f);
                 const __m256i u = _mm256_castps_si256(v);
                 __m256i t = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(
                                                                        _mm256_srli_epi32(u, 16), lsb)));
