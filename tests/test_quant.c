@@ -117,6 +117,17 @@ static void edge_block(float *f, unsigned kind, bool special)
 
 static bool edge_fill; /* fill() makes edge blocks (the fused sweep) */
 
+/* NVFP4's four cases, v = 0..3: modelopt, torchao, torchao single-level, ct */
+static dtcast_quant_params nvfp4_params(int v)
+{
+    dtcast_quant_params p;
+    dtcast_quant_params_init(&p);
+    p.scheme = DTCAST_SCHEME_NVFP4;
+    p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
+    p.single_level = v == 2;
+    return p;
+}
+
 static void *fill(dtcast_type t, size_t n, bool special, bool zero_blocks)
 {
     float *f = malloc(n * sizeof(float) + 1);
@@ -335,12 +346,7 @@ static void sweep(void)
         for (size_t xi = 0; xi < 4; xi++)
             for (size_t si = 0; si < 3; si++)
                 for (int sp = 0; sp < 2; sp++) {
-                    dtcast_quant_params p;
-                    dtcast_quant_params_init(&p);
-                    p.scheme = DTCAST_SCHEME_NVFP4;
-                    p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT
-                                : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
-                    p.single_level = v == 2;
+                    dtcast_quant_params p = nvfp4_params(v);
                     char name[128];
                     snprintf(name, sizeof name, "nvfp4 %s%s%s", dtcast_variant_name(p.variant),
                              p.single_level ? " single_level" : "", sp ? " nan/inf" : "");
@@ -564,12 +570,7 @@ static void fused_quantize(void)
         for (int v = 0; v < 4; v++)
             for (size_t si = 0; si < 8; si++) { /* with NaN/Inf blocks, then without (the chunks
                                                  * without take the clean kernels) */
-                dtcast_quant_params p;
-                dtcast_quant_params_init(&p);
-                p.scheme = DTCAST_SCHEME_NVFP4;
-                p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT : v == 3 ? DTCAST_VARIANT_CT
-                                                                      : DTCAST_VARIANT_TORCHAO;
-                p.single_level = v == 2;
+                dtcast_quant_params p = nvfp4_params(v);
                 char name[128];
                 snprintf(name, sizeof name, "fused nvfp4 %s%s%s", dtcast_variant_name(p.variant),
                          p.single_level ? " single_level" : "", si < 4 ? " nan/inf" : "");
@@ -958,12 +959,7 @@ static void fused_dequantize(void)
         dtcast_tensor s = {sc, R * nb, DTCAST_FLOAT8E4M3FN, 2, {(int64_t)R, (int64_t)nb}};
         for (int v = 0; v < 4; v++)
             for (size_t gi = 0; gi < (v == 2 ? 1 : EDGE_FACTORS); gi++) {
-                dtcast_quant_params p;
-                dtcast_quant_params_init(&p);
-                p.scheme = DTCAST_SCHEME_NVFP4;
-                p.variant = v == 0 ? DTCAST_VARIANT_MODELOPT
-                            : v == 3 ? DTCAST_VARIANT_CT : DTCAST_VARIANT_TORCHAO;
-                p.single_level = v == 2;
+                dtcast_quant_params p = nvfp4_params(v);
                 p.threads = v == 3 ? 2 : 1;
                 float gv = f32(edge_factors[gi]);
                 dtcast_tensor g = {&gv, 4, DTCAST_FLOAT32, 1, {1}};
