@@ -612,6 +612,22 @@ static void fused_quantize(void)
                       "the fused path is not taken");
                 compare(name, &p, xts[x], nd, fshape[si % 4], si < 4);
             }
+    /* tiles of 32 (136 to a row: more than one batch of accumulators) and of 16 (row by row) */
+    static const int64_t tshape[2] = {40, 4352};
+    for (size_t x = 0; x < 2; x++)
+        for (int b = 16; b <= 32; b += 16)
+            for (int nan = 0; nan < 2; nan++) {
+                dtcast_quant_params p;
+                dtcast_quant_params_init(&p);
+                p.scheme = DTCAST_SCHEME_FP8_BLOCK;
+                p.block = b;
+                p.block_rows = 8;
+                char name[128];
+                snprintf(name, sizeof name, "fused fp8-block hf tiles 8x%d%s", b, nan ? " nan/inf" : "");
+                CHECK(!avx2 || fused_taken(&p, xts[x], 2, tshape), name, "%s",
+                      "the fused path is not taken");
+                compare(name, &p, xts[x], 2, tshape, nan);
+            }
     edge_fill = false;
 }
 

@@ -77,16 +77,9 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
             float amax[DT_QCHUNK];
             for (size_t t = t0; t < t1; t++)
                 amax[t - t0] = 0.0f;
-            for (size_t r = 0; r < rr; r++) {
-                if (j->fused) { /* the tiles' parts of this row, straight from x */
-                    float am[DT_QCHUNK];
-                    (void)dt_fq_amax(&j->fq, (row0 + r) * K + c0, c1 - c0, C, am);
-                    for (size_t t = t0; t < t1; t++) { /* NaN (canonical) > Inf > finite */
-                        const uint32_t a = dt_f32_bits(am[t - t0]);
-                        amax[t - t0] = a > dt_f32_bits(amax[t - t0]) ? am[t - t0] : amax[t - t0];
-                    }
-                    continue;
-                }
+            if (j->fused) /* the tiles straight from x */
+                dt_fq_amax_tiles(&j->fq, row0 * K + c0, rr, K, c1 - c0, C, amax);
+            for (size_t r = 0; r < rr && !j->fused; r++) {
                 for (size_t t = t0; t < t1; t++) {
                     const size_t a0 = t * C, a1 = a0 + C < K ? a0 + C : K;
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
@@ -140,6 +133,9 @@ dtcast_status dt_fp8_block_quantize(const dt_quant *q, dt_qio *io, dtcast_error 
     dt_loader_init(&j.ld, io->x, q->xtype, q->simple);
     dt_emit_init(&j.em, q, io->codes, false);
     j.fused = dt_fq_init(&j.fq, q, j.act ? DT_Q_DIV : DT_Q_MUL, q->B, io->x, io->codes);
+    /* fb_q_bands' passes over whole rows: the codes pass of a band prefetches the next band */
+    if (j.fused && q->tc <= DT_QCHUNK)
+        j.fq.ahead = q->R * q->K * j.fq.xsize;
     if (q->count)
         dt_quant_for(q->batch * q->tr, q->threads, fb_q_bands, &j);
     dt_emit_release(&j.em);

@@ -10,8 +10,10 @@
 #include "quant.h"
 
 /* codes of n elements (n <= DT_QCHUNK, a whole number of bytes) of x (bytes of element 0)
- * into dst, block b of B elements scaled by k[b] */
-typedef void (*dt_fq_fn)(uint8_t *dst, const uint8_t *x, size_t n, size_t B, const float *k);
+ * into dst, block b of B elements scaled by k[b]; the lines ahead bytes past those read are
+ * prefetched */
+typedef void (*dt_fq_fn)(uint8_t *dst, const uint8_t *x, size_t n, size_t B, const float *k,
+                         size_t ahead);
 
 typedef struct dt_fq {
     const uint8_t *x; /* the input tensor */
@@ -23,6 +25,8 @@ typedef struct dt_fq {
     uint8_t fill;     /* MX: the code byte of a NaN/Inf block's elements */
     int op;
     float lim;          /* just under 2^(emax + 1) of the code type */
+    size_t ahead;       /* the codes kernels prefetch x this many bytes ahead: what the next
+                           block-max pass reads (dt_fq_init: the next chunk) */
     dt_fq_fn fn;        /* the kernel */
     dt_fq_fn fn_clean;  /* the same for chunks without NaN or values past the clamp */
 } dt_fq;
@@ -36,6 +40,12 @@ bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, vo
  * [f, f + n), NaN-propagating (the canonical NaN); returns the max of all of them as bits (a
  * NaN: some NaN; the canonical one when out is given). out NULL: only that max. */
 uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out);
+
+/* Block FP8's tile maxima: out[t] = the |x| max of tile t (columns [t C, t C + C) of the n
+ * from flat element f, the last tile possibly short) over `rows` rows of K elements, as
+ * dt_fq_amax's (NaN canonical). One accumulator vector per tile, reduced once per tile. */
+void dt_fq_amax_tiles(const dt_fq *c, size_t f, size_t rows, size_t K, size_t n, size_t C,
+                      float *out);
 
 /* The codes of flat elements [f, f + n) (n <= DT_QCHUNK; f at the start of a block of B,
  * block i scaled by k[i]). amax (may be NULL): the blocks' |x| maxima, which let a chunk whose

@@ -135,15 +135,16 @@ static DT_TARGET_AVX2 DT_INLINE __m128i fq_bytes8(__m256i b)
 
 /* ---- the codes kernels ------------------------------------------------------------------------ */
 
-/* one unit of 32 elements at p: the first 16 scaled by ka, the last 16 by kb. The chunks come
- * from memory in the block-max pass before this one: the lines a chunk further on are
- * prefetched here, so that the next chunk loads while this one computes. */
+/* one unit of 32 elements at p: the first 16 scaled by ka, the last 16 by kb. The elements come
+ * from memory in the block-max pass before this one: the lines `ahead` bytes further on, which
+ * the next such pass reads, are prefetched here, so that they load while this one computes. */
 static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m256 ka, __m256 kb,
-                                             int xt, int el, int op, int clean, int bits)
+                                             int xt, int el, int op, int clean, int bits,
+                                             size_t ahead)
 {
     const size_t xs = xt == XT_F32 ? 4 : 2;
     for (size_t o = 0; o < 32 * xs; o += 64)
-        __builtin_prefetch((const void *)((uintptr_t)p + DT_QCHUNK * xs + o), 0, 3);
+        __builtin_prefetch((const void *)((uintptr_t)p + ahead + o), 0, 3);
     const fq_v4 x = fq_load32(p, xt);
     fq_v4 v;
     v.a = fq_apply(x.a, ka, op, clean);
@@ -160,45 +161,45 @@ static DT_TARGET_AVX2 DT_INLINE void fq_unit(uint8_t *d, const uint8_t *p, __m25
 }
 
 static DT_TARGET_AVX2 DT_INLINE void fq_codes_run(uint8_t *dst, const uint8_t *x, size_t n,
-                                                  size_t B, const float *k, int xt, int el,
-                                                  int op, int clean, int bits)
+                                                  size_t B, const float *k, size_t ahead,
+                                                  int xt, int el, int op, int clean, int bits)
 {
     const size_t xs = xt == XT_F32 ? 4 : 2, ob = (size_t)bits * 4; /* bytes per 32 codes */
     size_t i = 0;
     if (B == 16) {
         for (; i + 32 <= n; i += 32, dst += ob, k += 2)
             fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k + 1), xt, el,
-                    op, clean, bits);
+                    op, clean, bits, ahead);
     } else { /* B a multiple of 32: the whole blocks, then the units of a short last one */
         for (; i + B <= n; k++) {
             const __m256 kk = _mm256_broadcast_ss(k);
             for (const size_t e = i + B; i < e; i += 32, dst += ob)
-                fq_unit(dst, x + i * xs, kk, kk, xt, el, op, clean, bits);
+                fq_unit(dst, x + i * xs, kk, kk, xt, el, op, clean, bits, ahead);
         }
         for (; i + 32 <= n; i += 32, dst += ob)
             fq_unit(dst, x + i * xs, _mm256_broadcast_ss(k), _mm256_broadcast_ss(k), xt, el, op,
-                    clean, bits);
+                    clean, bits, ahead);
     }
     if (i < n) { /* the last elements through a unit of zeros (a whole number of bytes) */
         _Alignas(32) uint8_t in[128] = {0}, out[32];
         const size_t r = n - i;
         memcpy(in, x + i * xs, r * xs);
         const __m256 kk = _mm256_broadcast_ss(k);
-        fq_unit(out, in, kk, kk, xt, el, op, clean, bits);
+        fq_unit(out, in, kk, kk, xt, el, op, clean, bits, 0);
         memcpy(dst, out, r * (size_t)bits / 8);
     }
 }
 
 #define FQ_KERNEL(name, el, op, clean, bits)                                                    \
     static DT_TARGET_AVX2 void name##_f32(uint8_t *d, const uint8_t *x, size_t n, size_t B,    \
-                                          const float *k)                                      \
+                                          const float *k, size_t ahead)                        \
     {                                                                                           \
-        fq_codes_run(d, x, n, B, k, XT_F32, el, op, clean, bits);                               \
+        fq_codes_run(d, x, n, B, k, ahead, XT_F32, el, op, clean, bits);                        \
     }                                                                                           \
     static DT_TARGET_AVX2 void name##_bf16(uint8_t *d, const uint8_t *x, size_t n, size_t B,   \
-                                           const float *k)                                     \
+                                           const float *k, size_t ahead)                       \
     {                                                                                           \
-        fq_codes_run(d, x, n, B, k, XT_BF16, el, op, clean, bits);                              \
+        fq_codes_run(d, x, n, B, k, ahead, XT_BF16, el, op, clean, bits);                       \
     }
 /* every kernel of NVFP4 and block FP8, and its clean one */
 #define FQ_KERNEL2(name, el, op, bits)                                                          \
@@ -377,11 +378,12 @@ static DT_TARGET_AVX2 DT_INLINE void fq_thr_store(uint8_t *d, __m256i c0, __m256
 }
 
 static DT_TARGET_AVX2 DT_INLINE void fq_thr_run(uint8_t *d, const uint8_t *x, size_t nb,
-                                                const dt_fq_thr *t, const uint8_t *S, int op)
+                                                const dt_fq_thr *t, const uint8_t *S, int op,
+                                                size_t ahead)
 {
     size_t b = 0;
     for (; b + 2 <= nb; b += 2, d += 16, x += 64) {
-        __builtin_prefetch((const void *)(x + DT_QCHUNK * 2), 0, 3);
+        __builtin_prefetch((const void *)(x + ahead), 0, 3);
         fq_thr_store(d, fq_thr_block(x, t->t[S[b]], op), fq_thr_block(x + 32, t->t[S[b + 1]], op));
     }
     if (b < nb) { /* an odd last block */
@@ -392,19 +394,19 @@ static DT_TARGET_AVX2 DT_INLINE void fq_thr_run(uint8_t *d, const uint8_t *x, si
 }
 
 static DT_TARGET_AVX2 void fq_thr_mul(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
-                                      const uint8_t *S)
+                                      const uint8_t *S, size_t ahead)
 {
-    fq_thr_run(d, x, nb, t, S, DT_Q_MUL);
+    fq_thr_run(d, x, nb, t, S, DT_Q_MUL, ahead);
 }
 static DT_TARGET_AVX2 void fq_thr_div(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
-                                      const uint8_t *S)
+                                      const uint8_t *S, size_t ahead)
 {
-    fq_thr_run(d, x, nb, t, S, DT_Q_DIV);
+    fq_thr_run(d, x, nb, t, S, DT_Q_DIV, ahead);
 }
 static DT_TARGET_AVX2 void fq_thr_mo(uint8_t *d, const uint8_t *x, size_t nb, const dt_fq_thr *t,
-                                     const uint8_t *S)
+                                     const uint8_t *S, size_t ahead)
 {
-    fq_thr_run(d, x, nb, t, S, DT_Q_DIV_MO);
+    fq_thr_run(d, x, nb, t, S, DT_Q_DIV_MO, ahead);
 }
 
 /* ---- block maxima ----------------------------------------------------------------------------- */
@@ -547,8 +549,9 @@ static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_run(const uint8_t *x, size_t n,
         }
     }
     uint32_t mall = fq_hmax(all);
-    for (; b < nb; b++) {
+    for (; b < nb; b++) { /* other B (block FP8's tiles), and the last block */
         const size_t len = n - b * B < B ? n - b * B : B;
+        dt_prefetch_span(x + b * B * xs, len * xs);
         uint32_t a = fq_amax_one(x + b * B * xs, len, xt);
         a = a > 0x7F800000u ? 0x7FC00000u : a;
         mall = a > mall ? a : mall;
@@ -591,6 +594,57 @@ static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_all(const uint8_t *x, size_t n,
     }
     const uint32_t r = fq_hmax(m), t = head ? fq_amax_one(x, head, xt) : 0;
     return r > t ? r : t;
+}
+
+/* dt_fq_amax_tiles for up to FQ_TILES whole tiles (C a multiple of 32): per tile one vector of
+ * |x| bits maxima (bfloat16: 16-bit lanes, float32: 32-bit) kept over the rows */
+enum { FQ_TILES = 64 };
+static DT_TARGET_AVX2 DT_INLINE void fq_tiles_run(const uint8_t *x, size_t rows, size_t stride,
+                                                  size_t nt, size_t C, uint32_t *out, int xt)
+{
+    __m256i acc[FQ_TILES];
+    const size_t xs = xt == XT_F32 ? 4 : 2, tb = C * xs; /* bytes per tile row */
+    const __m256i a = xt == XT_F32 ? fq_set1(0x7FFFFFFFu) : _mm256_set1_epi16(0x7FFF);
+    for (size_t t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_si256();
+    for (size_t r = 0; r < rows; r++, x += stride) {
+        for (size_t t = 0; t < nt; t++) {
+            const uint8_t *p = x + t * tb;
+            __m256i m0 = acc[t], m1 = _mm256_setzero_si256();
+            for (size_t o = 0; o < tb; o += 64) {
+                __builtin_prefetch((const void *)((uintptr_t)p + o + DT_PREFETCH_AHEAD), 0, 3);
+                const __m256i v0 = _mm256_and_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(p + o)), a);
+                const __m256i v1 = _mm256_and_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(p + o + 32)), a);
+                if (xt == XT_F32)
+                    m0 = _mm256_max_epi32(m0, v0), m1 = _mm256_max_epi32(m1, v1);
+                else
+                    m0 = _mm256_max_epu16(m0, v0), m1 = _mm256_max_epu16(m1, v1);
+            }
+            acc[t] = xt == XT_F32 ? _mm256_max_epi32(m0, m1) : _mm256_max_epu16(m0, m1);
+        }
+    }
+    for (size_t t = 0; t < nt; t++) {
+        __m256i m = acc[t];
+        if (xt == XT_BF16) /* the two 16-bit halves of each dword, moved up to float32 bits */
+            m = _mm256_slli_epi32(
+                _mm256_max_epi32(_mm256_and_si256(m, fq_set1(0xFFFF)), _mm256_srli_epi32(m, 16)), 16);
+        const uint32_t v = fq_hmax(m);
+        out[t] = v > 0x7F800000u ? 0x7FC00000u : v;
+    }
+}
+
+static DT_TARGET_AVX2 void fq_tiles_f32(const uint8_t *x, size_t rows, size_t stride, size_t nt,
+                                        size_t C, uint32_t *out)
+{
+    fq_tiles_run(x, rows, stride, nt, C, out, XT_F32);
+}
+
+static DT_TARGET_AVX2 void fq_tiles_bf16(const uint8_t *x, size_t rows, size_t stride, size_t nt,
+                                         size_t C, uint32_t *out)
+{
+    fq_tiles_run(x, rows, stride, nt, C, out, XT_BF16);
 }
 
 static DT_TARGET_AVX2 uint32_t fq_amax_f32(const uint8_t *x, size_t n, size_t B, float *out)
@@ -754,6 +808,7 @@ bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, vo
         c->fn_clean = c->bf16 ? e->bf16_clean : e->f32_clean;
         c->op = op;
         c->lim = q->p.element == DTCAST_FLOAT4E2M1 ? 7.92f : 506.88f; /* 0.99 * 2^(emax + 1) */
+        c->ahead = DT_QCHUNK * c->xsize;
         return true;
     }
 #else
@@ -773,6 +828,35 @@ uint32_t dt_fq_amax(const dt_fq *c, size_t f, size_t n, size_t B, float *out)
 #endif
 }
 
+void dt_fq_amax_tiles(const dt_fq *c, size_t f, size_t rows, size_t K, size_t n, size_t C,
+                      float *out)
+{
+#ifdef HAVE_AVX2
+    const size_t whole = C % 32 ? 0 : n / C, stride = K * c->xsize;
+    for (size_t t = 0; t < whole; t += FQ_TILES) {
+        const size_t nt = whole - t < FQ_TILES ? whole - t : FQ_TILES;
+        uint32_t m[FQ_TILES];
+        (c->bf16 ? fq_tiles_bf16 : fq_tiles_f32)(c->x + (f + t * C) * c->xsize, rows, stride, nt,
+                                                  C, m);
+        memcpy(out + t, m, nt * 4);
+    }
+    if (whole * C < n) { /* the rest (a short last tile; every tile for C 16): row by row */
+        const size_t rest = n - whole * C, nt = (rest + C - 1) / C;
+        uint32_t m[DT_QCHUNK];
+        float a[DT_QCHUNK];
+        memset(m, 0, nt * 4);
+        for (size_t r = 0; r < rows; r++) {
+            (void)dt_fq_amax(c, f + r * K + whole * C, rest, C, a);
+            for (size_t t = 0; t < nt; t++) /* canonical NaN > Inf > finite */
+                m[t] = dt_f32_bits(a[t]) > m[t] ? dt_f32_bits(a[t]) : m[t];
+        }
+        memcpy(out + whole, m, nt * 4);
+    }
+#else
+    (void)c, (void)f, (void)rows, (void)K, (void)n, (void)C, (void)out;
+#endif
+}
+
 void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k, const float *amax)
 {
     _Alignas(64) uint8_t tmp[DT_QCHUNK];
@@ -783,7 +867,7 @@ void dt_fq_codes(const dt_fq *c, size_t f, size_t n, size_t B, const float *k, c
     const bool clean = false;
     (void)amax;
 #endif
-    (clean ? c->fn_clean : c->fn)(c->stream ? tmp : d, c->x + f * c->xsize, n, B, k);
+    (clean ? c->fn_clean : c->fn)(c->stream ? tmp : d, c->x + f * c->xsize, n, B, k, c->ahead);
     if (c->stream)
         dt_copy_stream(d, tmp, n * (size_t)c->bits / 8);
 }
@@ -820,7 +904,7 @@ void dt_fq_codes_thr(const dt_fq *c, const dt_fq_thr *t, size_t f, size_t n, con
     _Alignas(64) uint8_t tmp[DT_QCHUNK];
     uint8_t *d = c->codes + f / 2;
     (c->op == DT_Q_MUL ? fq_thr_mul : c->op == DT_Q_DIV ? fq_thr_div : fq_thr_mo)(
-        c->stream ? tmp : d, c->x + f * 2, nb, t, S);
+        c->stream ? tmp : d, c->x + f * 2, nb, t, S, c->ahead);
     if (c->stream)
         dt_copy_stream(d, tmp, n / 2);
 #else
@@ -847,7 +931,7 @@ void dt_fq_mx_blocks(const dt_fq *c, const dt_fq_mx *m, size_t f, size_t nblk, u
     uint8_t *d = c->codes + f * (size_t)c->bits / 8, *w = c->stream ? tmp : d;
     (void)dt_fq_amax(c, f, n, 32, am);
     fq_mx_scales(m, am, nblk, scales, k);
-    c->fn(w, c->x + f * c->xsize, n, 32, k);
+    c->fn(w, c->x + f * c->xsize, n, 32, k, c->ahead);
     for (size_t b = 0; b < nblk; b++) /* NaN/Inf blocks: the fill code */
         if (scales[b] == 0xFF)
             memset(w + b * ob, c->fill, ob);
