@@ -358,16 +358,17 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_thr_block(const uint8_t *p, const uin
 {
     const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
     const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
-#define FQ_GE(i) _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[i])) /* -1 where reached */
-    const __m256i s3 = _mm256_add_epi16(_mm256_add_epi16(FQ_GE(0), FQ_GE(1)), FQ_GE(2));
-    const __m256i s6 = _mm256_add_epi16(_mm256_add_epi16(FQ_GE(3), FQ_GE(4)),
-                                        _mm256_add_epi16(FQ_GE(5), FQ_GE(6)));
-#undef FQ_GE
-    const __m256i c = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_add_epi16(s3, s6));
-    __m256i s = _mm256_and_si256(_mm256_srli_epi16(x, 12), _mm256_set1_epi16(8)); /* bit 15 -> 3 */
+    __m256i c = _mm256_and_si256(_mm256_srli_epi16(x, 12), _mm256_set1_epi16(8)); /* bit 15 -> 3 */
     if (op == DT_Q_DIV_MO) /* a quotient of 0 is +0 */
-        s = _mm256_and_si256(s, _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[7])));
-    return _mm256_or_si256(c, s);
+        c = _mm256_and_si256(c, _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[7])));
+    /* then the magnitude: a compare gives -1 where |x| reaches the threshold, subtracted (two
+     * at a time: shorter chains) */
+#define FQ_GE(i) _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[i]))
+    c = _mm256_sub_epi16(c, _mm256_add_epi16(FQ_GE(0), FQ_GE(1)));
+    c = _mm256_sub_epi16(c, _mm256_add_epi16(FQ_GE(2), FQ_GE(3)));
+    c = _mm256_sub_epi16(c, _mm256_add_epi16(FQ_GE(4), FQ_GE(5)));
+#undef FQ_GE
+    return _mm256_sub_epi16(c, _mm256_cmpgt_epi16(a, _mm256_set1_epi32((int)row[6])));
 }
 
 /* 32 codes of two blocks (16-bit lanes, element order) -> bytes in element order, packed */
@@ -504,7 +505,8 @@ static DT_TARGET_AVX2 DT_INLINE __m256i fq_max8_bf16x16(const uint8_t *p)
     const __m256i a = _mm256_set1_epi16(0x7FFF);
     __m256i m[8], r2[4], r4[2];
     for (int i = 0; i < 8; i++) {
-        dt_prefetch_span(p + 32 * i, 32);
+        if (i % 2 == 0) /* a line per two vectors */
+            dt_prefetch_span(p + 32 * i, 64);
         m[i] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * i)), a);
     }
     for (int i = 0; i < 4; i++)

@@ -156,15 +156,16 @@ static void nv_q_blocks(void *ctx, size_t b0, size_t b1)
     for (size_t b = b0; b < b1; b += group) {
         const size_t nbk = b1 - b < group ? b1 - b : group, n = nbk * 16, f = b * 16;
         const float *x = j->fused ? NULL : dt_load_f32(&j->ld, f, n, buf);
-        float am[NV_BLOCKS], kk[NV_BLOCKS];
+        float amb[NV_BLOCKS], kk[NV_BLOCKS];
+        const float *am = amb;
         if (simple)
-            am[0] = dt_q_amax(j->q, x, 16);
-        else if (j->bam)
-            memcpy(am, j->bam + b, nbk * sizeof am[0]);
+            amb[0] = dt_q_amax(j->q, x, 16);
+        else if (j->bam) /* the first pass's maxima, where they are */
+            am = j->bam + b;
         else if (j->fused)
-            (void)dt_fq_amax(&j->fq, f, n, 16, am);
+            (void)dt_fq_amax(&j->fq, f, n, 16, amb);
         else
-            dt_q_amax_blocks(j->q, x, nbk, 16, am);
+            dt_q_amax_blocks(j->q, x, nbk, 16, amb);
         if (j->fused) { /* S and the element factors in one pass */
             dt_fq_nv_scales(&j->nvs, am, nbk, S, kk);
         } else if (simple)
