@@ -26,7 +26,7 @@ typedef struct dt_fq {
     int op;
     float lim;          /* just under 2^(emax + 1) of the code type */
     size_t ahead;       /* the codes kernels prefetch x this many bytes ahead: what the next
-                           block-max pass reads (dt_fq_init: the next chunk) */
+                           block-max passes read (dt_fq_init: two chunks ahead) */
     dt_fq_fn fn;        /* the kernel */
     dt_fq_fn fn_clean;  /* the same for chunks without NaN or values past the clamp */
 } dt_fq;

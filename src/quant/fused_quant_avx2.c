@@ -810,7 +810,7 @@ bool dt_fq_init(dt_fq *c, const dt_quant *q, int op, size_t B, const void *x, vo
         c->fn_clean = c->bf16 ? e->bf16_clean : e->f32_clean;
         c->op = op;
         c->lim = q->p.element == DTCAST_FLOAT4E2M1 ? 7.92f : 506.88f; /* 0.99 * 2^(emax + 1) */
-        c->ahead = DT_QCHUNK * c->xsize;
+        c->ahead = 2 * DT_QCHUNK * c->xsize; /* 8-15 % faster than one chunk (bfloat16 MX) */
         return true;
     }
 #else
