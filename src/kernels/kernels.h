@@ -103,12 +103,12 @@ extern const dt_kernel_entry dt_entries_portable[];
 #if defined(__x86_64__) && defined(__GNUC__)
 extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
 #endif
-/* The entries of DTCAST_ROUND_STOCHASTIC (stochastic.c, stochastic_avx2.c): they take such
- * rules only, and every other entry is never shown them (dt_registry_setup), so a kernel that
- * knows nothing of the mode never sees it. */
+/* The entries of DTCAST_ROUND_STOCHASTIC (portable_stochastic.c, stochastic_avx2.c,
+ * stochastic_avx512.c): they take such rules only, and every other entry is never shown them
+ * (dt_registry_setup), so a kernel that knows nothing of the mode never sees it. */
 extern const dt_kernel_entry dt_entries_stochastic[];
 #if defined(__x86_64__) && defined(__GNUC__)
-extern const dt_kernel_entry dt_entries_stochastic_avx2[];
+extern const dt_kernel_entry dt_entries_stochastic_avx2[], dt_entries_stochastic_avx512[];
 extern const dt_kernel_entry dt_entries_widen8_avx2[]; /* widen_f8_avx2.c */
 #endif
 bool dt_entry_is_stochastic(const dt_kernel_entry *e);

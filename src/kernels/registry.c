@@ -6,6 +6,7 @@
 
 static const dt_kernel_entry *const lists[] = {
 #if defined(DT_HAVE_X86)
+    dt_entries_stochastic_avx512,
     dt_entries_stochastic_avx2,
     dt_entries_avx512,
     dt_entries_widen8_avx2,
@@ -19,6 +20,7 @@ bool dt_entry_is_stochastic(const dt_kernel_entry *e)
 {
     const dt_kernel_entry *const stochastic_lists[] = {
 #if defined(DT_HAVE_X86)
+        dt_entries_stochastic_avx512,
         dt_entries_stochastic_avx2,
 #endif
         dt_entries_stochastic,
