@@ -7,6 +7,9 @@
 
 #include "kernels.h"
 #include "round.h"
+#include "scalar.h"
+
+#include <string.h>
 
 /* The constants, kept in the kernel's dt_narrow (these fields only):
  *   s1     M, the target's mantissa bits
@@ -54,6 +57,31 @@ static inline uint32_t dt_stoch_code(const dt_narrow *n, uint32_t x, uint32_t ra
 static inline uint64_t dt_stoch_state(const dt_rules *r, size_t begin)
 {
     return r->seed + (r->offset + (uint64_t)begin) * DT_GOLDEN_GAMMA;
+}
+
+/* The sources of these kernels, as dt_stoch_pick's rows: float32, float16, bfloat16 */
+enum { DT_STOCH_F32, DT_STOCH_F16, DT_STOCH_BF16 };
+
+/* Elements [i, end) one at a time, by dt_stoch_code (the vector kernels' tails): src one of
+ * DT_STOCH_*, obytes the code's bytes (1 or 2, little-endian) */
+static inline void dt_stoch_tail(const dt_kernel *k, uint8_t *d, const uint8_t *s, size_t i,
+                                 size_t end, int src, int obytes)
+{
+    uint64_t z = dt_stoch_state(&k->r, i);
+    for (; i < end; i++) {
+        z += DT_GOLDEN_GAMMA;
+        uint32_t x;
+        if (src == DT_STOCH_F32) {
+            memcpy(&x, s + i * 4, 4);
+        } else {
+            const uint32_t h = (uint32_t)s[i * 2] | (uint32_t)s[i * 2 + 1] << 8;
+            x = src == DT_STOCH_F16 ? dt_f16_to_f32(h) : h << 16;
+        }
+        const uint32_t code = dt_stoch_code(&k->n, x, (uint32_t)dt_splitmix64_mix(z));
+        d[i * (size_t)obytes] = (uint8_t)code;
+        if (obytes == 2)
+            d[i * 2 + 1] = (uint8_t)(code >> 8);
+    }
 }
 
 #endif

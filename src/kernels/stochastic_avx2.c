@@ -6,7 +6,6 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "stochastic.h"
 
-#include "scalar.h"
 #include "x86_attrs.h"
 
 #include <immintrin.h>
@@ -127,18 +126,10 @@ static INL __m256i load_f16(const uint8_t *p)
     return _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p)));
 }
 
-static INL uint32_t scalar_f32(const uint8_t *p)
-{
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return u;
-}
-static INL uint32_t scalar_f16(const uint8_t *p) { return dt_f16_to_f32((uint32_t)p[0] | (uint32_t)p[1] << 8); }
-static INL uint32_t scalar_bf16(const uint8_t *p) { return ((uint32_t)p[0] | (uint32_t)p[1] << 8) << 16; }
 
 /* Elements [begin, end): 16 (16-bit outputs) or 32 (8-bit outputs) per iteration, then the
  * scalar element for the tail. */
-#define STOCH_KERNEL(name, load, scalar, sbytes, obytes)                                        \
+#define STOCH_KERNEL(name, load, kind, sbytes, obytes)                                      \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
                         size_t end)                                                             \
     {                                                                                           \
@@ -169,23 +160,15 @@ static INL uint32_t scalar_bf16(const uint8_t *p) { return ((uint32_t)p[0] | (ui
                                     _mm256_permutevar8x32_epi32(b, order));                     \
             }                                                                                   \
         }                                                                                       \
-        uint64_t z = dt_stoch_state(&k->r, i);                                                  \
-        for (; i < end; i++) {                                                                  \
-            z += DT_GOLDEN_GAMMA;                                                               \
-            const uint32_t code =                                                               \
-                dt_stoch_code(&k->n, scalar(s + i * sbytes), (uint32_t)dt_splitmix64_mix(z));   \
-            d[i * obytes] = (uint8_t)code;                                                      \
-            if (obytes == 2)                                                                    \
-                d[i * obytes + 1] = (uint8_t)(code >> 8);                                       \
-        }                                                                                       \
+        dt_stoch_tail(k, d, s, i, end, kind, obytes);                                           \
     }
 
-STOCH_KERNEL(f32_to8_avx2, load_f32, scalar_f32, 4, 1)
-STOCH_KERNEL(f32_to16_avx2, load_f32, scalar_f32, 4, 2)
-STOCH_KERNEL(f16_to8_avx2, load_f16, scalar_f16, 2, 1)
-STOCH_KERNEL(f16_to16_avx2, load_f16, scalar_f16, 2, 2)
-STOCH_KERNEL(bf16_to8_avx2, load_bf16, scalar_bf16, 2, 1)
-STOCH_KERNEL(bf16_to16_avx2, load_bf16, scalar_bf16, 2, 2)
+STOCH_KERNEL(f32_to8_avx2, load_f32, DT_STOCH_F32, 4, 1)
+STOCH_KERNEL(f32_to16_avx2, load_f32, DT_STOCH_F32, 4, 2)
+STOCH_KERNEL(f16_to8_avx2, load_f16, DT_STOCH_F16, 2, 1)
+STOCH_KERNEL(f16_to16_avx2, load_f16, DT_STOCH_F16, 2, 2)
+STOCH_KERNEL(bf16_to8_avx2, load_bf16, DT_STOCH_BF16, 2, 1)
+STOCH_KERNEL(bf16_to16_avx2, load_bf16, DT_STOCH_BF16, 2, 2)
 
 static bool e_stoch_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf,
                          const dt_rules *r, size_t count)

@@ -6,7 +6,6 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "stochastic.h"
 
-#include "scalar.h"
 #include "x86_attrs.h"
 
 #include <immintrin.h>
@@ -117,18 +116,10 @@ static INL __m512i load_f16(const uint8_t *p)
     return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p)));
 }
 
-static INL uint32_t scalar_f32(const uint8_t *p)
-{
-    uint32_t u;
-    memcpy(&u, p, 4);
-    return u;
-}
-static INL uint32_t scalar_f16(const uint8_t *p) { return dt_f16_to_f32((uint32_t)p[0] | (uint32_t)p[1] << 8); }
-static INL uint32_t scalar_bf16(const uint8_t *p) { return ((uint32_t)p[0] | (uint32_t)p[1] << 8) << 16; }
 
 /* Elements [begin, end): 16 per iteration (the codes' low 16 or 8 bits stored), then the
  * scalar element for the tail. */
-#define STOCH_KERNEL(name, load, scalar, sbytes, obytes)                                        \
+#define STOCH_KERNEL(name, load, kind, sbytes, obytes)                                      \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
                         size_t end)                                                             \
     {                                                                                           \
@@ -146,23 +137,15 @@ static INL uint32_t scalar_bf16(const uint8_t *p) { return ((uint32_t)p[0] | (ui
             else                                                                                \
                 _mm_storeu_si128((__m128i *)(void *)(d + i), _mm512_cvtepi32_epi8(code));       \
         }                                                                                       \
-        uint64_t z = dt_stoch_state(&k->r, i);                                                  \
-        for (; i < end; i++) {                                                                  \
-            z += DT_GOLDEN_GAMMA;                                                               \
-            const uint32_t code =                                                               \
-                dt_stoch_code(&k->n, scalar(s + i * sbytes), (uint32_t)dt_splitmix64_mix(z));   \
-            d[i * obytes] = (uint8_t)code;                                                      \
-            if (obytes == 2)                                                                    \
-                d[i * obytes + 1] = (uint8_t)(code >> 8);                                       \
-        }                                                                                       \
+        dt_stoch_tail(k, d, s, i, end, kind, obytes);                                           \
     }
 
-STOCH_KERNEL(f32_to8_avx512, load_f32, scalar_f32, 4, 1)
-STOCH_KERNEL(f32_to16_avx512, load_f32, scalar_f32, 4, 2)
-STOCH_KERNEL(f16_to8_avx512, load_f16, scalar_f16, 2, 1)
-STOCH_KERNEL(f16_to16_avx512, load_f16, scalar_f16, 2, 2)
-STOCH_KERNEL(bf16_to8_avx512, load_bf16, scalar_bf16, 2, 1)
-STOCH_KERNEL(bf16_to16_avx512, load_bf16, scalar_bf16, 2, 2)
+STOCH_KERNEL(f32_to8_avx512, load_f32, DT_STOCH_F32, 4, 1)
+STOCH_KERNEL(f32_to16_avx512, load_f32, DT_STOCH_F32, 4, 2)
+STOCH_KERNEL(f16_to8_avx512, load_f16, DT_STOCH_F16, 2, 1)
+STOCH_KERNEL(f16_to16_avx512, load_f16, DT_STOCH_F16, 2, 2)
+STOCH_KERNEL(bf16_to8_avx512, load_bf16, DT_STOCH_BF16, 2, 1)
+STOCH_KERNEL(bf16_to16_avx512, load_bf16, DT_STOCH_BF16, 2, 2)
 
 static bool e_stoch_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf,
                            const dt_rules *r, size_t count)
