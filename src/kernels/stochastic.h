@@ -84,4 +84,28 @@ static inline void dt_stoch_tail(const dt_kernel *k, uint8_t *d, const uint8_t *
     }
 }
 
+/* An ISA file's six kernels (its STOCH_KERNEL macro and load_f32 / load_f16 / load_bf16), its
+ * set-up and its entry list dt_entries_stochastic_<isa>, at ISA level level */
+#define DT_STOCH_ENTRIES(isa, level)                                                            \
+    STOCH_KERNEL(f32_to8_##isa, load_f32, DT_STOCH_F32, 4, 1)                                   \
+    STOCH_KERNEL(f32_to16_##isa, load_f32, DT_STOCH_F32, 4, 2)                                  \
+    STOCH_KERNEL(f16_to8_##isa, load_f16, DT_STOCH_F16, 2, 1)                                   \
+    STOCH_KERNEL(f16_to16_##isa, load_f16, DT_STOCH_F16, 2, 2)                                  \
+    STOCH_KERNEL(bf16_to8_##isa, load_bf16, DT_STOCH_BF16, 2, 1)                                \
+    STOCH_KERNEL(bf16_to16_##isa, load_bf16, DT_STOCH_BF16, 2, 2)                               \
+    static bool e_stoch_##isa(dt_kernel *k, const dt_format *df, const dt_format *sf,           \
+                              const dt_rules *r, size_t count)                                  \
+    {                                                                                           \
+        static const dt_kernel_fn fns[3][2] = {{f32_to16_##isa, f32_to8_##isa},                 \
+                                               {f16_to16_##isa, f16_to8_##isa},                 \
+                                               {bf16_to16_##isa, bf16_to8_##isa}};              \
+        (void)count;                                                                            \
+        return dt_stoch_pick(k, df, sf, r, fns);                                                \
+    }                                                                                           \
+    const dt_kernel_entry dt_entries_stochastic_##isa[] = {                                     \
+        {#isa " stochastic: float32/float16/bfloat16 -> bfloat16, float16, float8e4m3fn/e5m2",  \
+         level, e_stoch_##isa},                                                                 \
+        {NULL, DT_ISA_PORTABLE, NULL},                                                          \
+    };
+
 #endif

@@ -140,28 +140,7 @@ static INL __m512i load_f16(const uint8_t *p)
         dt_stoch_tail(k, d, s, i, end, kind, obytes);                                           \
     }
 
-STOCH_KERNEL(f32_to8_avx512, load_f32, DT_STOCH_F32, 4, 1)
-STOCH_KERNEL(f32_to16_avx512, load_f32, DT_STOCH_F32, 4, 2)
-STOCH_KERNEL(f16_to8_avx512, load_f16, DT_STOCH_F16, 2, 1)
-STOCH_KERNEL(f16_to16_avx512, load_f16, DT_STOCH_F16, 2, 2)
-STOCH_KERNEL(bf16_to8_avx512, load_bf16, DT_STOCH_BF16, 2, 1)
-STOCH_KERNEL(bf16_to16_avx512, load_bf16, DT_STOCH_BF16, 2, 2)
-
-static bool e_stoch_avx512(dt_kernel *k, const dt_format *df, const dt_format *sf,
-                           const dt_rules *r, size_t count)
-{
-    static const dt_kernel_fn fns[3][2] = {{f32_to16_avx512, f32_to8_avx512},
-                                           {f16_to16_avx512, f16_to8_avx512},
-                                           {bf16_to16_avx512, bf16_to8_avx512}};
-    (void)count;
-    return dt_stoch_pick(k, df, sf, r, fns);
-}
-
-const dt_kernel_entry dt_entries_stochastic_avx512[] = {
-    {"avx512 stochastic: float32/float16/bfloat16 -> bfloat16, float16, float8e4m3fn/e5m2",
-     DT_ISA_AVX512, e_stoch_avx512},
-    {NULL, DT_ISA_PORTABLE, NULL},
-};
+DT_STOCH_ENTRIES(avx512, DT_ISA_AVX512)
 #else
 typedef int dt_stochastic_avx512_unused; /* ISO C: a translation unit is not empty */
 #endif
