@@ -79,7 +79,7 @@ static void fb_q_bands(void *ctx, size_t u0, size_t u1)
                 amax[t - t0] = 0.0f;
             if (j->fused) /* the tiles straight from x */
                 dt_fq_amax_tiles(&j->fq, row0 * K + c0, rr, K, c1 - c0, C, amax);
-            for (size_t r = 0; r < rr && !j->fused; r++) {
+            for (size_t r = 0; r < rr && !j->fused; r++) { /* else row by row, via float32 */
                 for (size_t t = t0; t < t1; t++) {
                     const size_t a0 = t * C, a1 = a0 + C < K ? a0 + C : K;
                     for (size_t s = a0; s < a1; s += DT_QCHUNK) {
