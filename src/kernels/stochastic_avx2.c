@@ -126,7 +126,6 @@ static INL __m256i load_f16(const uint8_t *p)
     return _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p)));
 }
 
-
 /* Elements [begin, end): 16 (16-bit outputs) or 32 (8-bit outputs) per iteration, then the
  * scalar element for the tail. */
 #define STOCH_KERNEL(name, load, kind, sbytes, obytes)                                      \

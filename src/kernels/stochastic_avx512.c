@@ -116,7 +116,6 @@ static INL __m512i load_f16(const uint8_t *p)
     return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p)));
 }
 
-
 /* Elements [begin, end): 16 per iteration (the codes' low 16 or 8 bits stored), then the
  * scalar element for the tail. */
 #define STOCH_KERNEL(name, load, kind, sbytes, obytes)                                      \
