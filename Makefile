@@ -53,6 +53,12 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(FILEIO_OBJ)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
+# The fuzz harnesses with fuzz/replay.c as their main (no libFuzzer): make test builds them in
+# both trees and replays their seeds, so that none stops compiling unseen (make fuzz runs them).
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz-replay/%)
+CLI_LIB_OBJ := $(filter-out $(BUILD)/obj/programs/dtcast.o,$(CLI_OBJ))
+
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
 
@@ -63,7 +69,7 @@ all: lib cli
 
 lib: $(BUILD)/libdtcast.a $(BUILD)/libdtcast.so
 cli: $(BUILD)/dtcast
-tests: $(TEST_BIN)
+tests: $(TEST_BIN) $(FUZZ_BIN)
 
 # V=1 shows the full commands.
 ifeq ($(V),1)
@@ -97,7 +103,8 @@ ifeq ($(SAN),1)
 $(BUILD)/obj/src/kernels/kernels_avx%.o: ALL_CFLAGS += -Og
 endif
 
--include $(patsubst %.o,%.d,$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o))
+-include $(patsubst %.o,%.d,$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
+           $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o))
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -116,6 +123,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(FILEIO_OBJ) $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+
+$(BUILD)/fuzz-replay/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(BUILD)/libdtcast.a
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(BUILD)/libdtcast.a $(LIBS)
 
 demo: all
 	@echo

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void through_float32(dt_value *v)
 {
-    static const dt_rules rne = {DTCAST_ROUND_RNE, false, false, false};
+    static const dt_rules rne = {.round = DTCAST_ROUND_RNE};
     const dt_format *f32 = dt_format_of(DTCAST_FLOAT32);
     dt_decode(f32, dt_encode(f32, v, &rne), v);
 }
