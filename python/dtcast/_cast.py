@@ -5,8 +5,11 @@ arrays, torch CPU tensors (bfloat16 and float8 included), objects with ``__dlpac
 ``__array__``, buffer-protocol objects (memoryview, bytes) and Python scalars or lists. The
 output is a numpy array of the target's dtype (ml_dtypes for the types numpy lacks) with the
 input's shape; with ``packed=True`` a sub-byte target (int4, uint4, int2, uint2, uint1,
-float4_e2m1fn, and float6 four in three bytes) is a 1-D uint8 array in the ONNX / safetensors
-packed layout instead.
+float4_e2m1fn, and float6 four in three bytes) is a uint8 array in the ONNX / safetensors packed
+layout instead: the input's leading dimensions kept and the last one packed, as torch's
+``float4_e2m1fn_x2`` does ((3, 5, 8) float4 -> (3, 5, 4) bytes), when the last dimension packs
+into whole bytes; otherwise (an odd last dimension of int4, a 0-d input) the bytes of the
+row-major stream, 1-D.
 """
 
 import numpy as np
@@ -169,11 +172,19 @@ class Report:
                 f"sqnr_db={self.sqnr_db:.2f})")
 
 
-def _output(out, shape, target, packed_bytes):
+def _packed_shape(shape, bits, nbytes):
+    """The shape of a packed result: the leading dimensions and the last one in bytes when the
+    last dimension's elements fill whole bytes (so each row is its own bytes), else 1-D."""
+    if len(shape) >= 1 and (shape[-1] * bits) % 8 == 0:
+        return tuple(shape[:-1]) + (shape[-1] * bits // 8,)
+    return (nbytes,)
+
+
+def _output(out, shape, target, packed_bytes, packed_bits=0):
     """The array to write: the caller's out= after checking it, else a new one."""
     if out is None:
         if packed_bytes is not None:
-            return np.empty(packed_bytes, dtype=np.uint8)
+            return np.empty(_packed_shape(shape, packed_bits, packed_bytes), dtype=np.uint8)
         return np.empty(shape, dtype=target.dtype)
     if not isinstance(out, np.ndarray):
         out = as_array(out)
@@ -224,7 +235,7 @@ def convert_array(arr, source, target, opts, *, packed=False, out=None, report=F
             out[...] = res
             return out, None
         return res, None
-    result = _output(out, arr.shape, target, packed_bytes)
+    result = _output(out, arr.shape, target, packed_bytes, 6 if float6 else target.bits)
     if source.code == 8:  # strings ->
         items = [s.decode() if isinstance(s, bytes) else str(s) for s in arr.reshape(-1)]
         _core.from_strings(items, result.reshape(-1).view(np.uint8), target.code, opts,
@@ -256,7 +267,8 @@ def cast(x, to, *, src=None, round=None, saturate=False, overflow=None, int_over
     saturate: float results beyond the largest finite value become +-max (and +-Inf inputs too),
     instead of Inf or NaN; ``overflow="ieee"|"saturate"|"inf"`` says the same in full.
     int_overflow: "wrap" (modulo 2^bits, NaN -> 0) or "saturate" (clamp, NaN -> 0).
-    packed: sub-byte targets in the ONNX / safetensors packed layout (1-D uint8), not one per byte.
+    packed: sub-byte targets in the ONNX / safetensors packed layout (uint8), not one per byte:
+        x's leading dimensions and its last one in bytes when that packs evenly, else 1-D.
     out: an array to write into (the target's dtype and x's shape; for packed, the bytes).
     threads: 0 = the library decides (large tensors use every core), 1 = this thread.
     report: also return a Report of what happened to the values.

@@ -92,7 +92,7 @@ def pack(x, type=None):
     from ._cast import _source
 
     arr, t = _source(x, type)
-    return convert_array(arr, t, t, options(), packed=True)[0] if (t.sub_byte or t.code in (105, 106)) \
+    return convert_array(arr, t, t, options(), packed=True)[0].reshape(-1) if (t.sub_byte or t.code in (105, 106)) \
         else np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
 
 

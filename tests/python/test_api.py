@@ -42,6 +42,25 @@ def test_packed_layouts():
     assert dtcast.unpack(f6, "float6_e2m3fn", 4).astype(np.float32).tolist() == [1, 2, 3, 4]
 
 
+def test_packed_keeps_leading_dimensions():
+    """packed=True keeps the leading dimensions when the last one packs into whole bytes (torch's
+    float4_e2m1fn_x2 convention), the bytes those of the one-per-byte codes packed in numpy."""
+    x = np.random.default_rng(5).standard_normal((3, 5, 8)).astype(np.float32) * 3
+    codes = dtcast.cast(x, "float4_e2m1fn").view(np.uint8)
+    p = dtcast.cast(x, "float4_e2m1fn", packed=True)
+    assert p.shape == (3, 5, 4) and p.dtype == np.uint8
+    assert (p == (codes[..., 0::2] | (codes[..., 1::2] << 4))).all()
+    assert (dtcast.pack(codes.view(ml_dtypes.float4_e2m1fn)) == p.reshape(-1)).all()  # pack: 1-D
+    # four float6 in three bytes per row: (2, 8) -> (2, 6)
+    assert dtcast.cast(x[0, :2], "float6_e2m3fn", packed=True).shape == (2, 6)
+    # an odd last dimension: the row-major stream, 1-D (rows share a byte), the same bytes
+    y = np.arange(15, dtype=np.int32).reshape(3, 5) - 7
+    q = dtcast.cast(y, "int4", packed=True)
+    assert q.shape == (8,)
+    c = np.append(dtcast.cast(y, "int4").view(np.uint8).reshape(-1) & 0xF, 0)
+    assert (q == (c[0::2] | (c[1::2] << 4))).all()
+
+
 def test_pack_unpack_round_trip():
     codes = np.arange(16, dtype=np.uint8)
     x = codes.view(ml_dtypes.uint4)
