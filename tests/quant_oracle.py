@@ -1,4 +1,4 @@
-"""An independent oracle of the scaled quantization schemes (SPEC §9.2-9.5), written from the
+"""An independent oracle of the scaled quantization schemes (docs/quantization.md), written from the
 specification's text alone: numpy float32 arithmetic where the text says fl32(...), bit views where
 it speaks of exponent fields, and exact element encoders of its own (a value table per format and
 a search for the neighbours, so no library cast is trusted for the rounding).
@@ -15,7 +15,7 @@ Every function takes and returns numpy arrays:
 Dequantize functions take the same and return the output as a numpy array of the output type
 (float32, or ml_dtypes bfloat16 / numpy float16), rounded by this file's own encoder.
 
-Where the text leaves a choice open the oracle says so in a comment marked "SPEC silent" (each is
+Where the text leaves a choice open the oracle says so in a comment marked "docs silent" (each is
 listed in the report the tests print on a mismatch), and the tests avoid asserting on it.
 """
 
@@ -227,7 +227,7 @@ def unpack_rows(packed, k):
     return out[..., :k]
 
 
-# ---- MX (SPEC §9.2) -----------------------------------------------------------------------------
+# ---- MX (docs/quantization.md, "MX") -------------------------------------------------------------
 
 # element -> (emax, mantissa bits for the `even` mode, largest magnitude)
 MX_ELEMENTS = {
@@ -237,7 +237,7 @@ MX_ELEMENTS = {
     "float6e2m3fn": (2, 3, 7.5),
     "float4e2m1": (2, 1, 6.0),
     # MXINT8: code = value x 64 in [-127, 127], so the largest element is 127/64 = 1.111111b:
-    # six fraction bits. SPEC silent: the mantissa width `even` uses for MXINT8 (6 here) and
+    # six fraction bits. docs silent: the mantissa width `even` uses for MXINT8 (6 here) and
     # max_elem for `rceil` (127/64 here).
     "int8": (0, 6, 127.0 / 64.0),
 }
@@ -256,7 +256,7 @@ def _blocks_last(xf, axis, block):
 
 
 def mx_scale_bytes(amax, element, mode):
-    """The e8m0 byte of each (finite) float32 amax under a scale mode (SPEC §9.2)."""
+    """The e8m0 byte of each (finite) float32 amax under a scale mode (docs/quantization.md, "MX")."""
     emax, mbits, max_elem = MX_ELEMENTS[element]
     amax = f32(amax)
     if mode == "floor":
@@ -279,7 +279,7 @@ def mx_scale_bytes(amax, element, mode):
         e, m = expfield(d), mantfield(d)
         b = np.where(e > 0, e + (m != 0),  # normal d
                      np.where(d > np.float32(2.0 ** -127), 1, 0))  # subnormal or zero d
-        # SPEC silent: a normal d above 2^127 (only MXINT8, max_elem < 2, reaches it) would give
+        # docs silent: a normal d above 2^127 (only MXINT8, max_elem < 2, reaches it) would give
         # 255 (the NaN byte); the oracle keeps finite blocks finite: at most 254
         return np.minimum(b, 254).astype(np.uint8)
     else:
@@ -332,7 +332,7 @@ def mx_dequantize(codes, scales, element="float8e4m3fn", axis=-1, block=32, to="
     return to_type(y, to)
 
 
-# ---- NVFP4 (SPEC §9.3) --------------------------------------------------------------------------
+# ---- NVFP4 (docs/quantization.md, "NVFP4") -------------------------------------------------------
 
 
 def _e4m3_rne(v):
@@ -340,7 +340,7 @@ def _e4m3_rne(v):
 
 
 def _e2m1_rne_sat(v, nan_code=0):
-    """SPEC silent on NaN elements except for modelopt (+6): 0 here, not compared."""
+    """docs silent on NaN elements except for modelopt (+6): 0 here, not compared."""
     return E2M1.encode(f32(v).astype(np.float64), "rne", saturate=True, nan_code=nan_code)
 
 
@@ -411,7 +411,7 @@ def nvfp4_dequantize(codes, scales, global_scale, variant="modelopt", to="float3
     return to_type(y, to)
 
 
-# ---- block FP8 (SPEC §9.4) ----------------------------------------------------------------------
+# ---- block FP8 (docs/quantization.md, "Block FP8") -----------------------------------------------
 
 
 def _tiles(shape, rows, cols):
@@ -472,7 +472,7 @@ def fp8_block_dequantize(codes, scales, block=(128, 128), to="bfloat16"):
     return to_type(y, to)
 
 
-# ---- absmax (SPEC §9.5) -------------------------------------------------------------------------
+# ---- absmax (docs/quantization.md, "Absmax") -----------------------------------------------------
 
 ABSMAX = {  # element -> (divisor c = (qmax - qmin) / 2, qmin, qmax)
     "int8": (127.5, -128, 127),
@@ -525,14 +525,14 @@ def absmax_quantize(x, element="int8", granularity="channel", group=128, scale_t
         codes = np.rint(q.astype(np.float64)).astype(np.int8)
     elif element == "float8e4m3fn":
         codes = E4M3.encode(q.astype(np.float64), "rne", saturate=True)
-    else:  # SPEC silent on NaN (no float4 NaN): 0 here, not compared
+    else:  # docs silent on NaN (no float4 NaN): 0 here, not compared
         codes = E2M1.encode(q.astype(np.float64), "rne", saturate=True, nan_code=0)
     return codes, to_type(s, st)
 
 
 def absmax_dequantize(codes, scales, element="int8", granularity="channel", group=128,
                       to="float32"):
-    """SPEC silent on the dequantization of absmax: the oracle computes fl32(q x s), rounds it
+    """docs silent on the dequantization of absmax: the oracle computes fl32(q x s), rounds it
     to the scale's type (the product in that dtype), then to `to`."""
     if element in ("int8", "int4"):
         v = np.asarray(codes).astype(np.float32)

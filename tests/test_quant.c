@@ -1,8 +1,8 @@
 /* Scaled quantization (src/quant/): the fast driver (kernels, chunks, SIMD, threads) against
  * the deliberately simple path (one thread, one block or element at a time, the exact
  * encoder), bit for bit, for every scheme, variant, element type and scale mode on random
- * tensors with the edge cases of SPEC 9 planted; and hand-computed values from the SPEC's
- * formulas. (The independent oracle from the SPEC text is tests/python, in numpy.) */
+ * tensors with the edge cases of docs/quantization.md planted; and hand-computed values from docs/quantization.md's
+ * formulas. (The independent oracle from the text of docs/quantization.md is tests/python, in numpy.) */
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"
@@ -683,7 +683,7 @@ static void stochastic(void)
         }
 }
 
-/* Hand-computed answers from SPEC 9's formulas (independent of the code paths above). */
+/* Hand-computed answers from docs/quantization.md's formulas (independent of the code paths above). */
 static void q1(const char *name, dtcast_quant_params *p, const float *x, int64_t n,
                const uint8_t *codes, size_t ncodes, const uint8_t *scales, size_t nscales)
 {

@@ -7,7 +7,7 @@ Small synthetic checkpoints with the real tensor names and shapes: DeepSeek-V3 b
 experts (*_blocks / *_scales), NVFP4 in ModelOpt's and compressed-tensors' names, compressed-
 tensors FP8 per channel. `dtcast dequantize`'s output is read with the safetensors package (the
 reference reader; tests/safetensors_ref.py when the package is missing) and compared bit for bit
-with numpy computing SPEC §9's dequantization formulas from the codes' bit fields. Then the
+with numpy computing docs/quantization.md's dequantization formulas from the codes' bit fields. Then the
 folder around the tensors: quantization_config removed from config.json, the index's weight_map
 and total_size, tokenizer files copied. `dtcast quantize` round trips: its layout (names, dtypes,
 shapes), the quantization_config it writes, block-FP8 codes and scales equal to numpy's `hf`
@@ -43,7 +43,7 @@ LIB = sys.argv[1] if len(sys.argv) > 1 else "build/libdtcast.so"
 DTCAST = os.path.join(os.path.dirname(os.path.abspath(LIB)), "dtcast")
 run = runner(DTCAST)
 
-# ---- the formats, from their bit fields (SPEC §1, §9) ----------------------------------------
+# ---- the formats, from their bit fields (docs/formats.md, docs/quantization.md) ------------------
 
 
 def e4m3_values():
@@ -277,7 +277,7 @@ def test_gptoss(tmp, rng):
     E, R, G = 2, 6, 3
     blocks = rng.integers(0, 256, (E, R, G, 16), dtype=np.uint8)
     scales = rng.integers(118, 136, (E, R, G), dtype=np.uint8)
-    scales[1, 2, 1] = 0xFF  # NaN block (SPEC §9.2; gpt-oss's ldexp gives Inf)
+    scales[1, 2, 1] = 0xFF  # NaN block (docs/quantization.md, "MX"; gpt-oss's ldexp gives Inf)
     pre = "model.layers.0.mlp.experts."
     bias = bf16_bits(rng.standard_normal((E, R)).astype(np.float32))
     src, dst = os.path.join(tmp, "oss.safetensors"), os.path.join(tmp, "oss-bf16.safetensors")
@@ -412,7 +412,7 @@ def bf16_model(tmp, rng):
 
 
 def fp8_block_oracle(x):
-    """SPEC §9.4 `hf`: qs = fl32(448/amax) per 128x128 tile (1 for an all-zero tile), q =
+    """docs/quantization.md, "Block FP8" `hf`: qs = fl32(448/amax) per 128x128 tile (1 for an all-zero tile), q =
     e4m3_rne(clamp(fl32(x qs), +-448)), s = fl32(1/qs)."""
     n, k = x.shape
     tr, tc = -(-n // 128), -(-k // 128)

@@ -286,7 +286,7 @@ def oracle_float(x, idx, seed, T, policy):
                         np.uint64(T.overflow_code(False, policy)))
     if T.has_nan():
         nan_codes = (np.uint64(T.nan(False)), np.uint64(T.nan(True)))
-    else:  # float4e2m1: +NaN -> 0x8, -NaN -> 0x0 (SPEC's ONNX data)
+    else:  # float4e2m1: +NaN -> 0x8, -NaN -> 0x0 (ONNX's conformance data)
         nan_codes = (np.uint64(T.sign), np.uint64(0))
     out[nan] = np.where(neg[nan], nan_codes[1], nan_codes[0])
     return out

@@ -9,7 +9,7 @@ A scheme is a recipe name (``"mxfp8"``, ``"mxfp8-e5m2"``, ``"mxfp6-e2m3"``, ``"m
 ``"mxfp4"``, ``"mxint8"``, ``"nvfp4"``, ``"fp8-block"``, ``"fp8-channel"``, ``"fp8-tensor"``,
 ``"int8-channel"``, ``"int8-tensor"``, ``"int4-group"``, ``"fp4-group"``) or a scheme name
 (``"mx"``, ``"nvfp4"``, ``"fp8-block"``, ``"absmax"``) with the element type in ``element=``.
-Every intermediate of each variant is pinned by the library (SPEC-level detail in
+Every intermediate of each variant is pinned by the library (the detail in
 docs/quantization.md); this module only moves arrays and lays the codes out as ml_dtypes does.
 """
 

@@ -1,5 +1,5 @@
 /* OCP Microscaling (MX v1.0): blocks along one axis, one float8e8m0 scale byte per block,
- * elements x * 2^(127 - b) rounded once (SPEC-level description in docs/quantization.md). */
+ * elements x * 2^(127 - b) rounded once (the rule in docs/quantization.md). */
 #include "quant.h"
 #include "fused_dequant.h"
 #include "fused_quant.h"

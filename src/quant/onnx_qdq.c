@@ -110,7 +110,7 @@ static dtcast_status check_scale_type(dtcast_error *error, const char *op, int o
 
 /* ---- shapes -------------------------------------------------------------------------------- */
 
-/* Granularity from the scale's shape (SPEC's rules), checked against x's. */
+/* Granularity from the scale's shape (docs/onnx.md's rules), checked against x's. */
 static dtcast_status plan_shape(dt_qdq_plan *p, const dtcast_tensor *x, const dtcast_tensor *s,
                                 const dtcast_onnx_qdq_attrs *a, const char *op,
                                 dtcast_error *error)

@@ -1,5 +1,5 @@
 """dtcast.quantize_linear / dequantize_linear / dynamic_quantize_linear against an oracle written
-in numpy from SPEC §9.1's words alone (docs/onnx.md, "Quantization operators"), bit for bit, on
+in numpy from the words of docs/onnx.md ("Quantization operators") alone, bit for bit, on
 random tensors over the type matrix: x float32/float16/bfloat16/int32, every y type of each
 opset, scales of x's type and (opset 23+) of their own type incl. int32 and float8e8m0, per
 tensor / per axis / blocked (short last block), zero points, saturate 0/1, precision, with NaN,
@@ -40,7 +40,7 @@ def bits(a):
 
 
 def canon(q):
-    """SPEC/docs: a NaN result is the positive quiet NaN."""
+    """docs/onnx.md: a NaN result is the positive quiet NaN."""
     q = np.array(q)
     nan = np.isnan(q.astype(np.float64))
     if nan.any():
@@ -62,7 +62,7 @@ def expand(s, shape, axis, block):
 
 
 def quotient(x, s, precision):
-    """q = x / s in the precision SPEC §9.1 names."""
+    """q = x / s in the precision docs/onnx.md names."""
     if precision is not None:
         xp, sp = x.astype(precision), s.astype(precision)
         if np.dtype(precision).itemsize == 2:
@@ -167,7 +167,7 @@ def layout(gran):
     return sshape, axis, block, X_SHAPE
 
 
-# (x dtype, scale dtype, opset) pairs SPEC allows
+# (x dtype, scale dtype, opset) pairs docs/onnx.md allows
 PAIRS = [(F32, F32, 13), (I32, F32, 13), (F32, F32, 25), (F16, F16, 19), (BF16, BF16, 21),
          (F16, F32, 23), (F32, F16, 23), (BF16, F16, 23), (F32, BF16, 23), (F32, I32, 23),
          (F32, E8M0, 24), (I32, F32, 25), (F16, F16, 25)]

@@ -1,5 +1,5 @@
 """dtcast.quantize / dtcast.dequantize against tests/quant_oracle.py, an oracle written from the
-specification's text alone (SPEC §9.2-9.5): every scheme and variant, bit for bit, on random
+specification's text alone (docs/quantization.md): every scheme and variant, bit for bit, on random
 tensors and on the edge cases the specification names (all-zero blocks, subnormal amax, amax just
 below a power of two, NaN/Inf blocks, ties at every rounding boundary, short blocks and edge
 tiles, -0). Plus torchao's to_mx / NVFP4 and torch's float8 casts where they are installed."""
@@ -77,7 +77,7 @@ def _torch_available():
         return False
 
 
-# ---- MX -------------------------------------------------------------------------------------------
+# ---- MX ------------------------------------------------------------------------------------------
 
 MX_ELEMENTS = list(O.MX_ELEMENTS)
 MX_MODES = ["floor", "ceil", "even", "rceil", "log2"]
@@ -102,7 +102,7 @@ def _mx_check(x, element, mode="floor", rnd="rne", axis=-1, block=32, recipe=Tru
     assert q.codes.dtype == np.dtype(CODE_DTYPES[element])
     tag = f"mx {element} {mode} {rnd} axis={axis} {x.dtype} {x.shape}{name}"
     _same(tag + " scales", q.scales.view(np.uint8), scales)
-    # elements of a 0xFF block: dtcast's choice, no reference agrees (SPEC §9.2): not compared
+    # elements of a 0xFF block: dtcast's choice, no reference agrees (docs/quantization.md, "MX"): not compared
     bad = np.repeat(scales == 255, block, axis=axis % x.ndim)
     bad = np.take(bad, np.arange(x.shape[axis]), axis=axis % x.ndim)
     _same(tag + " codes", _codes_u8(q.codes), codes.view(np.uint8), x, skip=bad)
@@ -127,7 +127,7 @@ def test_mx_rna_and_scheme_name(element):
 
 
 def _edge_blocks(element):
-    """Blocks of 32 (rows) exercising SPEC §9.2's edge cases for one element type."""
+    """Blocks of 32 (rows) exercising docs/quantization.md's ("MX") edge cases for one element type."""
     emax, _, max_elem = O.MX_ELEMENTS[element]
     rows = []
 
@@ -223,7 +223,7 @@ def test_packed_codes(element):
     if element == "float4e2m1":
         _same("mxfp4 packed", p.codes, O.pack_rows(codes))
         assert p.codes.dtype == np.uint8 and p.codes.shape == (5, 32)
-    else:  # four codes in three bytes per row, LSB first (SPEC §1's stream)
+    else:  # four codes in three bytes per row, LSB first (docs/formats.md's stream)
         want = np.zeros((5, 48), np.uint8)
         for r in range(5):
             acc = 0
@@ -247,7 +247,7 @@ def test_odd_rows_packed():
     _same("odd row dequantize", y, dtcast.dequantize(q.codes, q.scales, "mxfp4"))
 
 
-# ---- NVFP4 ----------------------------------------------------------------------------------------
+# ---- NVFP4 ---------------------------------------------------------------------------------------
 
 NV_VARIANTS = [("modelopt", False), ("torchao", False), ("torchao", True), ("ct", False)]
 
@@ -319,7 +319,7 @@ def test_nvfp4_needs_multiple_of_16():
         dtcast.quantize(np.ones((2, 20), np.float32), "nvfp4")
 
 
-# ---- block FP8 ------------------------------------------------------------------------------------
+# ---- block FP8 -----------------------------------------------------------------------------------
 
 
 def _fp8_check(x, variant="hf", block=None, ue8m0=False, name=""):
@@ -405,7 +405,7 @@ def test_fp8_block_dequantize_checkpoint_bytes():
           O.fp8_block_dequantize(codes, scales, (128, 128), to="bfloat16"))
 
 
-# ---- absmax ---------------------------------------------------------------------------------------
+# ---- absmax --------------------------------------------------------------------------------------
 
 ABSMAX_RECIPES = {("int8", "channel"): "int8-channel", ("int8", "tensor"): "int8-tensor",
                   ("int4", "group"): "int4-group", ("float8e4m3fn", "channel"): "fp8-channel",
@@ -495,7 +495,7 @@ def test_int4_packed():
     _same("int4 packed", p.codes, O.pack_rows(q.codes.astype(np.int8)))
 
 
-# ---- the API itself -------------------------------------------------------------------------------
+# ---- the API itself ------------------------------------------------------------------------------
 
 
 def test_inputs_of_every_kind():
@@ -542,7 +542,7 @@ def test_stochastic_is_seeded():
     _same("stochastic scales", a.scales.view(np.uint8), dtcast.quantize(x, "mxfp4").scales.view(np.uint8))
 
 
-# ---- torch and torchao (differential, skipped when absent) ----------------------------------------
+# ---- torch and torchao (differential, skipped when absent) ---------------------------------------
 
 
 def test_torch_float8_casts_agree_with_the_oracle():
@@ -631,7 +631,7 @@ def test_torchao_nvfp4():
               data.view(torch.uint8).numpy().reshape(q.codes.shape))
 
 
-# ---- random bit patterns and non-finite values ----------------------------------------------------
+# ---- random bit patterns and non-finite values ---------------------------------------------------
 
 
 def _bits(shape, seed, lo_exp=0, hi_exp=254):
@@ -677,7 +677,7 @@ def test_absmax_random_bits(element):
 
 def test_nonfinite_nvfp4_fp8_absmax():
     """NaN / Inf blocks, an all-zero and a subnormal tensor, FLT_MAX: the scales (and the global
-    scale) always; the codes where SPEC §9 says what they are (NVFP4 modelopt: NaN -> +6; the
+    scale) always; the codes where docs/quantization.md says what they are (NVFP4 modelopt: NaN -> +6; the
     float4 code of NaN elsewhere is not specified)."""
     f = np.float32
     xs = [np.array([[np.nan] + [1.0] * 15, [2.0] * 16], f),
@@ -705,7 +705,7 @@ def test_nonfinite_nvfp4_fp8_absmax():
                 _same(f"absmax {element} {x[0, :2]} codes", got, codes)
 
 
-# ---- dequantize_checkpoint (the CLI's `dequantize`) -------------------------------------------------
+# ---- dequantize_checkpoint (the CLI's `dequantize`) ----------------------------------------------
 
 
 def _cli_has_dequantize():
