@@ -27,6 +27,7 @@ ml_dtypes before 0.7 also rounded float64 twice (through float32) and misrounded
 subnormals into float8_e8m0fnu; 0.7.0 rounds once, and test_documented_examples shows it.
 Anything else is a failure."""
 
+import os
 import warnings
 from fractions import Fraction
 
@@ -259,6 +260,23 @@ EXPECTED_WIDE = {
     "float32": {E8M0: 21586, UNDEF: 44855},
     "float64": {E8M0: 21584, UNDEF: 50257},
 }
+DOCUMENTED = {NAN, UNDEF, E8M0, FNUZ_NAN}
+# make check-upstream (tests/upstream/run) sets DTCAST_DIFF_REPORT to a file: against whatever
+# ml_dtypes is installed, the counts of each class are written there instead of compared with
+# the recorded ones, and only a class not documented fails.
+REPORT = os.environ.get("DTCAST_DIFF_REPORT")
+
+
+def settle(label, seen, expected):
+    """The classes seen for one source: equal to the recorded counts, or (check-upstream) each
+    documented and written to the report."""
+    if REPORT:
+        with open(REPORT, "a") as f:
+            for k, n in sorted(seen.items()):
+                f.write(f"ml_dtypes {ml_dtypes.__version__} (numpy {np.__version__})\t{k}\t{n}\t{label}\n")
+        assert set(seen) <= DOCUMENTED, seen
+    else:
+        assert seen == expected, seen
 
 
 @pytest.mark.parametrize("src", SOURCES)
@@ -272,7 +290,7 @@ def test_every_code_to_every_type(src):
         for k, n in explain(x, target, got, ref).items():
             seen[k] = seen.get(k, 0) + n
     # the differences each source shows are the documented ones, as many as recorded
-    assert seen == EXPECTED_CODES.get(src, {}), seen
+    settle(f"every {src} code", seen, EXPECTED_CODES.get(src, {}))
 
 
 def wide_inputs(dtype):
@@ -289,8 +307,10 @@ def wide_inputs(dtype):
         mid = (v[:-1] + v[1:]) / 2
         vals += [v, mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf),
                  mid * (1 + 2.0 ** -30), mid * (1 - 2.0 ** -30)]
+    # 4000 per scale here; make check-upstream takes 400000 (2 * 10^6 random values in all)
+    per_scale = int(os.environ.get("DTCAST_DIFF_RANDOM", "4000"))
     for scale in (1e-3, 1, 30, 1e4, 1e30):
-        vals.append(rng.standard_normal(4000) * scale)
+        vals.append(rng.standard_normal(per_scale) * scale)
     with np.errstate(over="ignore"):
         return np.concatenate(vals).astype(dtype)
 
@@ -304,13 +324,13 @@ def test_wide_to_narrow(src):
         ref = ml_astype(x, target)
         for k, n in explain(x, target, got, ref).items():
             seen[k] = seen.get(k, 0) + n
-    assert seen == EXPECTED_WIDE[src], seen
+    settle(f"{x.size} {src} values", seen, EXPECTED_WIDE[src])
 
 
 def test_documented_examples():
     """The differences of the docstring, one value each, with exact arithmetic."""
     e4m3 = ml_dtypes.float8_e4m3fn
-    assert ml_dtypes.__version__ == "0.7.0", ml_dtypes.__version__
+    assert REPORT or ml_dtypes.__version__ == "0.7.0", ml_dtypes.__version__
     # ml_dtypes 0.7 rounds float64 once (0.6 went through float32): 1 + 2^-4 + 2^-30 is just
     # above the tie between 1 and 1.125, so both give 1.125
     x = 1 + 2.0 ** -4 + 2.0 ** -30

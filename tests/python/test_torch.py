@@ -29,7 +29,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import dtcast  # noqa: E402
-from test_ml_dtypes import rne_exact, same, wide_inputs  # noqa: E402
+from test_ml_dtypes import REPORT, rne_exact, same, wide_inputs  # noqa: E402
 
 TARGETS = [getattr(torch, n) for n in ["bfloat16", "float16", "float8_e4m3fn", "float8_e5m2",
                                        "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"]
@@ -137,7 +137,13 @@ def test_to_matches_torch(src):
         tt = dtcast.torch.cast(xt, dt)
         assert tt.dtype == dt and tt.shape == xt.shape
         assert (bits(tt) == bits(torch.from_numpy(got.view(f"u{got.dtype.itemsize}")).view(dt))).all()
-    if src == "float64":  # the ties +- 2^-30 of wide_inputs show torch's double rounding
+    if REPORT:  # make check-upstream: the counts to the report, only undocumented kinds fail
+        with open(REPORT, "a") as f:
+            for (t, k), n in sorted(seen.items()):
+                f.write(f"torch {torch.__version__}\t{k}\t{n}\t{src} -> {t}\n")
+        assert {k for _, k in seen} <= {"nan bytes", "e4m3fn saturates", "double rounding",
+                                       "e8m0 subnormal misrounded"}, seen
+    elif src == "float64":  # the ties +- 2^-30 of wide_inputs show torch's double rounding
         assert seen.get(("float8_e4m3fn", "double rounding"), 0) > 10, seen
         assert seen.get(("float16", "double rounding"), 0) > 10, seen
     else:
