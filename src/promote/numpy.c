@@ -294,8 +294,9 @@ static dtcast_type ml_promote_types(dtcast_type a, dtcast_type b)
     return DTCAST_UNDEFINED;
 }
 
-/* NEP 50 with ml_dtypes: as weak_with; a Python complex with a float takes the first complex type
- * the float casts to safely (every ml_dtypes float -> complex64). */
+/* NEP 50 with ml_dtypes, the array's type asked first (np.result_type(array, scalar)): as
+ * weak_with; a Python complex with a float takes the first complex type the float casts to
+ * safely (every ml_dtypes float -> complex64). */
 static dtcast_type ml_weak_with(dtcast_scalar_kind kind, dtcast_type t)
 {
     pr_category ck = pr_scalar_category(kind), ct = pr_category_of(t);
@@ -304,6 +305,21 @@ static dtcast_type ml_weak_with(dtcast_scalar_kind kind, dtcast_type t)
     if (ck == PR_COMPLEX && ct == PR_FLOAT)
         return ml_safe(t, DTCAST_COMPLEX64) ? DTCAST_COMPLEX64 : DTCAST_COMPLEX128;
     return python_default(kind);
+}
+
+/* np.result_type(scalar, array): numpy asks the Python scalar's abstract DType first. Its
+ * common_dtype with a type that is not numpy's falls back to that type's common type with
+ * uint8 (a Python int), float16 (a float) or complex64 (a complex): 1.0 with a bfloat16 array
+ * gives float32 and 1 with an int4 array int16 in this order, bfloat16 and int4 in the other.
+ * A Python bool is numpy's bool, in either order. */
+static dtcast_type ml_scalar_first(dtcast_scalar_kind kind, dtcast_type t)
+{
+    if (!ml_dtypes_has(t) || kind == DTCAST_SCALAR_BOOL)
+        return ml_weak_with(kind, t);
+    dtcast_type probe = kind == DTCAST_SCALAR_INT     ? DTCAST_UINT8
+                        : kind == DTCAST_SCALAR_FLOAT ? DTCAST_FLOAT16
+                                                      : DTCAST_COMPLEX64;
+    return ml_promote_types(t, probe);
 }
 
 dtcast_status pr_numpy_ml_dtypes(const dtcast_operand *a, const dtcast_operand *b,
@@ -321,7 +337,7 @@ dtcast_status pr_numpy_ml_dtypes(const dtcast_operand *a, const dtcast_operand *
     else if (ta)
         r = ml_weak_with(b->scalar, a->type);
     else if (tb)
-        r = ml_weak_with(a->scalar, b->type);
+        r = ml_scalar_first(a->scalar, b->type);
     else
         r = promote_types(python_default(a->scalar), python_default(b->scalar));
     if (r == DTCAST_UNDEFINED) /* numpy's DTypePromotionError; no pair of 0.7.0's types has it */
