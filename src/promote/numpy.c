@@ -340,10 +340,12 @@ dtcast_status pr_numpy_ml_dtypes(const dtcast_operand *a, const dtcast_operand *
         r = ml_scalar_first(a->scalar, b->type);
     else
         r = promote_types(python_default(a->scalar), python_default(b->scalar));
-    if (r == DTCAST_UNDEFINED) /* numpy's DTypePromotionError; no pair of 0.7.0's types has it */
+    if (r == DTCAST_UNDEFINED) /* numpy's DTypePromotionError; no pair of 0.7.0's types has it
+                                * (only two tensors get here) */
         return dt_fail(m, DTCAST_ERR_PROMOTION, DT_NO_INDEX,
                        "invalid type promotion with custom data type (%s and %s)",
-                       dtcast_type_name(a->type), dtcast_type_name(b->type));
+                       ta ? dtcast_type_name(a->type) : "a Python scalar",
+                       tb ? dtcast_type_name(b->type) : "a Python scalar");
     *out = r;
     return DTCAST_OK;
 }
