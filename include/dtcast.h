@@ -383,7 +383,8 @@ typedef enum dtcast_promote_rules {
     DTCAST_RULES_TORCH,        /* "torch": torch.promote_types; torch.result_type's categories
                                 * (dimensioned > 0-dim tensors > Python scalars) */
     DTCAST_RULES_NUMPY,        /* "numpy": np.promote_types; np.result_type under NEP 50 */
-    DTCAST_RULES_JAX           /* "jax": jax.numpy.result_type (x64 on or off, strict or not) */
+    DTCAST_RULES_JAX,          /* "jax": jax.numpy.result_type (x64 on or off, strict or not) */
+    DTCAST_RULES_NUMPY_ML_DTYPES /* "numpy+ml_dtypes": numpy 2 with ml_dtypes 0.7's types */
 } dtcast_promote_rules;
 
 /* OpenVINO's element::dynamic, for the openvino rules only (operand or result). Not a data type:
@@ -418,7 +419,8 @@ typedef struct dtcast_promote_attrs {
 /* Fills *attrs with the defaults (the same as zero-filling it). */
 DTCAST_API void dtcast_promote_attrs_init(dtcast_promote_attrs *attrs);
 
-/* "openvino", "aclnn", "torch", "numpy", "jax" (NULL for other values), and back. */
+/* "openvino", "aclnn", "torch", "numpy", "jax", "numpy+ml_dtypes" (NULL for other values), and
+ * back. */
 DTCAST_API const char *dtcast_promote_rules_name(dtcast_promote_rules rules);
 DTCAST_API dtcast_status dtcast_promote_rules_from_name(const char *name,
                                                         dtcast_promote_rules *rules,

@@ -46,7 +46,7 @@ static const char promote_help[] =
     "  TYPE@?                 a tensor of unknown rank (openvino)\n"
     "  dynamic                OpenVINO's dynamic element type (openvino)\n"
     "  py:bool, py:int, py:float, py:complex\n"
-    "                         Python scalars (torch, numpy, jax): the weak types\n"
+    "                         Python scalars (torch, numpy, numpy+ml_dtypes, jax): the weak types\n"
     "\n"
     "Rules:\n"
     "  -r, --rules R          openvino   OpenVINO ConvertPromoteTypes-14\n"
@@ -54,6 +54,8 @@ static const char promote_help[] =
     "                         torch      torch.promote_types / torch.result_type\n"
     "                         numpy      np.promote_types / np.result_type under NEP 50\n"
     "                         jax        jax.numpy.result_type\n"
+    "                         numpy+ml_dtypes\n"
+    "                                    numpy 2 with ml_dtypes 0.7's types (bfloat16, float8, int4...)\n"
     "\n"
     "Attributes (openvino):\n"
     "      --promote-unsafe   allow promotions that widen or lose range (default: refuse)\n"
@@ -136,7 +138,8 @@ static int attribute_option(promote_request *r, const cli_args *a, int id)
         if (cli_suggest_hint(&sg, hint, sizeof hint)[0])
             return cli_usage(r->cmd, "%s: unknown rule set '%s'%s", a->spelled, a->value, hint);
         return cli_usage(r->cmd,
-                         "%s: unknown rule set '%s' (one of: openvino, aclnn, torch, numpy, jax)",
+                         "%s: unknown rule set '%s' (one of: openvino, aclnn, torch, numpy, jax, "
+                         "numpy+ml_dtypes)",
                          a->spelled, a->value);
     }
     case OPT_UNSAFE:
@@ -355,6 +358,18 @@ static const dtcast_operand jax_axis[] = {
     T(FLOAT8E4M3B11FNUZ), T(FLOAT8E4M3FN), T(FLOAT8E4M3FNUZ), T(FLOAT8E5M2), T(FLOAT8E5M2FNUZ),
     T(BFLOAT16),      T(FLOAT16),        T(FLOAT32),      T(FLOAT64),       T(COMPLEX64),
     T(COMPLEX128),    PY(INT),           PY(FLOAT),       PY(COMPLEX),      END};
+/* numpy's types, then ml_dtypes' in the order of dir(ml_dtypes) (tests/promote_tables/generate.py;
+ * its float8_e5m3fnu goes after float8e5m2fnuz once dtcast has the type, int1 and bcomplex32 are
+ * not dtcast types) */
+static const dtcast_operand numpy_ml_dtypes_axis[] = {
+    T(BOOL),          T(UINT8),          T(UINT16),       T(UINT32),        T(UINT64),
+    T(INT8),          T(INT16),          T(INT32),        T(INT64),         T(FLOAT16),
+    T(FLOAT32),       T(FLOAT64),        T(COMPLEX64),    T(COMPLEX128),    T(BFLOAT16),
+    T(COMPLEX32),     T(FLOAT4E2M1),     T(FLOAT6E2M3FN), T(FLOAT6E3M2FN),  T(FLOAT8E3M4),
+    T(FLOAT8E4M3),    T(FLOAT8E4M3B11FNUZ), T(FLOAT8E4M3FN), T(FLOAT8E4M3FNUZ), T(FLOAT8E5M2),
+    T(FLOAT8E5M2FNUZ), T(FLOAT8E8M0),    T(INT2),         T(INT4),          T(UINT1),
+    T(UINT2),         T(UINT4),          PY(BOOL),        PY(INT),          PY(FLOAT),
+    PY(COMPLEX),      END};
 
 #undef T
 #undef PY
@@ -363,7 +378,7 @@ static const dtcast_operand jax_axis[] = {
 static const dtcast_operand *axis_of(dtcast_promote_rules rules, size_t *n)
 {
     static const dtcast_operand *const axes[] = {openvino_axis, aclnn_axis, torch_axis,
-                                                 numpy_axis, jax_axis};
+                                                 numpy_axis,    jax_axis,   numpy_ml_dtypes_axis};
     const dtcast_operand *axis = axes[rules];
     size_t k = 0;
     while (axis[k].type != DTCAST_UNDEFINED || axis[k].scalar != DTCAST_SCALAR_NONE)
@@ -487,7 +502,8 @@ int cmd_promote(int argc, char **argv)
     if (status != CLI_OK)
         return status < 0 ? CLI_OK : status;
     if (!r.rules_given)
-        return cli_usage(r.cmd, "missing --rules (openvino, aclnn, torch, numpy or jax)");
+        return cli_usage(r.cmd, "missing --rules (openvino, aclnn, torch, numpy, jax or "
+                                 "numpy+ml_dtypes)");
     if ((status = check_attributes(&r)) != CLI_OK)
         return status;
     if (r.table) {

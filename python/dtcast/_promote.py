@@ -1,5 +1,7 @@
-"""promote_types and result_type under the five rule sets the library knows (docs/promotion.md):
-"numpy" (np.promote_types; np.result_type under NEP 50), "torch", "jax", "openvino", "aclnn"."""
+"""promote_types and result_type under the rule sets the library knows (docs/promotion.md):
+"numpy" (np.promote_types; np.result_type under NEP 50; numpy's own types), "numpy+ml_dtypes"
+(the same with ml_dtypes 0.7's types registered: bfloat16, float8, int4, ...), "torch", "jax",
+"openvino", "aclnn"."""
 
 import numbers
 

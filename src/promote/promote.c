@@ -6,7 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const rules_names[] = {"openvino", "aclnn", "torch", "numpy", "jax"};
+/* Indexed by dtcast_promote_rules. */
+static const char *const rules_names[] = {"openvino", "aclnn", "torch", "numpy", "jax",
+                                          "numpy+ml_dtypes"};
 
 #define NRULES (sizeof rules_names / sizeof rules_names[0])
 
@@ -36,7 +38,9 @@ dtcast_status dtcast_promote_rules_from_name(const char *name, dtcast_promote_ru
         }
     }
     return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
-                   "unknown rule set \"%.60s\" (openvino, aclnn, torch, numpy, jax)", name);
+                   "unknown rule set \"%.60s\" (openvino, aclnn, torch, numpy, jax, "
+                   "numpy+ml_dtypes)",
+                   name);
 }
 
 /* The checks that do not depend on the rule set: a known scalar kind, a rank of -1 or more, a
@@ -59,8 +63,8 @@ static dtcast_status check_operand(const dtcast_operand *op, const char *which, 
     return DTCAST_OK;
 }
 
-/* What only some rule sets take: dynamic (openvino), Python scalars (torch, numpy, jax), an
- * unknown rank (openvino; numpy and jax never look at ranks). */
+/* What only some rule sets take: dynamic (openvino), Python scalars (torch, numpy,
+ * numpy+ml_dtypes, jax), an unknown rank (openvino; numpy and jax never look at ranks). */
 static dtcast_status check_for_rules(dtcast_promote_rules rules, const dtcast_operand *op,
                                      const char *which, dtcast_error *m)
 {
@@ -113,6 +117,9 @@ dtcast_status dtcast_promote(dtcast_type *result, dtcast_promote_rules rules,
         break;
     case DTCAST_RULES_NUMPY:
         st = pr_numpy(a, b, &out, m);
+        break;
+    case DTCAST_RULES_NUMPY_ML_DTYPES:
+        st = pr_numpy_ml_dtypes(a, b, &out, m);
         break;
     default:
         st = pr_jax(a, b, attrs, &out, m);

@@ -2,7 +2,7 @@
  * share. Not installed.
  *
  * dtcast_promote() (promote.c) checks the operands every rule set needs checked and hands them to
- * one rule set (openvino.c, aclnn.c, torch.c, numpy.c, jax.c). A rule set only ever sees tensors
+ * one rule set (openvino.c, aclnn.c, torch.c, numpy.c (numpy and numpy+ml_dtypes), jax.c). A rule set only ever sees tensors
  * whose type is a dtcast type (or DTCAST_TYPE_DYNAMIC, for openvino) and Python scalars of a
  * known kind; it refuses what its system refuses, with the system's text, through dt_fail (internal.h) into the caller's
  * dtcast_error (which may be NULL). */
@@ -45,6 +45,9 @@ dtcast_status pr_torch(const dtcast_operand *a, const dtcast_operand *b, dtcast_
                        dtcast_error *m);
 dtcast_status pr_numpy(const dtcast_operand *a, const dtcast_operand *b, dtcast_type *out,
                        dtcast_error *m);
+/* numpy with ml_dtypes 0.7.0's types registered (numpy.c) */
+dtcast_status pr_numpy_ml_dtypes(const dtcast_operand *a, const dtcast_operand *b,
+                                 dtcast_type *out, dtcast_error *m);
 dtcast_status pr_jax(const dtcast_operand *a, const dtcast_operand *b,
                      const dtcast_promote_attrs *attrs, dtcast_type *out, dtcast_error *m);
 

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Writes the promotion tables of the real torch and numpy, the ground truth test_promote.c reads.
+"""Writes the promotion tables of the real torch, numpy and numpy + ml_dtypes, the ground truth
+test_promote.c reads.
 
     /usr/bin/python3 tests/promote_tables/generate.py [OUTDIR]     (default: this folder)
+    .venv/bin/python tests/promote_tables/generate.py --only numpy+ml_dtypes [OUTDIR]
 
-Four files, every cell asked of the installed system (Debian's python3-torch 1.13 and
-python3-numpy 1.24 when they were generated):
+Every cell is asked of the installed system (Debian's python3-torch 1.13 and python3-numpy 1.24
+when the torch and numpy files were generated; numpy 2.4.6 and ml_dtypes 0.7.0, the pins of
+tests/python/requirements.txt, for the numpy+ml_dtypes files). A system that does not import is
+skipped with a message and its files are left alone; --only SYSTEM (torch, numpy,
+numpy+ml_dtypes) writes one system's files:
 
   torch_table.csv    grid: torch.promote_types for tensor x tensor, torch.result_type for the
                      Python scalar rows and columns (a tensor of rank 1 against True, 1, 1.0, 1j)
@@ -13,9 +18,15 @@ python3-numpy 1.24 when they were generated):
   numpy_table.csv    grid: np.promote_types, and np.result_type against Python scalars under
                      NEP 50 (numpy 1.24: np._set_promotion_state("weak"))
   numpy_ranked.csv   a,b,result: np.result_type under NEP 50 over every pair of operands
+  numpy_ml_dtypes_table.csv, numpy_ml_dtypes_ranked.csv
+                     the same with ml_dtypes imported: numpy's types, then every dtype of
+                     dir(ml_dtypes); np.promote_types, np.result_type (NEP 50 is numpy 2's rule)
 
 Names are dtcast's canonical type names and the CLI's operand syntax ("py:int", "int8@0"); a
-refused pair is "error". The grids have the layout of `dtcast promote --rules R --table --format
+refused pair is "error". ml_dtypes' names become dtcast's (float8_e4m3fn -> float8e4m3fn,
+float4_e2m1fn -> float4e2m1, float8_e8m0fnu -> float8e8m0, ...); its types dtcast does not have
+keep a name of their own (ML_DTYPES_ABSENT: int1, bcomplex32; float8e5m3fnu, the name dtcast's
+float8_e5m3fnu will have). The grids have the layout of `dtcast promote --rules R --table --format
 csv`. test_promote_live.py imports this module to compare the live systems with the library.
 """
 import os
@@ -117,6 +128,94 @@ def numpy_tables():
             weak("legacy")
 
 
+# ml_dtypes' names of its types -> dtcast's canonical names. Every dtype of dir(ml_dtypes) must be
+# here (numpy_ml_dtypes_tables refuses a new one), those dtcast lacks in ML_DTYPES_ABSENT too.
+ML_DTYPES_NAMES = {
+    "bfloat16": "bfloat16", "complex32": "complex32", "bcomplex32": "bcomplex32",
+    "float4_e2m1fn": "float4e2m1", "float6_e2m3fn": "float6e2m3fn",
+    "float6_e3m2fn": "float6e3m2fn", "float8_e3m4": "float8e3m4", "float8_e4m3": "float8e4m3",
+    "float8_e4m3b11fnuz": "float8e4m3b11fnuz", "float8_e4m3fn": "float8e4m3fn",
+    "float8_e4m3fnuz": "float8e4m3fnuz", "float8_e5m2": "float8e5m2",
+    "float8_e5m2fnuz": "float8e5m2fnuz", "float8_e5m3fnu": "float8e5m3fnu",
+    "float8_e8m0fnu": "float8e8m0", "int1": "int1", "int2": "int2", "int4": "int4",
+    "uint1": "uint1", "uint2": "uint2", "uint4": "uint4",
+}
+# ml_dtypes types without a dtcast type (yet): their rows and columns are in the tables, and the
+# tests skip them while the library does not know the name (float8e5m3fnu: code 108, coming).
+ML_DTYPES_ABSENT = ["int1", "bcomplex32", "float8e5m3fnu"]
+
+
+def ml_dtypes_types():
+    """[(dtcast name, np.dtype)] of every dtype ml_dtypes exports, in the order of dir()."""
+    import numpy as np
+    import ml_dtypes
+
+    found = []
+    for attr in dir(ml_dtypes):
+        obj = getattr(ml_dtypes, attr)
+        if attr.startswith("_") or not isinstance(obj, type):
+            continue
+        try:
+            dt = np.dtype(obj)
+        except TypeError:  # finfo, iinfo
+            continue
+        if dt.type is not obj:
+            continue
+        if attr not in ML_DTYPES_NAMES:
+            raise SystemExit("ml_dtypes.%s is new: name it in ML_DTYPES_NAMES" % attr)
+        found.append((ML_DTYPES_NAMES[attr], dt))
+    return found
+
+
+def numpy_ml_dtypes_tables():
+    import numpy as np
+    import ml_dtypes
+
+    dtypes = [(n, np.dtype(n)) for n in NUMPY_NAMES] + ml_dtypes_types()
+    by_name = dict(dtypes)
+    rev = {dt: name for name, dt in dtypes}
+    values = dict(PY_SCALARS)
+
+    def operand(label, rank):
+        if label in values:
+            return values[label]
+        return np.zeros((1,) * rank, dtype=by_name[label])
+
+    def result(x, y):
+        try:
+            if isinstance(x, np.dtype) and isinstance(y, np.dtype):
+                r = np.promote_types(x, y)
+            else:
+                r = np.result_type(x, y)
+        except (TypeError, ValueError):  # DTypePromotionError is a TypeError
+            return "error"
+        return rev.get(r, "unknown:" + r.name)
+
+    names = [n for n, _ in dtypes]
+    labels = names + [p for p, _ in PY_SCALARS]
+
+    def grid_cell(a, b):
+        if a in values or b in values:
+            return result(operand(a, 1), operand(b, 1))
+        return result(by_name[a], by_name[b])
+
+    grid = [[grid_cell(a, b) for b in labels] for a in labels]
+    operands = [(n, n, 1) for n in names] + [(n + "@0", n, 0) for n in names]
+    operands += [(p, p, 0) for p, _ in PY_SCALARS]
+    ranked = [(a, b, result(operand(x, rx), operand(y, ry)))
+              for a, x, rx in operands for b, y, ry in operands]
+    return labels, grid, ranked, "numpy %s + ml_dtypes %s" % (np.__version__, ml_dtypes.__version__)
+
+
+SYSTEMS = [("torch", torch_tables), ("numpy", numpy_tables),
+           ("numpy+ml_dtypes", numpy_ml_dtypes_tables)]
+
+
+def file_stem(rules):
+    return rules.replace("+", "_")
+
+
+
 def write_grid(path, rules, labels, grid, source):
     with open(path, "w") as f:
         f.write("# %s, from %s by tests/promote_tables/generate.py\n" % (rules, source))
@@ -133,13 +232,24 @@ def write_ranked(path, ranked, source):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    labels, grid, ranked, source = torch_tables()
-    write_grid(os.path.join(out, "torch_table.csv"), "torch", labels, grid, source)
-    write_ranked(os.path.join(out, "torch_ranked.csv"), ranked, source)
-    labels, grid, ranked, source = numpy_tables()
-    write_grid(os.path.join(out, "numpy_table.csv"), "numpy", labels, grid, source)
-    write_ranked(os.path.join(out, "numpy_ranked.csv"), ranked, source)
+    args = sys.argv[1:]
+    only = None
+    if args[:1] == ["--only"] and len(args) >= 2:
+        only, args = args[1], args[2:]
+        if only not in [r for r, _ in SYSTEMS]:
+            raise SystemExit("--only: one of %s" % ", ".join(r for r, _ in SYSTEMS))
+    out = args[0] if args else os.path.dirname(os.path.abspath(__file__))
+    for rules, make in SYSTEMS:
+        if only and rules != only:
+            continue
+        try:
+            labels, grid, ranked, source = make()
+        except ImportError as e:
+            print("skipped %s: %s" % (rules, e), file=sys.stderr)
+            continue
+        stem = file_stem(rules)
+        write_grid(os.path.join(out, stem + "_table.csv"), rules, labels, grid, source)
+        write_ranked(os.path.join(out, stem + "_ranked.csv"), ranked, source)
 
 
 if __name__ == "__main__":
