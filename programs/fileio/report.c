@@ -944,7 +944,13 @@ void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t coun
     const char *pm = info.lowest < 0 ? "\xC2\xB1" : ""; /* float8e8m0 has no sign */
     const char *name = info.name ? info.name : "?";
     const char *s = count == 1 ? "" : "s";
-    if (info.has_inf)
+    if (info.kind == DTCAST_KIND_FLOAT && info.lowest == 0) /* float8e5m3fnu: negatives too */
+        snprintf(buf, size,
+                 "%s%s%llu finite value%s became NaN (%s has no Inf and no negative values; "
+                 "--overflow saturate clamps to [0, %s])",
+                 tensor_name ? tensor_name : "", tensor_name ? ": " : "",
+                 (unsigned long long)count, s, name, max);
+    else if (info.has_inf)
         snprintf(buf, size,
                  "%s%s%llu finite value%s became Inf (beyond %s's %s%s; --overflow saturate "
                  "clamps to %s%s)",

@@ -390,6 +390,12 @@ def test_e5m3fnu_unsigned():
     codes = np.arange(256, dtype=np.uint8).view(u)
     assert dtcast.cast(codes, "float32").tobytes() == codes.astype(np.float32).tobytes()
     assert dtcast.cast(np.uint8([0x80]).view(u), "float32")[0] == 2.0
+    # the limits, as ml_dtypes.finfo gives them
+    fi, ref = dtcast.finfo(u), ml_dtypes.finfo(u)
+    for k in ("max", "min", "tiny", "smallest_subnormal", "eps", "epsneg", "maxexp", "minexp",
+              "nexp", "nmant", "bits"):
+        assert float(getattr(fi, k)) == float(getattr(ref, k)), k
+    assert fi.dtype == np.dtype(u) and not fi.has_negative_zero and fi.nan_count == 1
 
 
 def test_without_float8_e5m3fnu_dtype():
@@ -403,6 +409,8 @@ del ml_dtypes.float8_e5m3fnu
 import dtcast
 assert "float8_e5m3fnu" in dtcast.types()
 assert dtcast.cast(np.float32([1.5]), "float8_e4m3fn").view(np.uint8)[0] == 0x3C
+fi = dtcast.finfo("float8_e5m3fnu")
+assert fi.dtype is None and fi.max == 114688 and fi.min == 0 and not fi.has_negative_zero
 for f in (lambda: dtcast.dtype("float8_e5m3fnu"),
           lambda: dtcast.cast(np.float32([1.0]), "float8_e5m3fnu"),
           lambda: dtcast.cast(np.uint8([0x3C]), "float32", src="float8_e5m3fnu")):
