@@ -24,7 +24,8 @@ static const char *const alias_candidates[] = {
     "fp8_e8m0", "float8_e8m0fnu", "float8e8m0fnu", "e8m0", "e8m0fnu", "u2", "i2", "s2", "u1",
     "bit", "f8e4m3", "float8_e4m3", "f8e3m4", "fp8_e3m4", "float8_e3m4", "e3m4",
     "f8e4m3b11fnuz", "float8_e4m3b11fnuz", "float8_e4m3b11", "e4m3b11", "f6e2m3fn",
-    "fp6_e2m3", "float6_e2m3fn", "e2m3", "f6e3m2fn", "fp6_e3m2", "float6_e3m2fn", "e3m2", NULL,
+    "fp6_e2m3", "float6_e2m3fn", "e2m3", "f6e3m2fn", "fp6_e3m2", "float6_e3m2fn", "e3m2",
+    "f8e5m3fnu", "float8_e5m3fnu", "e5m3fnu", NULL,
 };
 
 static void append(char *buf, size_t size, const char *text)

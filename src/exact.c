@@ -33,7 +33,7 @@ static void set_finite(dt_value *v, bool neg, uint64_t sig, int32_t exp)
 
 static void decode_float(const dt_format *f, uint64_t code, dt_value *v)
 {
-    const uint64_t sign = UINT64_C(1) << (f->bits - 1);
+    const uint64_t sign = dt_float_has_sign(f) ? UINT64_C(1) << (f->bits - 1) : 0;
     const uint64_t exp_ones = low_mask(f->exp_bits);
     const uint64_t man_ones = low_mask(f->man_bits);
     const bool neg = (code & sign) != 0;
@@ -123,7 +123,7 @@ void dt_decode(const dt_format *f, uint64_t code, dt_value *v)
 
 static uint64_t sign_of(const dt_format *f, bool neg)
 {
-    return neg ? UINT64_C(1) << (f->bits - 1) : 0;
+    return neg && dt_float_has_sign(f) ? UINT64_C(1) << (f->bits - 1) : 0;
 }
 
 static uint64_t nan_result(const dt_format *f, bool neg, const dt_rules *r)
@@ -152,8 +152,24 @@ static uint64_t zero_result(const dt_format *f, bool neg)
     return dt_float_has_neg_zero(f) ? sign_of(f, neg) : 0;
 }
 
+/* A negative nonzero value (finite or -Inf) into a format without a sign bit: it lies below the
+ * format's range [0, max], and is handled as an overflow past that end (docs/conversion.md,
+ * "Unsigned floats"). Saturating, and in the modes that never move a negative value away from
+ * zero (trunc, ceil, odd: as IEEE 754 gives the largest finite number on overflow there), the
+ * end itself: 0. Else NaN (the format has no -Inf), before any rounding, as ml_dtypes does:
+ * even a value that would round to -0 is NaN there. */
+static uint64_t below_range_result(const dt_format *f, const dt_value *v, const dt_rules *r)
+{
+    if (r->saturate_float ||
+        (v->cls == DT_FINITE && dt_mag_down(r->round, true) && !r->overflow_any_round))
+        return 0;
+    return dt_float_nan_code(f, false);
+}
+
 static uint64_t encode_float(const dt_format *f, const dt_value *v, const dt_rules *r)
 {
+    if (v->neg && !dt_float_has_sign(f) && (v->cls == DT_FINITE || v->cls == DT_INF))
+        return below_range_result(f, v, r);
     switch (v->cls) {
     case DT_NAN:
         return nan_result(f, v->neg, r);

@@ -36,7 +36,8 @@ typedef struct dt_format {
     dt_class_of_type tc;
     int bits;         /* of one element as stored in the packed stream (float6: 6) */
     int stride_bits;  /* bits one element advances in memory (float6: 8, complex64: 64) */
-    int exp_bits;     /* floats */
+    int exp_bits;     /* floats (a float whose exponent and mantissa fill all its bits has no
+                       * sign bit: its values are >= 0, float8e5m3fnu) */
     int man_bits;     /* floats */
     int bias;         /* floats */
     dt_nan_style nan; /* floats */
@@ -55,6 +56,7 @@ bool dt_format_bytes(const dt_format *f, size_t count, size_t *bytes);
 uint64_t dt_float_max_code(const dt_format *f); /* largest finite, positive */
 uint64_t dt_float_nan_code(const dt_format *f, bool neg); /* canonical NaN (0 if none) */
 uint64_t dt_float_inf_code(const dt_format *f, bool neg); /* Inf (0 if none) */
+bool dt_float_has_sign(const dt_format *f); /* false: an unsigned float, no negative values */
 bool dt_float_has_inf(const dt_format *f);
 bool dt_float_has_nan(const dt_format *f);
 bool dt_float_has_neg_zero(const dt_format *f);

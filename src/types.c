@@ -10,7 +10,7 @@
 
 /* Indexed by type code, so dt_format_of is one lookup. Codes without a type have no name.
  *                                  type                      name                 onnx name          class         bits stride e  m   bias  NaN style    part */
-static const dt_format formats[DTCAST_UINT1 + 1] = {
+static const dt_format formats[DTCAST_FLOAT8E5M3FNU + 1] = {
     [DTCAST_BOOL] =                {DTCAST_BOOL,              "bool",              "BOOL",            DT_TC_BOOL,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_UINT1] =               {DTCAST_UINT1,             "uint1",             NULL,              DT_TC_UINT,   1,  1,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_UINT2] =               {DTCAST_UINT2,             "uint2",             "UINT2",           DT_TC_UINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
@@ -35,6 +35,7 @@ static const dt_format formats[DTCAST_UINT1 + 1] = {
     [DTCAST_FLOAT8E4M3] =          {DTCAST_FLOAT8E4M3,        "float8e4m3",        NULL,              DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_IEEE, DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E3M4] =          {DTCAST_FLOAT8E3M4,        "float8e3m4",        NULL,              DT_TC_FLOAT,  8,  8,  3, 4,  3,   DT_NAN_IEEE, DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E4M3B11FNUZ] =   {DTCAST_FLOAT8E4M3B11FNUZ, "float8e4m3b11fnuz", NULL,              DT_TC_FLOAT,  8,  8,  4, 3, 11,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT8E5M3FNU] =       {DTCAST_FLOAT8E5M3FNU,     "float8e5m3fnu",     NULL,              DT_TC_FLOAT,  8,  8,  5, 3, 15,   DT_NAN_FN,   DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E8M0] =          {DTCAST_FLOAT8E8M0,        "float8e8m0",        "FLOAT8E8M0",      DT_TC_E8M0,   8,  8,  8, 0, 127,  DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_FLOAT16] =             {DTCAST_FLOAT16,           "float16",           "FLOAT16",         DT_TC_FLOAT, 16, 16,  5, 10, 15,  DT_NAN_IEEE, DTCAST_UNDEFINED},
     [DTCAST_BFLOAT16] =            {DTCAST_BFLOAT16,          "bfloat16",          "BFLOAT16",        DT_TC_FLOAT, 16, 16,  8, 7, 127,  DT_NAN_IEEE, DTCAST_UNDEFINED},
@@ -72,6 +73,7 @@ static const dtcast_type listing_order[] = {
     DTCAST_FLOAT8E4M3,
     DTCAST_FLOAT8E3M4,
     DTCAST_FLOAT8E4M3B11FNUZ,
+    DTCAST_FLOAT8E5M3FNU,
     DTCAST_FLOAT8E8M0,
     DTCAST_FLOAT16,
     DTCAST_BFLOAT16,
@@ -130,8 +132,16 @@ bool dt_format_bytes(const dt_format *f, size_t count, size_t *bytes)
 
 static uint64_t exp_all_ones(const dt_format *f) { return (UINT64_C(1) << f->exp_bits) - 1; }
 static uint64_t man_all_ones(const dt_format *f) { return (UINT64_C(1) << f->man_bits) - 1; }
-static uint64_t sign_bit(const dt_format *f) { return UINT64_C(1) << (f->bits - 1); }
+/* 0 for a format without a sign bit */
+static uint64_t sign_bit(const dt_format *f)
+{
+    return dt_float_has_sign(f) ? UINT64_C(1) << (f->bits - 1) : 0;
+}
 
+bool dt_float_has_sign(const dt_format *f)
+{
+    return f->tc == DT_TC_FLOAT && f->bits > f->exp_bits + f->man_bits;
+}
 bool dt_float_has_inf(const dt_format *f) { return f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE; }
 bool dt_float_has_nan(const dt_format *f)
 {
@@ -139,7 +149,7 @@ bool dt_float_has_nan(const dt_format *f)
 }
 bool dt_float_has_neg_zero(const dt_format *f)
 {
-    return f->tc == DT_TC_FLOAT && f->nan != DT_NAN_FNUZ;
+    return dt_float_has_sign(f) && f->nan != DT_NAN_FNUZ;
 }
 
 uint64_t dt_float_max_code(const dt_format *f)
@@ -231,6 +241,8 @@ static const struct {
     {"f6e2m3fn", DTCAST_FLOAT6E2M3FN}, {"float6_e2m3fn", DTCAST_FLOAT6E2M3FN},
     {"fp6_e2m3", DTCAST_FLOAT6E2M3FN}, {"f6e3m2fn", DTCAST_FLOAT6E3M2FN},
     {"float6_e3m2fn", DTCAST_FLOAT6E3M2FN}, {"fp6_e3m2", DTCAST_FLOAT6E3M2FN},
+    {"float8_e5m3fnu", DTCAST_FLOAT8E5M3FNU}, {"f8e5m3fnu", DTCAST_FLOAT8E5M3FNU},
+    {"e5m3fnu", DTCAST_FLOAT8E5M3FNU},
 };
 
 static bool equal_ignoring_case(const char *a, const char *b)
@@ -387,7 +399,7 @@ dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info, dtcast_error
         info->nan_count = 1;
         return DTCAST_OK;
     }
-    info->lowest = -info->max;
+    info->lowest = dt_float_has_sign(p) ? -info->max : 0.0;
     info->min_normal = ldexp(1.0, 1 - p->bias);
     info->min_subnormal = ldexp(1.0, 1 - p->bias - p->man_bits);
     info->epsilon = ldexp(1.0, -p->man_bits);
@@ -397,8 +409,8 @@ dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info, dtcast_error
         if (p->man_bits >= 30)
             info->nan_count = -1; /* too many to count in an int: 2^53 - 2 etc. */
         break;
-    case DT_NAN_FN:
-        info->nan_count = 2;
+    case DT_NAN_FN: /* S.1111.111 of both signs */
+        info->nan_count = dt_float_has_sign(p) ? 2 : 1;
         break;
     case DT_NAN_FNUZ:
         info->nan_count = 1;

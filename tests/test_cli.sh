@@ -436,6 +436,23 @@ printf '\000\000\200\077\000\000\300\277' >"$TMP/two.raw" # 1.0, -1.5
 run_stdin "$TMP/two.raw" cast --from float32 --to bfloat16 - -
 expect_ok raw_stdin && { [ "$(hex "$TMP/out")" = 803fc0bf ] && pass raw_stdin ||
     fail raw_stdin "got $(hex "$TMP/out")"; }
+# float8e5m3fnu has no sign bit: 1.0 is 0x78, -1.5 NaN (0xFF) as in ml_dtypes, 0 saturating
+run_stdin "$TMP/two.raw" cast --from float32 --to float8_e5m3fnu - -
+expect_ok e5m3fnu_raw && { [ "$(hex "$TMP/out")" = 78ff ] && pass e5m3fnu_raw ||
+    fail e5m3fnu_raw "got $(hex "$TMP/out")"; }
+grep -q "no negative values" "$TMP/err" && pass e5m3fnu_warning ||
+    fail e5m3fnu_warning "stderr: $(cat "$TMP/err")"
+run_stdin "$TMP/two.raw" cast --from float32 --to e5m3fnu --overflow saturate - -
+expect_ok e5m3fnu_saturate && { [ "$(hex "$TMP/out")" = 7800 ] && pass e5m3fnu_saturate ||
+    fail e5m3fnu_saturate "got $(hex "$TMP/out")"; }
+run info float8_e5m3fnu
+expect_output e5m3fnu_info "lowest +0 +0x00"
+run table float8e5m3fnu
+expect_output e5m3fnu_table "^0x80 +10000000 +2\.0 "
+run cast --profile onnx --to float8e5m3fnu "$WEIGHTS" "$TMP/x.npy"
+expect_error e5m3fnu_onnx 1 "ONNX Cast does not take float8e5m3fnu"
+run cast --to float8e5m3fnu "$WEIGHTS" "$TMP/x.safetensors"
+expect_error e5m3fnu_safetensors 2 "safetensors cannot hold"
 run_stdin "$WEIGHTS" cast --to float16 - -
 expect_ok npy_stdin && { [ "$(hex "$TMP/out")" = "$F16_HEX" ] && pass npy_stdin ||
     fail npy_stdin "got $(hex "$TMP/out")"; }

@@ -91,6 +91,7 @@ static void test_info(void)
         {DTCAST_FLOAT8E4M3, 240, 0x77},    {DTCAST_FLOAT8E3M4, 15.5, 0x6F},
         {DTCAST_FLOAT8E4M3B11FNUZ, 30, 0x7F}, {DTCAST_FLOAT6E2M3FN, 7.5, 0x1F},
         {DTCAST_FLOAT6E3M2FN, 28, 0x1F},   {DTCAST_FLOAT8E8M0, 0x1p127, 0xFE},
+        {DTCAST_FLOAT8E5M3FNU, 114688, 0xFE},
         {DTCAST_BFLOAT16, 3.3895313892515355e38, 0x7F7F},
         {DTCAST_FLOAT32, 3.4028234663852886e38, 0x7F7FFFFF},
         {DTCAST_FLOAT64, 1.7976931348623157e308, 0x7FEFFFFFFFFFFFFF},
@@ -113,6 +114,38 @@ static void test_info(void)
     CHECK(info.min_subnormal == 0x1p-127 && info.nan_bits == 0xFF && !info.has_negative_zero,
           "info float8e8m0", "min %g nan 0x%llx", info.min_subnormal,
           (unsigned long long)info.nan_bits);
+    /* float8e5m3fnu: ml_dtypes 0.7's finfo (min 0, smallest subnormal 2^-17, no -0, one NaN) */
+    dtcast_type_info(DTCAST_FLOAT8E5M3FNU, &info, NULL);
+    CHECK(info.lowest == 0 && info.min_subnormal == 0x1p-17 && info.min_normal == 0x1p-14 &&
+              info.nan_bits == 0xFF && info.nan_count == 1 && !info.has_negative_zero &&
+              !info.has_inf,
+          "info float8e5m3fnu", "lowest %g min %g nan 0x%llx (%d)", info.lowest,
+          info.min_subnormal, (unsigned long long)info.nan_bits, info.nan_count);
+    {
+        /* ml_dtypes 0.7.0: float32 -> float8_e5m3fnu (rne), and dtcast's saturating rule */
+        static const float in[] = {-0.0f, -0x1p-20f, -1.0f, 0x1p-18f, 0x3p-19f, 2.0f,
+                                   118784.0f, 122880.0f, -INFINITY, NAN};
+        static const uint8_t rne[] = {0x00, 0xFF, 0xFF, 0x00, 0x01, 0x80, 0xFE, 0xFF, 0xFF, 0xFF};
+        static const uint8_t sat[] = {0x00, 0x00, 0x00, 0x00, 0x01, 0x80, 0xFE, 0xFE, 0x00, 0xFF};
+        uint8_t out[10];
+        dtcast_options o;
+        dtcast_options_init(&o);
+        CHECK(dtcast_convert(out, DTCAST_FLOAT8E5M3FNU, in, DTCAST_FLOAT32, 10, &o, NULL) ==
+                      DTCAST_OK &&
+                  memcmp(out, rne, sizeof rne) == 0,
+              "float32 -> float8e5m3fnu (ml_dtypes)", "got %02x %02x %02x %02x %02x", out[0],
+              out[1], out[2], out[7], out[8]);
+        o.float_overflow = DTCAST_FLOAT_OVERFLOW_SATURATE;
+        CHECK(dtcast_convert(out, DTCAST_FLOAT8E5M3FNU, in, DTCAST_FLOAT32, 10, &o, NULL) ==
+                      DTCAST_OK &&
+                  memcmp(out, sat, sizeof sat) == 0,
+              "float32 -> float8e5m3fnu saturating", "got %02x %02x %02x %02x %02x", out[0],
+              out[1], out[2], out[7], out[8]);
+        dtcast_type t;
+        CHECK(dtcast_type_from_name("float8_e5m3fnu", &t, NULL) == DTCAST_OK &&
+                  t == DTCAST_FLOAT8E5M3FNU && dtcast_type_onnx_name(t) == NULL,
+              "float8_e5m3fnu is a name", "type %d", (int)t);
+    }
     dtcast_type_info(DTCAST_INT4, &info, NULL);
     CHECK(info.int_min == -8 && info.int_max == 7, "info int4", "[%lld, %llu]",
           (long long)info.int_min, (unsigned long long)info.int_max);

@@ -190,7 +190,7 @@ def check_type_info(lib):
             else:
                 minsub = float(M.decode_slow(f, 1)[2])
                 minnorm = float(M.decode_slow(f, 1 << f.mbits)[2])
-                lowest = -mx
+                lowest = -mx if f.signed else 0.0  # float8e5m3fnu: no negative values
             if f.bits > 16:
                 ncount = 2 * ((1 << f.mbits) - 1)
             elif SCALE >= 1:

@@ -100,6 +100,7 @@ dtcast_status dt_report_init(dt_report *r, dtcast_type src_type, dtcast_type dst
         r->priv.top = r->priv.max + unit;
         r->priv.max_odd = fmodl(r->priv.max / unit, 2.0L) != 0.0L;
         r->priv.unsigned_float = di.lowest > 0;
+        r->priv.no_negatives = di.lowest == 0; /* its 0 (or NaN) is an overflow past 0 */
     }
     /* As the library decides it: a non-float32 source on its way to a narrow real float. */
     r->priv.via_float32 = r->opts.via_float32 && src_type != DTCAST_FLOAT32 &&
@@ -306,8 +307,12 @@ static void classify(dt_report *r, tally *t, const column *src, const column *ds
             count_overflow(r, t, d);
             continue;
         }
-        /* Both finite, not equal. A float target's overflow can only have given +-max. */
-        if (dst_int ? int_overflows(r, s) : (fabsl(d) == max && float_overflows(r, s, src, j)))
+        /* Both finite, not equal. A float target's overflow can only have given +-max, or 0
+         * for a negative value into a float without negative values (docs/conversion.md,
+         * "Unsigned floats"). */
+        if (dst_int ? int_overflows(r, s)
+                    : (fabsl(d) == max && float_overflows(r, s, src, j)) ||
+                          (r->priv.no_negatives && s < 0))
             count_overflow(r, t, d);
         else if (d == 0)
             t->underflow++;
@@ -354,12 +359,13 @@ static void classify_floats(dt_report *r, tally *t, const column *src, const col
         nan_out += (uint64_t)(d != d);
         exact += (uint64_t)eq;
         finite += (uint64_t)both;
-        under += (uint64_t)(both & !eq & (d == 0));
+        const int below = both & !eq & (s < 0) & r->priv.no_negatives; /* to 0: see classify */
+        under += (uint64_t)(both & !eq & (d == 0) & !below);
         ps2 += both ? s * s : 0;
         pe2 += e * e;
         smax = both && as > smax ? as : smax;
         emax = e > emax ? e : emax;
-        if (!both & !sn & !eq)
+        if ((!both & !sn & !eq) | below)
             count_overflow(r, t, d);
         else if (both & !eq && fabs(d) == max && float_overflows(r, s, src, j))
             count_overflow(r, t, d);
@@ -863,8 +869,11 @@ int dt_nonfinite_watch_init(dt_nonfinite_watch *w, dtcast_type src_type, dtcast_
         di.kind == DTCAST_KIND_STRING)
         return 0;
     code_init(&w->dst, &di, di.kind == DTCAST_KIND_COMPLEX ? 2 : 1);
-    /* Rounding never goes past a representable max: a source within range stays finite. */
-    if (w->dst.bytes == 0 || largest(&si) <= largest(&di)) {
+    /* Rounding never goes past a representable max: a source within range stays finite,
+     * unless it is negative and the target has no negative values (float8e5m3fnu: NaN). */
+    const int negatives_nan = di.kind == DTCAST_KIND_FLOAT && di.lowest == 0 &&
+                              (is_integer_kind(si.kind) ? si.int_min < 0 : si.lowest < 0);
+    if (w->dst.bytes == 0 || (largest(&si) <= largest(&di) && !negatives_nan)) {
         w->dst.bytes = 0;
         return 0;
     }
@@ -944,7 +953,13 @@ void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t coun
     const char *pm = info.lowest < 0 ? "\xC2\xB1" : ""; /* float8e8m0 has no sign */
     const char *name = info.name ? info.name : "?";
     const char *s = count == 1 ? "" : "s";
-    if (info.has_inf)
+    if (info.kind == DTCAST_KIND_FLOAT && info.lowest == 0) /* float8e5m3fnu: negatives too */
+        snprintf(buf, size,
+                 "%s%s%llu finite value%s became NaN (%s has no Inf and no negative values; "
+                 "--overflow saturate clamps to [0, %s])",
+                 tensor_name ? tensor_name : "", tensor_name ? ": " : "",
+                 (unsigned long long)count, s, name, max);
+    else if (info.has_inf)
         snprintf(buf, size,
                  "%s%s%llu finite value%s became Inf (beyond %s's %s%s; --overflow saturate "
                  "clamps to %s%s)",

@@ -91,6 +91,7 @@ typedef struct dt_report {
         long double max, top;          /* float target: max finite, max + one unit at the top */
         int max_odd;                   /* max's last significant bit (for ties and odd) */
         int unsigned_float;            /* float8e8m0: the sign is dropped */
+        int no_negatives;              /* float8e5m3fnu: a negative value is below the range */
         long double int_lo, int_hi;    /* integer target range */
         int via_float32;               /* the conversion rounds to float32 first */
         int long_double_only;          /* tests: every value through the long double path */

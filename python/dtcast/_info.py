@@ -40,7 +40,9 @@ class finfo:
         part = ti if ti.kind == "float" else lookup({"complex32": "float16", "complex64": "float32",
                                                       "complex128": "float64"}[ti.name])
         info = part.info
-        self.dtype = part.dtype
+        # without its dtype (float8_e5m3fnu before ml_dtypes 0.7): dtype None, float64 values
+        self.dtype = part.dtype if part.has_dtype else None
+        scalar = _scalar if part.has_dtype else (lambda value, _t: np.float64(value))
         self.bits = info["bits"]
         self.nexp = info["exponent_bits"]
         self.nmant = info["mantissa_bits"]
@@ -49,12 +51,12 @@ class finfo:
         self.has_nan = info["has_nan"]
         self.has_negative_zero = info["has_negative_zero"]
         self.nan_count = info["nan_count"]
-        self.max = _scalar(info["max"], part)
-        self.min = _scalar(info["lowest"], part)
-        self.tiny = self.smallest_normal = _scalar(info["min_normal"], part)
-        self.smallest_subnormal = _scalar(info["min_subnormal"], part)
-        self.eps = _scalar(info["epsilon"], part)
-        self.epsneg = _scalar(info["epsilon"] / 2 if self.nmant else info["epsilon"], part)
+        self.max = scalar(info["max"], part)
+        self.min = scalar(info["lowest"], part)
+        self.tiny = self.smallest_normal = scalar(info["min_normal"], part)
+        self.smallest_subnormal = scalar(info["min_subnormal"], part)
+        self.eps = scalar(info["epsilon"], part)
+        self.epsneg = scalar(info["epsilon"] / 2 if self.nmant else info["epsilon"], part)
         self.maxexp = int(np.frexp(info["max"])[1])
         self.minexp = int(np.frexp(info["min_normal"])[1]) - 1
         self.resolution = 10.0 ** -int(np.floor(self.nmant * np.log10(2))) if self.nmant else 1.0

@@ -27,6 +27,7 @@ _PY_NAME = {
     "float6e2m3fn": "float6_e2m3fn",
     "float6e3m2fn": "float6_e3m2fn",
     "float4e2m1": "float4_e2m1fn",
+    "float8e5m3fnu": "float8_e5m3fnu",
 }
 
 
@@ -35,9 +36,11 @@ class TypeInfo:
     ``c_name`` (dtcast's), ``onnx_name`` (or None), ``bits`` per element, ``kind`` ('bool',
     'unsigned', 'signed', 'float', 'complex', 'string') and ``dtype``: the numpy dtype an array
     of it has (ml_dtypes for the types numpy lacks; ``<U`` strings for string). ``sub_byte``
-    types are stored one element per byte in arrays, as ml_dtypes stores them."""
+    types are stored one element per byte in arrays, as ml_dtypes stores them. A type whose
+    dtype the installed ml_dtypes lacks (float8_e5m3fnu before ml_dtypes 0.7) has none:
+    ``dtype`` raises :class:`Error` (UNSUPPORTED), and so does every array operation on it."""
 
-    __slots__ = ("code", "name", "c_name", "onnx_name", "bits", "kind", "dtype", "info")
+    __slots__ = ("code", "name", "c_name", "onnx_name", "bits", "kind", "_dtype", "info")
 
     def __init__(self, code, c_name, onnx_name):
         self.code = code
@@ -46,13 +49,27 @@ class TypeInfo:
         self.onnx_name = onnx_name
         if c_name == "string":
             self.info = {"kind": "string", "bits": 0}
-            self.dtype = np.dtype(np.str_)
+            self._dtype = np.dtype(np.str_)
         else:
             self.info = _core.type_info(code)
-            self.dtype = np.dtype(getattr(np, self.name, None) if hasattr(np, self.name)
-                                  else getattr(ml_dtypes, self.name))
+            scalar = getattr(np, self.name, None) if hasattr(np, self.name) \
+                else getattr(ml_dtypes, self.name, None)
+            self._dtype = None if scalar is None else np.dtype(scalar)
         self.kind = self.info["kind"]
         self.bits = self.info["bits"]
+
+    @property
+    def dtype(self):
+        if self._dtype is None:
+            raise Error(f"{self.name} has no numpy dtype here: it needs ml_dtypes 0.7 or later "
+                        f"(ml_dtypes {getattr(ml_dtypes, '__version__', '?')} is installed)",
+                        Status.UNSUPPORTED)
+        return self._dtype
+
+    @property
+    def has_dtype(self):
+        """Whether the installed numpy / ml_dtypes has this type's dtype."""
+        return self._dtype is not None
 
     @property
     def sub_byte(self):
@@ -70,7 +87,7 @@ for _code, _c_name, _onnx in _core.type_list():
     _BY_CODE[_code] = _t
     _BY_NAME[_t.name] = _t
     _BY_NAME[_c_name] = _t
-    if _c_name != "string":
+    if _c_name != "string" and _t.has_dtype:
         _BY_DTYPE[_t.dtype] = _t
 del _code, _c_name, _onnx, _t
 

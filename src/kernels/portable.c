@@ -977,7 +977,10 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
         n->maxc = (r->saturate_float || dt_mag_down(r->round, false)) ? 0xFE : 0xFF;
         return true;
     }
-    if (df->tc != DT_TC_FLOAT || df->bits > 16 || df->man_bits >= lane->man_bits)
+    /* a float without a sign bit (float8e5m3fnu) takes a negative value to NaN or 0, which
+     * no narrowing template knows: its 16-bit sources use tables, wider ones a chain */
+    if (df->tc != DT_TC_FLOAT || df->bits > 16 || df->man_bits >= lane->man_bits ||
+        !dt_float_has_sign(df))
         return false;
     n->ec_hi = (uint32_t)(df->bias <= lane->bias ? 1 + lane->bias - df->bias : 1);
     n->up = (uint32_t)(df->bias > lane->bias ? df->bias - lane->bias : 0);

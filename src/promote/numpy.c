@@ -138,10 +138,8 @@ static dtcast_type weak_with(dtcast_scalar_kind kind, dtcast_type t)
 
 /* ---- numpy + ml_dtypes 0.7.0 ------------------------------------------------------------------ */
 
-/* The types of ml_dtypes 0.7.0 that dtcast has. ml_dtypes' int1 and bcomplex32 have no dtcast
- * type; its float8_e5m3fnu is dtcast's float8e5m3fnu (code 108): when that type is in
- * include/dtcast.h, its case below is all it needs (ml_safe() derives its casts from its format;
- * tests/promote_tables/numpy_ml_dtypes_*.csv have its rows already). */
+/* The types of ml_dtypes 0.7.0 that dtcast has (ml_safe() derives their casts from their
+ * formats). ml_dtypes' int1 and bcomplex32 have no dtcast type. */
 static bool ml_dtypes_has(dtcast_type t)
 {
     switch (t) {
@@ -153,7 +151,7 @@ static bool ml_dtypes_has(dtcast_type t)
     case DTCAST_FLOAT8E4M3FNUZ:
     case DTCAST_FLOAT8E5M2:
     case DTCAST_FLOAT8E5M2FNUZ:
-    /* case DTCAST_FLOAT8E5M3FNU: ml_dtypes' float8_e5m3fnu, once dtcast has the type */
+    case DTCAST_FLOAT8E5M3FNU:
     case DTCAST_FLOAT8E8M0:
     case DTCAST_FLOAT6E2M3FN:
     case DTCAST_FLOAT6E3M2FN:

@@ -58,15 +58,18 @@ MODE_CODE = {'default': 0, 'rne': 1, 'rna': 2, 'floor': 3, 'ceil': 4, 'trunc': 5
 class FloatFmt:
     """A binary float format.  style: 'ieee' (Inf = exp all ones, mant 0; NaN = exp all ones,
     mant != 0), 'fn' (no Inf; NaN = all ones magnitude), 'fnuz' (no Inf, no -0; NaN = 0x80),
-    'none' (no Inf, no NaN), 'e8m0' (unsigned 2^(c-127), NaN 0xFF)."""
+    'none' (no Inf, no NaN), 'e8m0' (unsigned 2^(c-127), NaN 0xFF).  signed=False: a format
+    without a sign bit (float8e5m3fnu; docs/conversion.md, "Unsigned floats")."""
 
-    def __init__(self, name, code, bits, ebits, mbits, bias, style):
+    def __init__(self, name, code, bits, ebits, mbits, bias, style, signed=True):
         self.name, self.code, self.bits = name, code, bits
         self.ebits, self.mbits, self.bias, self.style = ebits, mbits, bias, style
-        self.signbit = 0 if style == 'e8m0' else 1 << (bits - 1)
+        self.signed = signed and style != 'e8m0'
+        self.signbit = 1 << (bits - 1) if self.signed else 0
+        self.magmask = (1 << (ebits + mbits)) - 1   # the bits below the sign
         self.has_inf = style == 'ieee'
         self.has_nan = style in ('ieee', 'fn', 'fnuz', 'e8m0')
-        self.has_negzero = style in ('ieee', 'fn', 'none')
+        self.has_negzero = self.signed and style in ('ieee', 'fn', 'none')
         eall = (1 << ebits) - 1
         mall = (1 << mbits) - 1
         if style == 'ieee':
@@ -138,7 +141,8 @@ for _a in [('float32', 1, 32, 8, 23, 127, 'ieee'), ('float16', 10, 16, 5, 10, 15
            ('float4e2m1', 23, 4, 2, 1, 1, 'none'), ('float8e8m0', 24, 8, 8, 0, 127, 'e8m0'),
            ('float8e4m3', 102, 8, 4, 3, 7, 'ieee'), ('float8e3m4', 103, 8, 3, 4, 3, 'ieee'),
            ('float8e4m3b11fnuz', 104, 8, 4, 3, 11, 'fnuz'),
-           ('float6e2m3fn', 105, 6, 2, 3, 1, 'none'), ('float6e3m2fn', 106, 6, 3, 2, 3, 'none')]:
+           ('float6e2m3fn', 105, 6, 2, 3, 1, 'none'), ('float6e3m2fn', 106, 6, 3, 2, 3, 'none'),
+           ('float8e5m3fnu', 108, 8, 5, 3, 15, 'fn', False)]:
     F[_a[0]] = FloatFmt(*_a)
 I = {}
 for _a in [('uint8', 2, 8, False), ('int8', 3, 8, True), ('uint16', 4, 16, False),
@@ -288,7 +292,7 @@ def decode_slow(t, code):
         if code == 0xFF:
             return ('nan', False, None)
         return ('num', False, Fraction(2) ** (code - 127))
-    neg = bool(code >> (f.bits - 1))
+    neg = bool(code & f.signbit)
     expf = (code >> f.mbits) & ((1 << f.ebits) - 1)
     mant = code & ((1 << f.mbits) - 1)
     eall = (1 << f.ebits) - 1
@@ -455,6 +459,14 @@ def encode_slow(t, x, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
                 return 0xFE
             return 0xFF
         return codes[r]
+    if not f.signed and neg and (kind_ == 'inf' or (kind_ == 'num' and mag != 0)):
+        # below the range [0, max] of a format without a sign (docs/conversion.md, "Unsigned
+        # floats"): its end 0 when saturating or in a mode that moves no negative value away
+        # from zero (a finite one), else NaN -- before any rounding
+        if fov == 'saturate' or (kind_ == 'num' and _rounds_down_magnitude(mode, True) and
+                                 fov != 'inf'):
+            return 0
+        return f.nancode
     sign = f.signbit if neg else 0
     maxc = f.maxcode | sign
     if kind_ == 'nan':
@@ -583,8 +595,8 @@ def decode_fast(t, codes):
     if f.style == 'e8m0':
         cls = np.where(codes == U64(0xFF), 2, 0)
         return Vals(cls, np.zeros(n, bool), np.ones(n, U64), codes.astype(np.int64) - 127)
-    neg = (codes >> U64(f.bits - 1)) & U64(1) == 1
-    mag = codes & U64(f.signbit - 1)
+    neg = (codes & U64(f.signbit)) != U64(0)
+    mag = codes & U64(f.magmask)
     expf = (mag >> U64(f.mbits)).astype(np.int64)
     mant = mag & U64((1 << f.mbits) - 1)
     sub = expf == 0
@@ -596,7 +608,7 @@ def decode_fast(t, codes):
         top = expf == eall
         cls = np.where(top & (mant == 0), 1, np.where(top, 2, 0))
     elif f.style == 'fn':
-        cls = np.where(mag == U64(f.signbit - 1), 2, 0)
+        cls = np.where(mag == U64(f.magmask), 2, 0)
     elif f.style == 'fnuz':
         cls = np.where(codes == U64(0x80), 2, 0)
         neg = neg & (codes != U64(0x80))
@@ -733,6 +745,16 @@ def encode_fast(t, v, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
     else:
         ic = maxc
     code = np.where(v.cls == 1, ic, code)
+    # negative nonzero values and -Inf into a format without a sign
+    if not f.signed:
+        below = v.neg & (nz | (v.cls == 1))
+        if fov == 'saturate':
+            bc = np.zeros(n, U64)
+        elif fov == 'inf':
+            bc = np.full(n, U64(f.nancode))
+        else:
+            bc = np.where(fin & _down_mask(mode, v.neg), U64(0), U64(f.nancode))
+        code = np.where(below, bc, code)
     # NaN inputs
     if f.style == 'none':
         if nan_as_max:
@@ -853,6 +875,29 @@ def _selftest():
     check('465 -> NaN ieee', encode_slow(e4, num(465)), 0x7F)
     check('-465 -> -NaN ieee', encode_slow(e4, num(-465)), 0xFF)
     check('465 sat', encode_slow(e4, num(465), fov='saturate'), 0x7E)
+    # float8e5m3fnu (docs/formats.md; docs/conversion.md, "Unsigned floats")
+    u = f('float8e5m3fnu')
+    check('max e5m3fnu', _maxval(u), 114688)
+    check('e5m3fnu maxcode', u.maxcode, 0xFE)
+    check('e5m3fnu 0x80', decode_slow(u, 0x80), ('num', False, Fraction(2)))
+    check('e5m3fnu 0xFF', decode_slow(u, 0xFF)[0], 'nan')
+    check('e5m3fnu sub', decode_slow(u, 0x01)[2], Fraction(2) ** -17)
+    check('e5m3fnu 118784 tie', encode_slow(u, num(118784)), 0xFE)
+    check('e5m3fnu 122880', encode_slow(u, num(122880)), 0xFF)
+    check('e5m3fnu 122880 sat', encode_slow(u, num(122880), fov='saturate'), 0xFE)
+    check('e5m3fnu 2^-18', encode_slow(u, num(Fraction(2) ** -18)), 0x00)
+    check('e5m3fnu -0', encode_slow(u, ('num', True, Fraction(0))), 0x00)
+    check('e5m3fnu -nan', encode_slow(u, ('nan', True, None)), 0xFF)
+    check('e5m3fnu -nan sat', encode_slow(u, ('nan', True, None), fov='saturate'), 0xFF)
+    check('e5m3fnu -2^-20 rne', encode_slow(u, num(-Fraction(2) ** -20)), 0xFF)
+    check('e5m3fnu -2^-20 ceil', encode_slow(u, num(-Fraction(2) ** -20), 'ceil'), 0x00)
+    check('e5m3fnu -1 trunc', encode_slow(u, num(-1), 'trunc'), 0x00)
+    check('e5m3fnu -1 trunc inf', encode_slow(u, num(-1), 'trunc', 'inf'), 0xFF)
+    check('e5m3fnu -1 floor', encode_slow(u, num(-1), 'floor'), 0xFF)
+    check('e5m3fnu -1 sat', encode_slow(u, num(-1), fov='saturate'), 0x00)
+    check('e5m3fnu -inf trunc', encode_slow(u, ('inf', True, None), 'trunc'), 0xFF)
+    check('e5m3fnu -inf sat', encode_slow(u, ('inf', True, None), fov='saturate'), 0x00)
+    check('e5m3fnu inf sat', encode_slow(u, ('inf', False, None), fov='saturate'), 0xFE)
     check('fnuz 248', encode_slow(f('float8e4m3fnuz'), num(248)), 0x80)
     check('fnuz 247', encode_slow(f('float8e4m3fnuz'), num(247)), 0x7F)
     check('e5m2 61440', encode_slow(f('float8e5m2'), num(61440)), 0x7C)

@@ -40,7 +40,8 @@ from dtcast._types import lookup
 
 NARROW_FLOATS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
                  "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz",
-                 "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
+                 "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+                 "float8_e5m3fnu"]
 NARROW_INTS = ["int4", "uint4", "int2", "uint2", "int8", "uint8", "int16", "uint16"]
 SOURCES = NARROW_FLOATS + NARROW_INTS + ["bool"]
 TARGETS = SOURCES + ["float32", "float64", "int32", "uint32", "int64", "uint64"]
@@ -252,13 +253,14 @@ EXPECTED_CODES = {
     "float6_e2m3fn": {E8M0: 33, UNDEF: 172},
     "float6_e3m2fn": {E8M0: 33, UNDEF: 149},
     "float4_e2m1fn": {E8M0: 9, UNDEF: 41},
+    "float8_e5m3fnu": {E8M0: 1, UNDEF: 144},
     "int4": {E8M0: 9}, "uint4": {E8M0: 1}, "int2": {E8M0: 3}, "uint2": {E8M0: 1},
     "int8": {E8M0: 129}, "uint8": {E8M0: 1}, "int16": {E8M0: 32769}, "uint16": {E8M0: 1},
     "bool": {E8M0: 1},
 }
 EXPECTED_WIDE = {
-    "float32": {E8M0: 21586, UNDEF: 44855},
-    "float64": {E8M0: 21584, UNDEF: 50257},
+    "float32": {E8M0: 21587, UNDEF: 45617},
+    "float64": {E8M0: 21585, UNDEF: 51623},
 }
 DOCUMENTED = {NAN, UNDEF, E8M0, FNUZ_NAN}
 # make check-upstream (tests/upstream/run) sets DTCAST_DIFF_REPORT to a file: against whatever
@@ -374,6 +376,74 @@ def test_documented_examples():
     assert dtcast.cast(np.float32([np.inf, 300.5, -1]), "int8").tolist() == [0, 44, -1]
     with np.errstate(all="ignore"):
         assert np.float32([300.5]).astype(ml_dtypes.bfloat16).astype(ml_dtypes.int4).tolist() == [0]
+
+
+def test_e5m3fnu_unsigned():
+    """float8_e5m3fnu has no sign bit: ml_dtypes gives NaN for every negative nonzero value
+    and for -Inf, even one that would round to -0 (-2^-20), and 0 for -0; dtcast's default
+    (rne, overflow "ieee") gives the same bytes. Saturating, and in trunc/ceil/odd, dtcast
+    takes a negative finite value to 0, the end of the range [0, 114688] (docs/conversion.md,
+    "Unsigned floats"), and -Inf saturates to 0 too."""
+    u = ml_dtypes.float8_e5m3fnu
+    x = np.float64([-0.0, -2.0 ** -20, -2.0 ** -18, -2.0 ** -17, -1.0, -1e300, -np.inf, -np.nan,
+                    np.nan, 2.0 ** -18, 3 * 2.0 ** -19, 114688.0, 118784.0, 118785.0, 122880.0,
+                    np.inf])
+    with np.errstate(all="ignore"):
+        ref = x.astype(u).view(np.uint8).tolist()
+    nan = 0xFF
+    assert ref == [0, nan, nan, nan, nan, nan, nan, nan, nan, 0, 1, 0xFE, 0xFE, nan, nan, nan]
+    for src in (np.float64, np.float32, ml_dtypes.bfloat16, np.float16):
+        with np.errstate(all="ignore"):
+            xs = x.astype(src)
+            want = xs.astype(u).view(np.uint8).tolist()
+        assert dtcast.cast(xs, u).view(np.uint8).tolist() == want, src
+    neg = np.float32([-2.0 ** -20, -1.0, -1e30])
+    for mode in ("trunc", "ceil", "odd"):
+        assert dtcast.cast(neg, u, round=mode).view(np.uint8).tolist() == [0, 0, 0], mode
+        assert dtcast.cast(neg, u, round=mode, overflow="inf").view(np.uint8).tolist() == \
+            [nan] * 3, mode
+    for mode in ("rne", "round", "floor"):
+        assert dtcast.cast(neg, u, round=mode).view(np.uint8).tolist() == [nan] * 3, mode
+    sat = dtcast.cast(np.float32([-1.0, -np.inf, np.inf, 1e30, np.nan]), u, saturate=True)
+    assert sat.view(np.uint8).tolist() == [0, 0, 0xFE, 0xFE, nan]
+    # as a source: every code decodes as ml_dtypes decodes it (no sign: 0x80 is 2.0)
+    codes = np.arange(256, dtype=np.uint8).view(u)
+    assert dtcast.cast(codes, "float32").tobytes() == codes.astype(np.float32).tobytes()
+    assert dtcast.cast(np.uint8([0x80]).view(u), "float32")[0] == 2.0
+    # the limits, as ml_dtypes.finfo gives them
+    fi, ref = dtcast.finfo(u), ml_dtypes.finfo(u)
+    for k in ("max", "min", "tiny", "smallest_subnormal", "eps", "epsneg", "maxexp", "minexp",
+              "nexp", "nmant", "bits"):
+        assert float(getattr(fi, k)) == float(getattr(ref, k)), k
+    assert fi.dtype == np.dtype(u) and not fi.has_negative_zero and fi.nan_count == 1
+
+
+def test_without_float8_e5m3fnu_dtype():
+    """With an ml_dtypes that lacks float8_e5m3fnu (before 0.7) the package imports and works;
+    the type is listed, and what needs its dtype raises dtcast.Error (UNSUPPORTED)."""
+    import subprocess
+    import sys
+    code = """
+import ml_dtypes, numpy as np
+del ml_dtypes.float8_e5m3fnu
+import dtcast
+assert "float8_e5m3fnu" in dtcast.types()
+assert dtcast.cast(np.float32([1.5]), "float8_e4m3fn").view(np.uint8)[0] == 0x3C
+fi = dtcast.finfo("float8_e5m3fnu")
+assert fi.dtype is None and fi.max == 114688 and fi.min == 0 and not fi.has_negative_zero
+for f in (lambda: dtcast.dtype("float8_e5m3fnu"),
+          lambda: dtcast.cast(np.float32([1.0]), "float8_e5m3fnu"),
+          lambda: dtcast.cast(np.uint8([0x3C]), "float32", src="float8_e5m3fnu")):
+    try:
+        f()
+    except dtcast.Error as e:
+        assert e.status == dtcast.Status.UNSUPPORTED and "ml_dtypes 0.7" in str(e), e
+    else:
+        raise AssertionError("no error")
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 
 def test_rne_reference_is_live():
