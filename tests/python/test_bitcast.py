@@ -94,6 +94,16 @@ def test_bitcast_sub_byte_codes(src, dst):
     assert np.signbit(got).tolist() == np.signbit(want).tolist()  # float4 -0 is code 8
 
 
+def test_bitcast_float6_keeps_the_six_bits():
+    codes = np.arange(64, dtype=np.uint8)
+    x = codes.view(ml_dtypes.float6_e2m3fn)  # ml_dtypes: one element per byte, low 6 bits
+    y = dtcast.bitcast(x, "float6_e3m2fn")
+    assert y.dtype == ml_dtypes.float6_e3m2fn
+    assert y.view(np.uint8).tolist() == codes.tolist()
+    with pytest.raises(dtcast.Error, match="6 bits.*8 bits"):
+        dtcast.bitcast(x, "uint8")
+
+
 def test_bitcast_width_mismatch_names_both():
     with pytest.raises(dtcast.Error) as e:
         dtcast.bitcast(np.zeros(4, np.float32), "float16")
