@@ -537,7 +537,11 @@ static void run_test(const runner *r, const char *dir, verdict *v)
         for (size_t i = 0; i < sets.count; i++) {
             verdict one;
             memset(&one, 0, sizeof one);
-            if (run_data_set(r, node, sets.items[i], &one)) {
+            int bad = run_data_set(r, node, sets.items[i], &one);
+            v->undefined += one.undefined;
+            if (!v->undef_list[0])
+                memcpy(v->undef_list, one.undef_list, sizeof v->undef_list);
+            if (bad) {
                 if (sets.count > 1)
                     fail(v, "%s: %s", base_name(sets.items[i]), one.note);
                 else
@@ -546,9 +550,6 @@ static void run_test(const runner *r, const char *dir, verdict *v)
                 break;
             }
             add_note(v, one.note);
-            v->undefined += one.undefined;
-            if (!v->undef_list[0])
-                memcpy(v->undef_list, one.undef_list, sizeof v->undef_list);
         }
     }
     list_free(&sets);
@@ -577,8 +578,13 @@ static void report(runner *r, size_t number, const char *dir, const verdict *v)
     if (v->undefined) {
         r->undefined += v->undefined;
         r->undefined_tests++;
-        snprintf(note, sizeof note, "%zu undefined element%s: %s%s%s", v->undefined,
-                 v->undefined == 1 ? "" : "s", v->undef_list, v->note[0] ? "; " : "", v->note);
+        if (v->failed) /* the failure first */
+            snprintf(note, sizeof note, "%s; %zu undefined element%s: %s", v->note, v->undefined,
+                     v->undefined == 1 ? "" : "s", v->undef_list);
+        else
+            snprintf(note, sizeof note, "%zu undefined element%s: %s%s%s", v->undefined,
+                     v->undefined == 1 ? "" : "s", v->undef_list, v->note[0] ? "; " : "",
+                     v->note);
     } else {
         snprintf(note, sizeof note, "%s", v->note);
     }
