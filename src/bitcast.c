@@ -73,7 +73,8 @@ static dtcast_status check_onnx_type(dtcast_error *error, int opset, dtcast_type
                        "ONNX BitCast: unknown %s type %d", role, (int)t);
     if (!bitcast_takes(t))
         return dt_fail(error, DTCAST_ERR_UNSUPPORTED, DT_NO_INDEX,
-                       "ONNX BitCast-%d does not take %s (%s type)", opset, f->name, role);
+                       "ONNX BitCast (opset %d) does not take %s (%s type)", opset, f->name,
+                       role);
     return DTCAST_OK;
 }
 
