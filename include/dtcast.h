@@ -218,6 +218,30 @@ DTCAST_API dtcast_status dtcast_convert(void *dst, dtcast_type dst_type, const v
  * NULL entries are skipped; the entries are set to NULL. */
 DTCAST_API void dtcast_strings_free(char **strings, size_t count);
 
+/* ---------------------------------------------------------------------------------------------
+ * Bit reinterpretation (docs/onnx.md, "BitCast").
+ *
+ * dtcast_bitcast copies the bits of count elements of src_type into dst unchanged, to be read as
+ * dst_type: NumPy's view(), ONNX's BitCast. Both types must have the same bit width
+ * (dtcast_type_bits; with opts->float6_packed the float6 layout is that of both sides); every
+ * type but string. The bytes are the packed, little-endian layout of dtcast_convert, so a
+ * sub-byte tensor keeps its packing (int4 <-> uint4 <-> float4e2m1 copy ceil(count / 2) bytes)
+ * and nothing is normalised (a uint8 2 becomes a bool byte 2, as NumPy's view). dst and src
+ * may overlap. Different widths: DTCAST_ERR_UNSUPPORTED, the message naming both widths.
+ *
+ * dtcast_onnx_bitcast is BitCast-26 (opsets 26 to 28): `to` is the TensorProto.DataType code,
+ * both types among the schema's (every ONNX type through int2 except string: complex64/128 are
+ * allowed, dtcast's own formats and float6 are not), then dtcast_bitcast. An opset before 26
+ * is DTCAST_ERR_UNSUPPORTED.
+ * ------------------------------------------------------------------------------------------- */
+DTCAST_API dtcast_status dtcast_bitcast(void *dst, dtcast_type dst_type, const void *src,
+                                        dtcast_type src_type, size_t count,
+                                        const dtcast_options *opts /* NULL = defaults */,
+                                        dtcast_error *error);
+DTCAST_API dtcast_status dtcast_onnx_bitcast(void *dst, int64_t to, const void *src,
+                                             dtcast_type src_type, size_t count, int opset,
+                                             const dtcast_options *opts, dtcast_error *error);
+
 /* Longest string dtcast_format_element() writes, including the NUL. */
 #define DTCAST_FORMAT_MAX 64
 

@@ -1,5 +1,5 @@
 /* dtcast onnx-run MODEL.onnx INPUT.pb... --out DIR: runs a one-node ONNX model (Cast, CastLike,
- * QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear) with the node's attributes and the
+ * QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, BitCast) with the node's attributes and the
  * model's opset, and writes output_K.pb (TensorProto, raw_data, named after the node's outputs)
  * into DIR. */
 #include "cli.h"
@@ -16,8 +16,8 @@ enum { OPT_OUT = CLI_OPT_COMMAND };
 static const char onnx_run_help[] =
     "usage: dtcast onnx-run [options] MODEL.onnx INPUT.pb... --out DIR\n"
     "\n"
-    "Runs a model of one node: Cast, CastLike, QuantizeLinear, DequantizeLinear or\n"
-    "DynamicQuantizeLinear, with the node's attributes and the opset of the model's\n"
+    "Runs a model of one node: Cast, CastLike, QuantizeLinear, DequantizeLinear,\n"
+    "DynamicQuantizeLinear or BitCast, with the node's attributes and the opset of the model's\n"
     "opset_import. The INPUT files are the node's inputs in order (TensorProto .pb files);\n"
     "give fewer to leave optional inputs out. Writes DIR/output_K.pb for each output K\n"
     "(TensorProto with raw_data, named as the node's output), making DIR if needed.\n"

@@ -1,7 +1,11 @@
-/* dtcast onnx-test DIR...: runs ONNX backend node test directories (Cast, CastLike) and judges
- * the outputs bit-exactly, allowing only the generator's two documented artefacts:
+/* dtcast onnx-test DIR...: runs ONNX backend node test directories (Cast, CastLike, the
+ * quantization operators, BitCast) and judges the outputs bit-exactly, allowing only the
+ * generator's two documented artefacts:
  *  - NaN against NaN of another sign or payload (the fnuz NaN-sign artefact);
  *  - FLOAT8E8M0 0x00 -> FLOAT stored as 0x003FFFFF instead of the exact 2^-127 (0x00400000).
+ * Elements whose result ONNX leaves undefined (Cast/CastLike: float -> integer out of range, NaN
+ * or infinite; a negative value -> FLOAT8E8M0) are decided from the input and the op alone,
+ * never judged, and counted and listed (docs/onnx.md, "Undefined elements").
  * Number -> string outputs of the legacy tests were generated from float64 originals, so their
  * text cannot be matched by any formatter: they are judged by parsing both strings into the
  * source type and requiring identical bits. */
@@ -23,15 +27,17 @@ enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_TAP, OPT_VERBOSE };
 static const char onnx_test_help[] =
     "usage: dtcast onnx-test [options] DIR...\n"
     "\n"
-    "Runs ONNX backend node tests of Cast, CastLike, QuantizeLinear, DequantizeLinear and\n"
-    "DynamicQuantizeLinear. Each DIR is a test directory (model.onnx and\n"
+    "Runs ONNX backend node tests of Cast, CastLike, QuantizeLinear, DequantizeLinear,\n"
+    "DynamicQuantizeLinear and BitCast. Each DIR is a test directory (model.onnx and\n"
     "test_data_set_*/{input_K,output_K}.pb) or a directory of them. Prints one line per test\n"
     "and a final 'N passed, N failed' (', N skipped' when models of several nodes, such as an\n"
     "operator's function body, were skipped); exits 0 when every test that ran passes.\n"
     "\n"
     "Outputs must be bit-identical, except NaN against NaN of another sign (the fnuz NaN-sign\n"
     "artefact of the generator) and FLOAT8E8M0 0x00 -> FLOAT stored as 0x003FFFFF. Strings must\n"
-    "be equal exactly.\n"
+    "be equal exactly. Elements ONNX leaves undefined (Cast of a float to an integer type out\n"
+    "of range, NaN or infinite; of a negative value to FLOAT8E8M0) are not judged: each test\n"
+    "lists them ('N undefined elements: ...') and a last line totals them.\n"
     "\n"
     "  -q, --quiet      print only failures and the summary\n"
     "  -v, --verbose    list every differing element of a failing test\n"
@@ -53,12 +59,15 @@ typedef struct runner {
     int quiet, tap, verbose;
     unsigned threads;
     size_t passed, failed, skipped;
+    size_t undefined, undefined_tests; /* elements ONNX leaves undefined, and tests having some */
 } runner;
 
 /* What one test came to: pass or fail, and the text after "ok"/"FAIL name". */
 typedef struct verdict {
     int failed;
     int skipped;           /* not run: note says why */
+    size_t undefined;      /* elements not judged: ONNX leaves their result undefined */
+    char undef_list[400];  /* the first of them, for the report */
     char note[NOTE_SIZE];  /* pass: known artefacts, or ""; fail: the reason */
     char detail[4096];     /* --verbose: more lines about a failure */
 } verdict;
@@ -273,6 +282,44 @@ static int is_e8m0_artefact(const dt_tensor *in, size_t i, dtcast_type out_type,
     return c[0] == 0 && expected == 0x003FFFFF && got == 0x00400000;
 }
 
+/* Whether ONNX leaves the result of element i undefined, from the op and the input value alone
+ * (docs/onnx.md, "Undefined elements"): Cast and CastLike of a float to an integer type when the
+ * value is NaN, infinite, or truncated toward zero outside the type's range ("fixed point:
+ * undefined if OOR"), and of a negative value (-0 and -Inf included) to FLOAT8E8M0. */
+static int is_undefined(onnx_op op, const dt_tensor *in, size_t i, dtcast_type out_type)
+{
+    if (op != ONNX_OP_CAST && op != ONNX_OP_CAST_LIKE)
+        return 0;
+    dtcast_info src, dst;
+    if (in->type == DTCAST_STRING || i >= in->count ||
+        dtcast_type_info(in->type, &src, NULL) != DTCAST_OK ||
+        dtcast_type_info(out_type, &dst, NULL) != DTCAST_OK)
+        return 0;
+    const int to_int = dst.kind == DTCAST_KIND_SIGNED || dst.kind == DTCAST_KIND_UNSIGNED;
+    const int to_e8m0 = out_type == DTCAST_FLOAT8E8M0;
+    if (!(to_int && src.kind == DTCAST_KIND_FLOAT) && !to_e8m0)
+        return 0;
+    uint8_t buf[16];
+    uint64_t c[2];
+    double d = 0;
+    cli_element_code(in->data, in->type, i, c);
+    cli_element_store(buf, in->type, c);
+    dtcast_options opts;
+    dtcast_options_init(&opts);
+    opts.discard_imaginary = 1;
+    if (dtcast_convert(&d, DTCAST_FLOAT64, buf, in->type, 1, &opts, NULL) != DTCAST_OK)
+        return 0; /* every float and integer converts to float64 (exactly, or rounded: the
+                   * integers beyond 2^53 are far from any bound that matters here) */
+    if (to_e8m0)
+        return !isnan(d) && signbit(d);
+    if (isnan(d) || isinf(d))
+        return 1;
+    const double t = trunc(d);
+    if (dst.kind == DTCAST_KIND_UNSIGNED)
+        return t < 0 || t >= ldexp(1.0, dst.bits); /* 2^bits: exact, unlike (double)int_max */
+    return t < -ldexp(1.0, dst.bits - 1) || t >= ldexp(1.0, dst.bits - 1);
+}
+
 static void describe_input(char *buf, size_t size, const dt_tensor *in, size_t i)
 {
     if (in->type == DTCAST_STRING) {
@@ -284,7 +331,35 @@ static void describe_input(char *buf, size_t size, const dt_tensor *in, size_t i
     cli_format_code(buf, size, in->type, c);
 }
 
-static int judge_numbers(const runner *r, const dt_tensor *in, const dt_tensor *exp,
+/* Lists undefined element i in v (the first few; the count is v->undefined). */
+static void list_undefined(verdict *v, const dt_tensor *in, size_t i, dtcast_type type,
+                           const uint64_t e[2], const uint64_t g[2])
+{
+    char eh[48], gh[48], ih[96], item[400];
+    size_t used = strlen(v->undef_list);
+    if (v->undefined > 4) {
+        if (used + 6 < sizeof v->undef_list && strstr(v->undef_list, ", ...") == NULL)
+            snprintf(v->undef_list + used, sizeof v->undef_list - used, ", ...");
+        return;
+    }
+    char value[DTCAST_FORMAT_MAX] = "?";
+    cli_format_code(eh, sizeof eh, type, e);
+    cli_format_code(gh, sizeof gh, type, g);
+    describe_input(ih, sizeof ih, in, i);
+    dtcast_format_element(value, sizeof value, in->data, in->type, i, NULL, NULL);
+    if (e[0] == g[0] && e[1] == g[1])
+        snprintf(item, sizeof item, "%selement %zu: input %s (%s) gives %s", used ? ", " : "", i,
+                 value, ih, gh);
+    else
+        snprintf(item, sizeof item, "%selement %zu: input %s (%s) gives %s, the data %s",
+                 used ? ", " : "", i, value, ih, gh, eh);
+    if (used + strlen(item) + 6 < sizeof v->undef_list)
+        snprintf(v->undef_list + used, sizeof v->undef_list - used, "%s", item);
+    else if (strstr(v->undef_list, ", ...") == NULL)
+        snprintf(v->undef_list + used, sizeof v->undef_list - used, ", ...");
+}
+
+static int judge_numbers(const runner *r, onnx_op op, const dt_tensor *in, const dt_tensor *exp,
                          const dt_tensor *got, verdict *v)
 {
     size_t differ = 0, nan_artefacts = 0, e8m0_artefacts = 0;
@@ -293,6 +368,11 @@ static int judge_numbers(const runner *r, const dt_tensor *in, const dt_tensor *
         uint64_t e[2], g[2];
         cli_element_code(exp->data, exp->type, i, e);
         cli_element_code(got->data, got->type, i, g);
+        if (in->count == exp->count && is_undefined(op, in, i, exp->type)) {
+            v->undefined++;
+            list_undefined(v, in, i, exp->type, e, g);
+            continue;
+        }
         if (e[0] == g[0] && e[1] == g[1])
             continue;
         if (is_nan_code(exp->type, e) && is_nan_code(got->type, g)) {
@@ -350,8 +430,8 @@ static int judge_strings(const runner *r, const dt_tensor *exp,
     return 0;
 }
 
-static int judge(const runner *r, const dt_tensor *in, const dt_tensor *exp, const dt_tensor *got,
-                 verdict *v)
+static int judge(const runner *r, onnx_op op, const dt_tensor *in, const dt_tensor *exp,
+                 const dt_tensor *got, verdict *v)
 {
     char a[32], b[32];
     if (exp->type != got->type)
@@ -365,7 +445,7 @@ static int judge(const runner *r, const dt_tensor *in, const dt_tensor *exp, con
     }
     if (exp->type == DTCAST_STRING)
         return judge_strings(r, exp, got, v);
-    return judge_numbers(r, in, exp, got, v);
+    return judge_numbers(r, op, in, exp, got, v);
 }
 
 static int is_data_set(const char *path)
@@ -408,7 +488,7 @@ static int run_data_set(const runner *r, const onnx_node *node, const char *set,
     if (!bad && ngot < nexp)
         bad = fail(v, "the node gave %d outputs, the test expects %d", ngot, nexp);
     for (int k = 0; k < nexp && !bad; k++) {
-        bad = judge(r, &in[0], &exp[k], &got[k], v);
+        bad = judge(r, node->op, &in[0], &exp[k], &got[k], v);
         if (bad && nexp > 1) {
             char note[NOTE_SIZE + 32];
             snprintf(note, sizeof note, "output %d: %.*s", k & 7, NOTE_SIZE - 1, v->note);
@@ -457,7 +537,11 @@ static void run_test(const runner *r, const char *dir, verdict *v)
         for (size_t i = 0; i < sets.count; i++) {
             verdict one;
             memset(&one, 0, sizeof one);
-            if (run_data_set(r, node, sets.items[i], &one)) {
+            int bad = run_data_set(r, node, sets.items[i], &one);
+            v->undefined += one.undefined;
+            if (!v->undef_list[0])
+                memcpy(v->undef_list, one.undef_list, sizeof v->undef_list);
+            if (bad) {
                 if (sets.count > 1)
                     fail(v, "%s: %s", base_name(sets.items[i]), one.note);
                 else
@@ -490,16 +574,30 @@ static void report(runner *r, size_t number, const char *dir, const verdict *v)
         r->failed++;
     else
         r->passed++;
+    char note[NOTE_SIZE + sizeof v->undef_list + 64] = "";
+    if (v->undefined) {
+        r->undefined += v->undefined;
+        r->undefined_tests++;
+        if (v->failed) /* the failure first */
+            snprintf(note, sizeof note, "%s; %zu undefined element%s: %s", v->note, v->undefined,
+                     v->undefined == 1 ? "" : "s", v->undef_list);
+        else
+            snprintf(note, sizeof note, "%zu undefined element%s: %s%s%s", v->undefined,
+                     v->undefined == 1 ? "" : "s", v->undef_list, v->note[0] ? "; " : "",
+                     v->note);
+    } else {
+        snprintf(note, sizeof note, "%s", v->note);
+    }
     if (r->tap) {
         if (v->failed)
-            printf("not ok %zu - %s: %s\n", number, name, v->note);
+            printf("not ok %zu - %s: %s\n", number, name, note);
         else if (!r->quiet)
-            printf("ok %zu - %s%s%s%s\n", number, name, v->note[0] ? " (" : "", v->note,
-                   v->note[0] ? ")" : "");
+            printf("ok %zu - %s%s%s%s\n", number, name, note[0] ? " (" : "", note,
+                   note[0] ? ")" : "");
     } else if (v->failed) {
-        printf("FAIL %s: %s\n", name, v->note);
+        printf("FAIL %s: %s\n", name, note);
     } else if (!r->quiet) {
-        printf("ok   %s%s%s%s\n", name, v->note[0] ? " (" : "", v->note, v->note[0] ? ")" : "");
+        printf("ok   %s%s%s%s\n", name, note[0] ? " (" : "", note, note[0] ? ")" : "");
     }
     if (v->failed && v->detail[0])
         fputs(v->detail, stdout);
@@ -576,5 +674,10 @@ int cmd_onnx_test(int argc, char **argv)
                r.skipped);
     else
         printf("%s%zu passed, %zu failed\n", r.tap ? "# " : "", r.passed, r.failed);
+    if (r.undefined)
+        printf("%s%zu undefined element%s in %zu test%s, not judged: ONNX leaves their result "
+               "undefined\n",
+               r.tap ? "# " : "", r.undefined, r.undefined == 1 ? "" : "s", r.undefined_tests,
+               r.undefined_tests == 1 ? "" : "s");
     return r.failed ? CLI_FAIL : CLI_OK;
 }

@@ -28,6 +28,7 @@ static const struct {
     {"QuantizeLinear", ONNX_OP_QUANTIZE},
     {"DequantizeLinear", ONNX_OP_DEQUANTIZE},
     {"DynamicQuantizeLinear", ONNX_OP_DYNAMIC_QUANTIZE},
+    {"BitCast", ONNX_OP_BITCAST},
 };
 
 onnx_node_status onnx_node_read(const char *path, onnx_node *node, char *err, size_t errsize)
@@ -64,7 +65,7 @@ onnx_node_status onnx_node_read(const char *path, onnx_node *node, char *err, si
     }
     say(err, errsize,
         "%s: op '%s' is not one dtcast runs (Cast, CastLike, QuantizeLinear, DequantizeLinear, "
-        "DynamicQuantizeLinear)",
+        "DynamicQuantizeLinear, BitCast)",
         path, node->m.op_type);
     return ONNX_NODE_ERROR;
 }
@@ -80,7 +81,7 @@ static int attr_to(const dt_onnx_model *m, int64_t *to, char *err, size_t errsiz
     const dt_onnx_attr *a = dt_onnx_model_attr(m, "to");
     dtcast_type t;
     if (!a)
-        return say(err, errsize, "model.onnx: Cast without attribute 'to'");
+        return say(err, errsize, "model.onnx: %s without attribute 'to'", m->op_type);
     if (a->kind == 2) {
         *to = a->i;
         return 0;
@@ -187,6 +188,42 @@ static int run_cast(const onnx_node *node, const dt_tensor *in, const dt_tensor 
     return 0;
 }
 
+/* BitCast: the input's bytes as type `to`, the input's shape. */
+static int run_bitcast(const onnx_node *node, const dt_tensor *in, dt_tensor *out,
+                       dtcast_options *opts, char *err, size_t errsize)
+{
+    int64_t to = 0;
+    const dt_onnx_attr *a = dt_onnx_model_attr(&node->m, "to");
+    if (!a)
+        return say(err, errsize, "model.onnx: BitCast without attribute 'to'");
+    if (a->kind != 2)
+        return say(err, errsize, "model.onnx: BitCast's attribute 'to' is not an integer");
+    to = a->i;
+    if (in->type == DTCAST_STRING)
+        return say(err, errsize, "BitCast does not take a string input");
+    dt_io_error e;
+    dt_tensor_init(out);
+    out->type = in->type; /* the same bytes; the type becomes `to` once BitCast agrees */
+    if (dt_tensor_set_shape(out, in->ndim, in->dims, "output", &e) != DTCAST_OK ||
+        dt_tensor_alloc(out, &e) != DTCAST_OK) {
+        dt_tensor_free(out);
+        return say(err, errsize, "%s", e.message);
+    }
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
+    dtcast_status st = dtcast_onnx_bitcast(out->data, to, in->data, in->type, in->count,
+                                           (int)node->m.opset, opts, &error);
+    if (st != DTCAST_OK) {
+        dt_tensor_free(out);
+        return say(err, errsize, "%s", error.message[0] ? error.message : dtcast_status_string(st));
+    }
+    out->type = (dtcast_type)to;
+    const char *name = node->m.node_noutputs > 0 ? node->m.node_outputs[0] : "";
+    if (name[0] && (out->name = malloc(strlen(name) + 1)) != NULL)
+        memcpy(out->name, name, strlen(name) + 1);
+    return 0;
+}
+
 static int run_qdq(const onnx_node *node, const dt_tensor *const *in, int nin, dt_tensor *out,
                    dtcast_options *opts, char *err, size_t errsize)
 {
@@ -283,6 +320,13 @@ int onnx_node_run(const onnx_node *node, const dt_tensor *const *in, int nin, dt
     case ONNX_OP_QUANTIZE:
     case ONNX_OP_DEQUANTIZE:
         if (run_qdq(node, in, nin, out, &opts, err, errsize))
+            return 1;
+        *nout = 1;
+        return 0;
+    case ONNX_OP_BITCAST:
+        if (nin < 1 || !in[0])
+            return say(err, errsize, "BitCast needs an input");
+        if (run_bitcast(node, in[0], out, &opts, err, errsize))
             return 1;
         *nout = 1;
         return 0;

@@ -1,5 +1,5 @@
 /* One ONNX node run on tensors read from files: Cast, CastLike, QuantizeLinear,
- * DequantizeLinear and DynamicQuantizeLinear, with the node's attributes and the model's opset.
+ * DequantizeLinear, DynamicQuantizeLinear and BitCast, with the node's attributes and the model's opset.
  * Shared by `dtcast onnx-run` (cmd_onnx_run.c) and `dtcast onnx-test` (cmd_onnx_test.c). */
 #ifndef DTCAST_ONNX_NODE_H
 #define DTCAST_ONNX_NODE_H
@@ -15,7 +15,8 @@ typedef enum onnx_op {
     ONNX_OP_CAST_LIKE,
     ONNX_OP_QUANTIZE,
     ONNX_OP_DEQUANTIZE,
-    ONNX_OP_DYNAMIC_QUANTIZE
+    ONNX_OP_DYNAMIC_QUANTIZE,
+    ONNX_OP_BITCAST
 } onnx_op;
 
 typedef struct onnx_node {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dtcast onnx-run on the ONNX Q/DQ node tests: every non-expanded test directory's model and
+"""dtcast onnx-run on the ONNX Q/DQ and BitCast node tests: every non-expanded test directory's model and
 inputs are run, and each output_K.pb written is compared with the expected one value for value
 (element codes after unpacking, data type, shape and name): the expected files keep some types
 in int32_data where dtcast writes raw_data, so the bytes of the files may differ while the
@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE = os.path.join(HERE, "conformance", "onnx", "node")
 
 # TensorProto.DataType -> bits per element as ONNX packs them
-BITS = {1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 10: 16, 11: 64, 12: 32, 13: 64, 16: 16,
+BITS = {1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64, 16: 16,
         17: 8, 18: 8, 19: 8, 20: 8, 21: 4, 22: 4, 23: 4, 24: 8, 25: 2, 26: 2}
 
 
@@ -106,7 +106,8 @@ def read_tensor(path):
 def main():
     lib = sys.argv[1] if len(sys.argv) > 1 else "build/libdtcast.so"
     run = runner(program(lib))
-    tests = sorted(d for d in os.listdir(NODE) if "quantizelinear" in d) if os.path.isdir(NODE) else []
+    tests = sorted(d for d in os.listdir(NODE) if "quantizelinear" in d or "bitcast" in d) \
+        if os.path.isdir(NODE) else []
     if not tests:
         print("SKIP test_onnx_run_cli: no Q/DQ tests in %s" % NODE)
         return 0

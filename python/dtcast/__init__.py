@@ -9,6 +9,7 @@ for; float64 and int64 sources are rounded once too (never through float32). Typ
 ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
 
 - ``cast``: arrays (numpy, ml_dtypes, torch CPU, dlpack, buffers) to any type, at memory speed.
+- ``bitcast``: the same bits read as another type of the same width (ONNX BitCast).
 - ``onnx.cast`` / ``pypto.cast``: ONNX Cast and Ascend pypto.cast semantics.
 - ``quantize_linear``, ``dequantize_linear``, ``dynamic_quantize_linear``: ONNX Q/DQ.
 - ``types``, ``finfo``, ``iinfo``, ``pack``, ``unpack``.
@@ -25,6 +26,7 @@ from ._errors import Error, Status
 _core._set_error_class(Error)
 
 from ._cast import cast, Report  # noqa: E402
+from ._bitcast import bitcast  # noqa: E402
 from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
 from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
@@ -36,7 +38,7 @@ from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  #
 __version__ = _core.version
 
 __all__ = [
-    "cast", "Report", "Error", "Status", "types", "finfo", "iinfo", "pack", "unpack", "dtype",
+    "cast", "bitcast", "Report", "Error", "Status", "types", "finfo", "iinfo", "pack", "unpack", "dtype",
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",

@@ -761,6 +761,51 @@ static PyObject *storage_size(PyObject *self, PyObject *args)
     return PyLong_FromSize_t(n);
 }
 
+/* bitcast(src, src_type, dst, dst_type, count) -> None: count elements' bits, in the library's
+ * packed layout on both sides (dtcast_bitcast checks the widths). */
+static PyObject *bitcast(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *src_obj, *dst_obj;
+    int src_type, dst_type;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "OiOin:bitcast", &src_obj, &src_type, &dst_obj, &dst_type, &count))
+        return NULL;
+    if (count < 0)
+        return raise_status(DTCAST_ERR_INVALID_ARGUMENT, "count is negative");
+    dtcast_error e;
+    /* the width check first, so a mismatch is reported as such rather than as a buffer size */
+    if (dtcast_bitcast(NULL, (dtcast_type)dst_type, NULL, (dtcast_type)src_type, 0, NULL, &e) !=
+        DTCAST_OK)
+        return raise_error(&e);
+    size_t need;
+    if (dtcast_storage_size((dtcast_type)src_type, (size_t)count, &need, &e) != DTCAST_OK)
+        return raise_error(&e);
+    Py_buffer sb, db;
+    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(dst_obj, &db, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if ((size_t)sb.len < need || (size_t)db.len < need) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s buffer holds %zd bytes; %zd elements need %zu",
+                 (size_t)sb.len < need ? "source" : "destination",
+                 (size_t)sb.len < need ? sb.len : db.len, count, need);
+        raise_status(DTCAST_ERR_INVALID_ARGUMENT, msg);
+    } else if (dtcast_bitcast(db.buf, (dtcast_type)dst_type, sb.buf, (dtcast_type)src_type,
+                              (size_t)count, NULL, &e) != DTCAST_OK) {
+        raise_error(&e);
+    } else {
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&db);
+    PyBuffer_Release(&sb);
+    return result;
+}
+
 /* ---- promotion -------------------------------------------------------------------------------- */
 
 static int parse_operand(PyObject *t, dtcast_operand *op)
@@ -816,6 +861,7 @@ static PyMethodDef methods[] = {
      "onnx_options(to, src_type, opset, saturate, round_mode, base) -> options"},
     {"pypto_options", pypto_options, METH_VARARGS,
      "pypto_options(dst_type, src_type, mode, shape, base) -> options"},
+    {"bitcast", bitcast, METH_VARARGS, "bitcast(src, src_type, dst, dst_type, count) -> None"},
     {"type_list", type_list, METH_NOARGS, "type_list() -> [(code, name, onnx_name)]"},
     {"type_from_name", type_from_name, METH_VARARGS, "type_from_name(name) -> code"},
     {"type_info", type_info, METH_VARARGS, "type_info(code) -> dict"},
