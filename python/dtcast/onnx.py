@@ -62,14 +62,14 @@ def cast_like(x, like, **kwargs):
 
 def _tensor(a, what):
     """(packed bytes, type code, shape) of an input array (sub-byte types packed as ONNX packs
-    them over the flattened tensor)."""
+    them over the flattened tensor; float6 one element per byte, as dtcast_tensor keeps it)."""
     from ._info import pack
 
     arr, t = _source(a, None)
     if t.code == 8:
         raise Error(f"{what}: strings are not numbers", Status.INVALID_ARGUMENT)
     shape = tuple(int(d) for d in arr.shape)
-    if t.sub_byte:
+    if t.sub_byte and t.code not in _FLOAT6:
         data = pack(arr)
     else:
         data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
@@ -98,6 +98,9 @@ def _qdq(quantize, x, scale, zero_point, axis, block_size, saturate, output_dtyp
         raise Error(f"threads must be an integer >= 0, not {threads!r}", Status.INVALID_ARGUMENT)
     out, code = _core.onnx_qdq(bool(quantize), xb, xt, xs, sb, st, ss, zb, zt, zs, attrs,
                                int(threads))
+    if code in _FLOAT6:  # one per byte (dtcast_tensor), as ml_dtypes keeps float6
+        n = int(np.prod(xs, dtype=np.int64))
+        return np.frombuffer(out, dtype=np.uint8)[:n].copy().view(lookup(code).dtype).reshape(xs)
     return unpack(np.frombuffer(out, dtype=np.uint8), code, xs)
 
 
