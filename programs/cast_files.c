@@ -266,8 +266,10 @@ static int open_pb(source *s, const cast_request *r)
         } else {
             t->type = info.type;
             set_shape(t, info.ndim, info.dims, info.count);
-            /* float6 raw_data and external data: four elements in three bytes */
-            t->layout = (dt_layout){info.type, dtcast_type_bits(info.type) == 6
+            /* float6 raw_data and external data: four elements in three bytes (one per byte
+             * under dtcast 1.0's codes 105, 106) */
+            t->layout = (dt_layout){info.type, dtcast_type_bits(info.type) == 6 &&
+                                                       !info.float6_byte_each
                                                    ? DT_STORE_F6_PACKED
                                                    : DT_STORE_NATIVE};
             t->file_bytes = info.nbytes;

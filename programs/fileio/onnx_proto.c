@@ -485,7 +485,7 @@ static dtcast_status check_payload(const pb *r, const tp_scan *s, const dt_forma
     if (s->has_raw && s->raw_len != nbytes)
         return pb_fail(r, s->raw_at, "raw_data is %zu bytes but %zu %s elements need %zu%s",
                        s->raw_len, count, f->name, nbytes,
-                       is_float6(f) ? " (packed four in three bytes)" : "");
+                       is_float6(f) && s->data_type < 100 ? " (packed four in three bytes)" : "");
     size_t want = l.field == TP_STRING || is_float6(f) ? count : nbytes / l.width;
     if (!s->has_raw && s->values[l.field] != want)
         return pb_fail(r, s->values[l.field] ? s->first_at[l.field] : r->end,
@@ -601,9 +601,12 @@ static dtcast_status locate_tensor(pb *r, tp_scan *s, dt_tensor *t, const dt_for
         st = check_type(r, s, f);
     if (st == DTCAST_OK)
         st = dt_io_at(dt_tensor_set_shape(t, s->ndim, s->dims, "pb", r->err), r->err, s->dims_at);
-    dtcast_options packed; /* float6 is stored packed (file bytes, not memory bytes) */
+    /* float6 under ONNX's codes 27, 28 is stored packed (file bytes, not memory bytes); under
+     * dtcast 1.0's own codes 105, 106 one element per byte, as 1.0 wrote it */
+    dtcast_options packed;
     dtcast_options_init(&packed);
-    packed.float6_packed = true;
+    packed.float6_packed = s->data_type == DTCAST_FLOAT6E2M3FN ||
+                           s->data_type == DTCAST_FLOAT6E3M2FN;
     if (st == DTCAST_OK &&
         (st = dtcast_storage_size_opts((*f)->type, t->count, &packed, nbytes, NULL)) != DTCAST_OK)
         return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
@@ -631,7 +634,7 @@ static dtcast_status parse_tensor(pb *r, dt_tensor *t)
                        "the data is external (in another file): read the .pb by its path");
     if ((st = dt_tensor_alloc(t, r->err)) != DTCAST_OK || (st = copy_name(r, &s, t)) != DTCAST_OK)
         return st;
-    if (s.has_raw && is_float6(f)) {
+    if (s.has_raw && is_float6(f) && s.data_type < 100) {
         dt_st_f6_from_bytes(t->data, r->buf + s.raw_at, t->count);
         return DTCAST_OK;
     }
@@ -677,6 +680,7 @@ dtcast_status dt_pb_locate(const uint8_t *buf, size_t len, dt_pb_info *info, dt_
     memcpy(info->dims, shape.dims, sizeof info->dims);
     info->count = shape.count;
     info->nbytes = nbytes;
+    info->float6_byte_each = is_float6(f) && s.data_type > 100;
     if (s.has_name && !(info->name = malloc(s.name_len + 1)))
         return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
     if (s.has_name) {

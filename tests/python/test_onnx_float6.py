@@ -318,6 +318,20 @@ def test_pb_wrong_sizes_refused(code, tmp_path):
 
 
 @pytest.mark.parametrize("code", sorted(F6))
+def test_pb_of_dtcast_1_0_still_read(code, tmp_path):
+    """dtcast 1.0 wrote float6 .pb files with its own codes 105/106, one code per byte."""
+    a = random_float6(F6[code], (9,))
+    tp = helper.make_tensor("w", TensorProto.FLOAT, [9], np.zeros(9, np.float32))
+    tp.ClearField("float_data")
+    tp.data_type = code + 78  # 27 -> 105, 28 -> 106
+    tp.raw_data = u8(a).tobytes()
+    (tmp_path / "old.pb").write_bytes(tp.SerializeToString())
+    r = cli("cast", "--to", str(code), str(tmp_path / "old.pb"), str(tmp_path / "new.pb"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "new.pb").read_bytes() == numpy_helper.from_array(a, "w").SerializeToString()
+
+
+@pytest.mark.parametrize("code", sorted(F6))
 def test_onnx_run_cast28(code, tmp_path):
     x = float32_values()[:3000].reshape(3, -1)
     node = helper.make_node("Cast", ["x"], ["y"], to=code)
