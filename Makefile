@@ -23,7 +23,7 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 PYTHON  ?= python3
 
-VERSION := 1.0.0
+VERSION := 1.1.0
 SOMAJOR := 1
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla

@@ -31,9 +31,9 @@ extern "C" {
 #endif
 
 #define DTCAST_VERSION_MAJOR 1
-#define DTCAST_VERSION_MINOR 0
+#define DTCAST_VERSION_MINOR 1
 #define DTCAST_VERSION_PATCH 0
-#define DTCAST_VERSION_STRING "1.0.0"
+#define DTCAST_VERSION_STRING "1.1.0"
 
 #if defined(_WIN32) && defined(DTCAST_BUILD_SHARED)
 #define DTCAST_API __declspec(dllexport)
@@ -45,7 +45,9 @@ extern "C" {
 
 /* ---------------------------------------------------------------------------------------------
  * Types. Values equal ONNX TensorProto.DataType where ONNX has the type; dtcast's own formats
- * are numbered above 100.
+ * are numbered above 100. The float6 types were 105 and 106 in 1.0, before ONNX (IR 14) gave them
+ * 27 and 28: every function taking a dtcast_type still accepts 105 and 106 as the same types
+ * (DTCAST_FLOAT6E2M3FN_1_0, DTCAST_FLOAT6E3M2FN_1_0); the library returns 27 and 28.
  * ------------------------------------------------------------------------------------------- */
 typedef enum dtcast_type {
     DTCAST_UNDEFINED = 0,
@@ -75,15 +77,16 @@ typedef enum dtcast_type {
     DTCAST_FLOAT8E8M0 = 24,
     DTCAST_UINT2 = 25,
     DTCAST_INT2 = 26,
+    DTCAST_FLOAT6E2M3FN = 27, /* ONNX FLOAT6E2M3 (IR 14): 2/3/1, no Inf/NaN, max 7.5; one per
+                               * byte, low 6 bits (4 in 3 bytes with float6_packed) */
+    DTCAST_FLOAT6E3M2FN = 28, /* ONNX FLOAT6E3M2 (IR 14): 3/2/3, no Inf/NaN, max 28; as above */
     /* Beyond ONNX (ml_dtypes, OCP MX, OpenVINO). */
     DTCAST_COMPLEX32 = 101,         /* pair of float16 (real, imag) */
     DTCAST_FLOAT8E4M3 = 102,        /* IEEE-like 4/3/7, Inf 0x78, max 240 */
     DTCAST_FLOAT8E3M4 = 103,        /* IEEE-like 3/4/3, max 15.5 */
     DTCAST_FLOAT8E4M3B11FNUZ = 104, /* 4/3/11, NaN 0x80, no -0, max 30 */
-    DTCAST_FLOAT6E2M3FN = 105,      /* 2/3/1, no Inf/NaN, max 7.5; one per byte, low 6 bits
-                                     * (4 in 3 bytes with float6_packed) */
-    DTCAST_FLOAT6E3M2FN = 106,      /* 3/2/3, no Inf/NaN, max 28; one per byte, low 6 bits
-                                     * (4 in 3 bytes with float6_packed) */
+    DTCAST_FLOAT6E2M3FN_1_0 = 105,  /* the 1.0 code of DTCAST_FLOAT6E2M3FN: still accepted */
+    DTCAST_FLOAT6E3M2FN_1_0 = 106,  /* the 1.0 code of DTCAST_FLOAT6E3M2FN: still accepted */
     DTCAST_UINT1 = 107,             /* packed 8 per byte, element 8k+j in bit j */
     DTCAST_FLOAT8E5M3FNU = 108      /* no sign bit, 5/3/15, no Inf, NaN 0xFF only, max 114688
                                      * (ml_dtypes float8_e5m3fnu) */
@@ -323,7 +326,8 @@ DTCAST_API dtcast_status dtcast_round_from_name(const char *name, dtcast_round *
                                                dtcast_error *error);
 
 /* ---------------------------------------------------------------------------------------------
- * ONNX Cast / CastLike (opsets 1..25). `to` is the TensorProto.DataType code; saturate is the
+ * ONNX Cast / CastLike (opsets 1..28; CastLike's newest version is 25, which opsets 26..28 use).
+ * `to` is the TensorProto.DataType code (float6: 27, 28 from opset 28); saturate is the
  * attribute (1 = default); round_mode is "up" (default, NULL), "down" or "nearest". The pair is
  * checked against the opset's type constraints, then converted with ONNX's semantics.
  *
@@ -335,7 +339,7 @@ DTCAST_API dtcast_status dtcast_round_from_name(const char *name, dtcast_round *
  * string_style, float4_nan_as_max (older ONNX text: NaN -> float4e2m1 0x7) and via_float32 (round
  * to float32 first, as the ONNX reference implementation does).
  * ------------------------------------------------------------------------------------------- */
-#define DTCAST_ONNX_OPSET_MAX 25
+#define DTCAST_ONNX_OPSET_MAX 28
 
 /* Translates ONNX attributes to options for (src_type -> to) at opset, checking the rules. */
 DTCAST_API dtcast_status dtcast_onnx_options(dtcast_options *out, int64_t to, dtcast_type src_type,
@@ -347,7 +351,8 @@ DTCAST_API dtcast_status dtcast_onnx_cast(void *dst, int64_t to, const void *src
                                           int64_t saturate, const char *round_mode,
                                           const dtcast_options *opts, dtcast_error *error);
 
-/* CastLike (opset >= 15): the target type is that of the second input. */
+/* CastLike (opset >= 15): the target type is that of the second input. At opsets 26..28 it is
+ * CastLike-25, which does not take float6 (DTCAST_ERR_UNSUPPORTED). */
 DTCAST_API dtcast_status dtcast_onnx_cast_like(void *dst, dtcast_type like_type, const void *src,
                                                dtcast_type src_type, size_t count, int opset,
                                                int64_t saturate, const char *round_mode,
@@ -640,7 +645,7 @@ DTCAST_API dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor
                                           const dtcast_quant_params *p, dtcast_error *error);
 
 /* ---------------------------------------------------------------------------------------------
- * ONNX QuantizeLinear / DequantizeLinear (opsets 10..25) and DynamicQuantizeLinear (11), as the
+ * ONNX QuantizeLinear / DequantizeLinear (opsets 10..28) and DynamicQuantizeLinear (11), as the
  * operators define them, every input and output type of each opset (docs/onnx.md,
  * "Quantization operators"). The output's type is chosen as the operator chooses it (output_dtype,
  * else the zero point's, else uint8 / the scale's type); the function sets y->type, ndim and
@@ -648,7 +653,7 @@ DTCAST_API dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor
  * enough). zero_point may be NULL.
  * ------------------------------------------------------------------------------------------- */
 typedef struct dtcast_onnx_qdq_attrs {
-    int opset;            /* 10..25 */
+    int opset;            /* 10..28 */
     int64_t axis;         /* default 1 */
     int64_t block_size;   /* 0 = not blocked */
     int64_t saturate;     /* default 1 */
@@ -656,7 +661,7 @@ typedef struct dtcast_onnx_qdq_attrs {
     int64_t precision;    /* TensorProto code, 0 = not given (opset 23+) */
 } dtcast_onnx_qdq_attrs;
 
-/* opset 25, axis 1, saturate 1, the rest 0. */
+/* opset 28 (DTCAST_ONNX_OPSET_MAX), axis 1, saturate 1, the rest 0. */
 DTCAST_API void dtcast_onnx_qdq_attrs_init(dtcast_onnx_qdq_attrs *attrs);
 
 DTCAST_API dtcast_status dtcast_onnx_quantize_linear(dtcast_tensor *y, const dtcast_tensor *x,

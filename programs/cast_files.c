@@ -266,7 +266,12 @@ static int open_pb(source *s, const cast_request *r)
         } else {
             t->type = info.type;
             set_shape(t, info.ndim, info.dims, info.count);
-            t->layout = (dt_layout){info.type, DT_STORE_NATIVE};
+            /* float6 raw_data and external data: four elements in three bytes (one per byte
+             * under dtcast 1.0's codes 105, 106) */
+            t->layout = (dt_layout){info.type, dtcast_type_bits(info.type) == 6 &&
+                                                       !info.float6_byte_each
+                                                   ? DT_STORE_F6_PACKED
+                                                   : DT_STORE_NATIVE};
             t->file_bytes = info.nbytes;
             t->file = &s->file;
             t->offset = info.raw_at;
@@ -666,7 +671,9 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     dt_io_error err = {""};
     uint8_t *head = NULL;
     size_t head_len = 0;
-    dt_layout dst = {r->to, kind == DT_FILE_RAW && r->float6_packed && dtcast_type_bits(r->to) == 6
+    /* float6: packed in a .pb (ONNX IR 14), and in a raw file with --float6-packed */
+    dt_layout dst = {r->to, ((kind == DT_FILE_RAW && r->float6_packed) || kind == DT_FILE_PB) &&
+                                    dtcast_type_bits(r->to) == 6
                                 ? DT_STORE_F6_PACKED
                                 : DT_STORE_NATIVE};
     uint64_t nbytes = 0;

@@ -44,7 +44,9 @@ typedef struct dt_format {
     dtcast_type part; /* complex: type of each part */
 } dt_format;
 
-/* The format of a type, or NULL for a value that is not a type. */
+/* The type a code stands for: 27, 28 for float6's API 1.0 codes 105, 106; else the code itself. */
+dtcast_type dt_type_canonical(dtcast_type type);
+/* The format of a type, or NULL for a value that is not a type (105, 106: float6, as 27, 28). */
 const dt_format *dt_format_of(dtcast_type type);
 /* The same in the layout opts asks for: with float6_packed, float6 types advance 6 bits per
  * element (stride_bits 6: a bit stream, element i at bit 6i). */

@@ -1,5 +1,5 @@
 /* ONNX Cast / CastLike: which types each opset takes, and how its attributes map onto options.
- * Source: the Cast-1/6/9/13/19/21/23/24/25 schemas, as docs/onnx.md describes them ("Opsets",
+ * Source: the Cast-1/6/9/13/19/21/23/24/25/28 and CastLike-15/19/21/23/24/25 schemas, as docs/onnx.md describes them ("Opsets",
  * "Options the profile sets"); where dtcast departs from ONNX's text: docs/differences.md, "ONNX
  * documents". */
 #include "internal.h"
@@ -8,10 +8,14 @@
 
 #define NO_INDEX ((size_t)-1)
 
-/* The first opset whose Cast takes the type; 0 = never (complex, and dtcast's own formats). */
+/* The newest CastLike schema (opsets 26 to 28 have none of their own). */
+#define CASTLIKE_NEWEST 25
+
+/* The first opset whose Cast takes the type; 0 = never (complex, and dtcast's own formats).
+ * Opsets 26 and 27 have no Cast of their own (Cast-25 serves them). */
 static int onnx_since(dtcast_type t)
 {
-    switch (t) {
+    switch (dt_type_canonical(t)) {
     case DTCAST_BOOL: case DTCAST_UINT8: case DTCAST_INT8: case DTCAST_UINT16: case DTCAST_INT16:
     case DTCAST_UINT32: case DTCAST_INT32: case DTCAST_UINT64: case DTCAST_INT64:
     case DTCAST_FLOAT16: case DTCAST_FLOAT32: case DTCAST_FLOAT64:
@@ -31,6 +35,8 @@ static int onnx_since(dtcast_type t)
         return 24;
     case DTCAST_UINT2: case DTCAST_INT2:
         return 25;
+    case DTCAST_FLOAT6E2M3FN: case DTCAST_FLOAT6E3M2FN:
+        return 28;
     default:
         return 0;
     }
@@ -92,7 +98,8 @@ dtcast_status dtcast_onnx_options(dtcast_options *out, int64_t to, dtcast_type s
     if (to <= 0 || to > 1000 || !dt_format_of((dtcast_type)to))
         return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, NO_INDEX,
                        "ONNX Cast: 'to' = %lld is not a TensorProto data type", (long long)to);
-    const dtcast_type dst_type = (dtcast_type)to;
+    const dtcast_type dst_type = dt_type_canonical((dtcast_type)to);
+    src_type = dt_type_canonical(src_type);
     st = check_type(error, opset, src_type, "input");
     if (st == DTCAST_OK)
         st = check_type(error, opset, dst_type, "output");
@@ -169,6 +176,18 @@ dtcast_status dtcast_onnx_cast_like(void *dst, dtcast_type like_type, const void
     if (opset < 15)
         return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
                        "ONNX CastLike needs opset 15 or later (got %d)", opset);
+    /* CastLike's newest version is 25: opsets 26 to 28 run CastLike-25, whose types are
+     * Cast-25's (no float6), as onnx.defs.get_schema("CastLike", 28).since_version says. */
+    if (opset > CASTLIKE_NEWEST && opset <= DTCAST_ONNX_OPSET_MAX) {
+        const dtcast_type t[2] = {like_type, src_type};
+        for (int i = 0; i < 2; i++)
+            if (onnx_since(t[i]) > CASTLIKE_NEWEST)
+                return dt_fail(error, DTCAST_ERR_UNSUPPORTED, NO_INDEX,
+                               "ONNX CastLike at opset %d is CastLike-%d, which does not take %s "
+                               "(%s type); Cast-%d does",
+                               opset, CASTLIKE_NEWEST, dtcast_type_name(t[i]),
+                               i == 0 ? "target" : "input", onnx_since(t[i]));
+    }
     return dtcast_onnx_cast(dst, (int64_t)like_type, src, src_type, count, opset, saturate,
                             round_mode, opts, error);
 }

@@ -26,8 +26,8 @@ static const dt_format formats[DTCAST_FLOAT8E5M3FNU + 1] = {
     [DTCAST_UINT64] =              {DTCAST_UINT64,            "uint64",            "UINT64",          DT_TC_UINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_INT64] =               {DTCAST_INT64,             "int64",             "INT64",           DT_TC_SINT,  64, 64,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_FLOAT4E2M1] =          {DTCAST_FLOAT4E2M1,        "float4e2m1",        "FLOAT4E2M1",      DT_TC_FLOAT,  4,  4,  2, 1,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    [DTCAST_FLOAT6E2M3FN] =        {DTCAST_FLOAT6E2M3FN,      "float6e2m3fn",      NULL,              DT_TC_FLOAT,  6,  8,  2, 3,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
-    [DTCAST_FLOAT6E3M2FN] =        {DTCAST_FLOAT6E3M2FN,      "float6e3m2fn",      NULL,              DT_TC_FLOAT,  6,  8,  3, 2,  3,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT6E2M3FN] =        {DTCAST_FLOAT6E2M3FN,      "float6e2m3fn",      "FLOAT6E2M3",      DT_TC_FLOAT,  6,  8,  2, 3,  1,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_FLOAT6E3M2FN] =        {DTCAST_FLOAT6E3M2FN,      "float6e3m2fn",      "FLOAT6E3M2",      DT_TC_FLOAT,  6,  8,  3, 2,  3,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E4M3FN] =        {DTCAST_FLOAT8E4M3FN,      "float8e4m3fn",      "FLOAT8E4M3FN",    DT_TC_FLOAT,  8,  8,  4, 3,  7,   DT_NAN_FN,   DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E4M3FNUZ] =      {DTCAST_FLOAT8E4M3FNUZ,    "float8e4m3fnuz",    "FLOAT8E4M3FNUZ",  DT_TC_FLOAT,  8,  8,  4, 3,  8,   DT_NAN_FNUZ, DTCAST_UNDEFINED},
     [DTCAST_FLOAT8E5M2] =          {DTCAST_FLOAT8E5M2,        "float8e5m2",        "FLOAT8E5M2",      DT_TC_FLOAT,  8,  8,  5, 2, 15,   DT_NAN_IEEE, DTCAST_UNDEFINED},
@@ -87,8 +87,17 @@ static const dtcast_type listing_order[] = {
 
 #define NFORMATS (sizeof listing_order / sizeof listing_order[0])
 
+dtcast_type dt_type_canonical(dtcast_type type)
+{
+    /* API 1.0 numbered float6 105 and 106; ONNX IR 14 gave them 27 and 28 */
+    return type == DTCAST_FLOAT6E2M3FN_1_0   ? DTCAST_FLOAT6E2M3FN
+           : type == DTCAST_FLOAT6E3M2FN_1_0 ? DTCAST_FLOAT6E3M2FN
+                                             : type;
+}
+
 const dt_format *dt_format_of(dtcast_type type)
 {
+    type = dt_type_canonical(type);
     if ((unsigned)type >= sizeof formats / sizeof formats[0] || !formats[type].name)
         return NULL;
     return &formats[type];
@@ -96,12 +105,13 @@ const dt_format *dt_format_of(dtcast_type type)
 
 /* float6 packed four in three bytes: the same formats, 6 bits apart */
 static const dt_format float6_packed[2] = {
-    {DTCAST_FLOAT6E2M3FN, "float6e2m3fn", NULL, DT_TC_FLOAT, 6, 6, 2, 3, 1, DT_NAN_NONE, DTCAST_UNDEFINED},
-    {DTCAST_FLOAT6E3M2FN, "float6e3m2fn", NULL, DT_TC_FLOAT, 6, 6, 3, 2, 3, DT_NAN_NONE, DTCAST_UNDEFINED},
+    {DTCAST_FLOAT6E2M3FN, "float6e2m3fn", "FLOAT6E2M3", DT_TC_FLOAT, 6, 6, 2, 3, 1, DT_NAN_NONE, DTCAST_UNDEFINED},
+    {DTCAST_FLOAT6E3M2FN, "float6e3m2fn", "FLOAT6E3M2", DT_TC_FLOAT, 6, 6, 3, 2, 3, DT_NAN_NONE, DTCAST_UNDEFINED},
 };
 
 const dt_format *dt_format_in(dtcast_type type, const dtcast_options *opts)
 {
+    type = dt_type_canonical(type);
     if (opts && opts->float6_packed && type == DTCAST_FLOAT6E2M3FN)
         return &float6_packed[0];
     if (opts && opts->float6_packed && type == DTCAST_FLOAT6E3M2FN)
@@ -276,7 +286,7 @@ dtcast_status dtcast_type_from_name(const char *name, dtcast_type *type, dtcast_
         char *end;
         long n = strtol(name, &end, 10);
         if (*end == '\0' && n > 0 && n < 1000 && dt_format_of((dtcast_type)n)) {
-            *type = (dtcast_type)n;
+            *type = dt_format_of((dtcast_type)n)->type; /* 105, 106 (API 1.0) -> 27, 28 */
             return DTCAST_OK;
         }
     }
@@ -353,7 +363,7 @@ dtcast_status dtcast_type_info(dtcast_type type, dtcast_info *info, dtcast_error
     if (!info)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "type info: NULL info");
     memset(info, 0, sizeof *info);
-    info->type = type;
+    info->type = f->type;
     info->name = f->name;
     info->bits = f->bits;
     const dt_format *p = f->tc == DT_TC_COMPLEX ? dt_format_of(f->part) : f;

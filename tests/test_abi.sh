@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The options ABI: a program built against the 1.0 header keeps working with a library whose
-# dtcast_options has grown a field, and the library refuses options it cannot read.
+# The ABI: a program built against the 1.0 header keeps working with a library whose
+# dtcast_options has grown a field, and the library refuses options it cannot read; and the
+# 1.0 header's float6 codes (105, 106, renumbered 27, 28 in 1.1 after ONNX IR 14) still convert.
 #
 #   tests/test_abi.sh [LIBDTCAST_A]   (CC, default cc; run from the repository's root or anywhere)
 #
-# Self-contained: copies include/dtcast.h to a temporary folder as "the 1.0 header", builds the
+# Self-contained: tests/abi/dtcast-1.0.h is the header as 1.0 shipped it (float6 = 105, 106; kept
+# byte for byte, never edited); it is copied to a temporary folder as "the 1.0 header", the
+# script builds the
 # library's objects with $CC as they are (or takes the static library LIBDTCAST_A of a build,
 # as make test does) and with -DDTCAST_TEST_FUTURE_OPTION (the test hook that adds one field at
 # the end of dtcast_options; given LIBDTCAST_A, only the sources that use the struct are
@@ -23,7 +26,7 @@ pass() { echo "PASS abi/$1"; }
 fail() { echo "FAIL abi/$1${2:+: $2}"; failures=$((failures + 1)); }
 
 mkdir -p "$tmp/v1_0" "$tmp/plain" "$tmp/future"
-cp include/dtcast.h "$tmp/v1_0/dtcast.h"
+cp tests/abi/dtcast-1.0.h "$tmp/v1_0/dtcast.h"
 
 # One object per source file; -O1 keeps the build short, portable_f64.c converts in the rounding
 # mode it sets (as the Makefile builds it).
@@ -169,6 +172,63 @@ int main(int argc, char **argv)
           "nonzero bytes past the library's struct refused", e.message);
     st = dtcast_onnx_options(&o, DTCAST_FLOAT16, DTCAST_FLOAT32, 21, 1, NULL, &n.o, &e);
     check(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx options refuse them too", e.message);
+
+    /* float6 by its 1.0 codes: 105 (e2m3fn), 106 (e3m2fn). The expected bytes are ml_dtypes
+     * 0.7's (float6_e2m3fn / float6_e3m2fn), written down here. */
+    {
+        const float f6in[5] = {0.5f, -1.5f, 7.5f, 100.0f, 0.3f};
+        static const uint8_t want[2][5] = {{0x04, 0x2C, 0x1F, 0x1F, 0x02},
+                                           {0x08, 0x2E, 0x18, 0x1F, 0x05}};
+        const dtcast_type f6[2] = {DTCAST_FLOAT6E2M3FN, DTCAST_FLOAT6E3M2FN};
+        check(f6[0] == 105 && f6[1] == 106, "the 1.0 header says 105, 106", "not the 1.0 header");
+        for (int k = 0; k < 2; k++) {
+            char name[64], detail[160];
+            uint8_t c[5] = {0}, packed[4] = {0}, back[5] = {0};
+            float r[5] = {0};
+            memset(&e, 0, sizeof e);
+            st = dtcast_convert(c, f6[k], f6in, DTCAST_FLOAT32, 5, NULL, &e);
+            snprintf(name, sizeof name, "float32 -> %d", (int)f6[k]);
+            snprintf(detail, sizeof detail, "%.100s: %02x %02x %02x %02x %02x", e.message, c[0], c[1],
+                     c[2], c[3], c[4]);
+            check(st == DTCAST_OK && memcmp(c, want[k], 5) == 0, name, detail);
+            st = dtcast_convert(r, DTCAST_FLOAT32, c, f6[k], 5, NULL, &e);
+            snprintf(name, sizeof name, "%d -> float32", (int)f6[k]);
+            check(st == DTCAST_OK && r[0] == 0.5f && r[1] == -1.5f && r[3] == (k ? 28.0f : 7.5f),
+                  name, e.message);
+            /* four in three bytes: 5 elements, ceil(30 / 8) = 4 bytes */
+            dtcast_options po;
+            dtcast_options_init(&po);
+            po.float6_packed = true;
+            size_t nb = 0;
+            st = dtcast_storage_size_opts(f6[k], 5, &po, &nb, &e);
+            snprintf(name, sizeof name, "%d packed: 4 bytes", (int)f6[k]);
+            check(st == DTCAST_OK && nb == 4, name, e.message);
+            st = dtcast_convert(packed, f6[k], f6in, DTCAST_FLOAT32, 5, &po, &e);
+            const uint32_t bits = (uint32_t)packed[0] | (uint32_t)packed[1] << 8 |
+                                  (uint32_t)packed[2] << 16 | (uint32_t)packed[3] << 24;
+            int ok = st == DTCAST_OK;
+            for (int i = 0; i < 5; i++)
+                ok &= ((bits >> (6 * i)) & 63) == want[k][i];
+            snprintf(name, sizeof name, "float32 -> %d packed", (int)f6[k]);
+            check(ok && (bits >> 30) == 0, name, e.message);
+            /* names, info, ONNX Cast-28 (whose 'to' the library also reads as 105, 106) */
+            const char *n = dtcast_type_name(f6[k]);
+            snprintf(name, sizeof name, "%d is named", (int)f6[k]);
+            check(n && strcmp(n, k ? "float6e3m2fn" : "float6e2m3fn") == 0 &&
+                      dtcast_type_bits(f6[k]) == 6,
+                  name, n ? n : "NULL");
+            dtcast_info info;
+            st = dtcast_type_info(f6[k], &info, &e);
+            snprintf(name, sizeof name, "%d info", (int)f6[k]);
+            check(st == DTCAST_OK && info.max == (k ? 28.0 : 7.5) && !info.has_nan, name,
+                  e.message);
+            st = dtcast_onnx_cast(back, f6[k], f6in, DTCAST_FLOAT32, 5, 28, 1, NULL, NULL, &e);
+            snprintf(name, sizeof name, "onnx cast-28 float32 -> %d", (int)f6[k]);
+            check(st == DTCAST_OK && memcmp(back, want[k], 5) == 0, name, e.message);
+            check(dtcast_onnx_opset_allows(28, f6[k]) && !dtcast_onnx_opset_allows(25, f6[k]),
+                  k ? "onnx opset 28 takes 106" : "onnx opset 28 takes 105", "");
+        }
+    }
 
     /* NULL options are the defaults; NULL error is allowed. */
     st = dtcast_convert(i8, DTCAST_INT8, in, DTCAST_FLOAT32, 5, NULL, NULL);

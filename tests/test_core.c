@@ -459,8 +459,8 @@ static void test_onnx_profile(void)
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx bad round_mode", "status %d", (int)st);
     st = dtcast_onnx_cast(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 13, 0, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_INVALID_ARGUMENT, "onnx saturate before opset 19", "status %d", (int)st);
-    st = dtcast_onnx_cast(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 26, 1, NULL, &o, &err);
-    CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx unknown opset 26", "status %d", (int)st);
+    st = dtcast_onnx_cast(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 29, 1, NULL, &o, &err);
+    CHECK(st == DTCAST_ERR_UNSUPPORTED, "onnx unknown opset 29", "status %d", (int)st);
     st = dtcast_onnx_cast(&out, 0, &x, DTCAST_FLOAT32, 1, 25, 1, NULL, &o, &err);
     CHECK(st == DTCAST_ERR_UNKNOWN_TYPE, "onnx to=0", "status %d", (int)st);
     st = dtcast_onnx_cast_like(&out, DTCAST_UINT8, &x, DTCAST_FLOAT32, 1, 14, 1, NULL, &o, &err);
@@ -478,6 +478,49 @@ static void test_onnx_profile(void)
     float big = 1e6f;
     dtcast_onnx_cast(&h, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1, 25, 1, NULL, NULL, NULL);
     CHECK(h == 0x7C00, "onnx float16 overflow -> Inf", "got %04x", h);
+    /* Cast-28 (onnx 1.23, IR 14) adds FLOAT6E2M3 = 27 and FLOAT6E3M2 = 28; 26 and 27 take
+     * Cast-25's types; 29 does not exist yet. The 1.0 codes 105, 106 name the same types. */
+    CHECK(DTCAST_ONNX_OPSET_MAX == 28 && DTCAST_FLOAT6E2M3FN == 27 && DTCAST_FLOAT6E3M2FN == 28,
+          "onnx opset 28, float6 codes 27/28", "max %d", DTCAST_ONNX_OPSET_MAX);
+    for (int opset = 1; opset <= 29; opset++) {
+        const bool f6 = opset == 28;
+        char label[64];
+        snprintf(label, sizeof label, "onnx opset %d float6: %s", opset, f6 ? "yes" : "no");
+        CHECK(dtcast_onnx_opset_allows(opset, (dtcast_type)27) == f6 &&
+                  dtcast_onnx_opset_allows(opset, (dtcast_type)28) == f6 &&
+                  dtcast_onnx_opset_allows(opset, (dtcast_type)105) == f6 &&
+                  dtcast_onnx_opset_allows(opset, (dtcast_type)106) == f6 &&
+                  dtcast_onnx_opset_allows(opset, DTCAST_INT2) == (opset >= 25 && opset <= 28) &&
+                  dtcast_onnx_opset_allows(opset, DTCAST_FLOAT32) == (opset <= 28),
+              label, "constraint table wrong");
+    }
+    {
+        /* 7.75 lies halfway between float6e2m3fn's max 7.5 (odd mantissa) and 8: rne gives 8,
+         * beyond the range, so max; 100 and Inf give max; 0.0625 is half of the smallest
+         * subnormal 0.125 and rounds to even 0; -0 keeps its sign; NaN gives 0x20 and -NaN
+         * 0x00 (ml_dtypes 0.7, onnx 1.23's reference) */
+        const float in[7] = {7.75f, 100.0f, INFINITY, 0.0625f, -0.0f, NAN, -NAN};
+        uint8_t o6[7] = {0};
+        dtcast_error e6;
+        memset(&e6, 0, sizeof e6);
+        dtcast_status s6 = dtcast_onnx_cast(o6, 27, in, DTCAST_FLOAT32, 7, 28, 1, NULL, NULL, &e6);
+        CHECK(s6 == DTCAST_OK && o6[0] == 0x1F && o6[1] == 0x1F && o6[2] == 0x1F &&
+                  o6[3] == 0x00 && o6[4] == 0x20 && o6[5] == 0x20 && o6[6] == 0x00,
+              "onnx cast-28 float32 -> float6e2m3fn", "%s: %02x %02x %02x %02x %02x %02x %02x",
+              e6.message, o6[0], o6[1], o6[2], o6[3], o6[4], o6[5], o6[6]);
+        s6 = dtcast_onnx_cast(o6, 28, in, DTCAST_FLOAT32, 7, 27, 1, NULL, NULL, &e6);
+        CHECK(s6 == DTCAST_ERR_UNSUPPORTED && strstr(e6.message, "opset 28") != NULL,
+              "onnx cast-27 refuses float6", "%d %s", (int)s6, e6.message);
+        s6 = dtcast_onnx_cast_like(o6, (dtcast_type)27, in, DTCAST_FLOAT32, 7, 28, 1, NULL, NULL,
+                                   &e6);
+        CHECK(s6 == DTCAST_ERR_UNSUPPORTED && strstr(e6.message, "CastLike-25") != NULL,
+              "onnx castlike at opset 28 is castlike-25: no float6", "%d %s", (int)s6,
+              e6.message);
+        s6 = dtcast_onnx_cast_like(o6, DTCAST_FLOAT8E4M3FN, in, DTCAST_FLOAT32, 1, 28, 1, NULL,
+                                   NULL, &e6);
+        CHECK(s6 == DTCAST_OK && o6[0] == 0x50, "onnx castlike at opset 28 float8", "%d %s",
+              (int)s6, e6.message);
+    }
     for (int opset = 1; opset <= 25; opset++) {
         char label[48];
         snprintf(label, sizeof label, "onnx opset %d takes float/int64/bool", opset);

@@ -29,7 +29,7 @@ LIB = sys.argv[1] if len(sys.argv) > 1 else 'build/libdtcast.so'
 CLI = os.path.join(os.path.dirname(os.path.abspath(LIB)), 'dtcast')
 TMP = tempfile.mkdtemp(prefix='dtcast-f6.')
 F32, STRING = 1, 8
-TYPES = {'float6e2m3fn': (105, 2, 3, 1, 'F6_E2M3'), 'float6e3m2fn': (106, 3, 2, 3, 'F6_E3M2')}
+TYPES = {'float6e2m3fn': (27, 2, 3, 1, 'F6_E2M3'), 'float6e3m2fn': (28, 3, 2, 3, 'F6_E3M2')}
 lib = dtlib.Lib(LIB)
 L = lib.L
 L.dtcast_storage_size_opts.argtypes = [ct.c_int, ct.c_size_t, ct.POINTER(dtlib.Options),

@@ -233,6 +233,33 @@ static void by_hand(void)
     CHECK(st == DTCAST_OK && yz == 85 && yq[0] == 0 && yq[1] == 85 && yq[2] == 255 &&
               ys == 3.0f / 255.0f,
           "hand_dynamic", "status %d zp %u y %u %u %u", st, yz, yq[0], yq[1], yq[2]);
+
+    /* QuantizeLinear-28 to float6e3m2fn (code 28, also by its 1.0 code 106) with scale 0.5 and
+     * zero point 1.0 (0x0C): q = x / 0.5 + 1. x = 0.25 -> 1.5 (0x0E); -3 -> -5 (0x35);
+     * 13.5 -> 28 = max (0x1F); 20 -> 41, beyond max, saturates (0x1F); -100 -> 0x3F. Codes
+     * worked out from the format (3 exponent bits, bias 3, 2 mantissa bits). */
+    float q6x[5] = {0.25f, -3.0f, 13.5f, 20.0f, -100.0f}, half = 0.5f;
+    uint8_t zp6 = 0x0C, y6[5] = {0};
+    const int64_t sh5[1] = {5};
+    dtcast_tensor QX = tensor(q6x, sizeof q6x, DTCAST_FLOAT32, 1, sh5),
+                  QS = tensor(&half, 4, DTCAST_FLOAT32, 0, NULL),
+                  QZ = tensor(&zp6, 1, (dtcast_type)106, 0, NULL), QY = tensor(y6, 5, 0, 0, NULL);
+    a.opset = 28;
+    st = dtcast_onnx_quantize_linear(&QY, &QX, &QS, &QZ, &a, NULL, &e);
+    CHECK(st == DTCAST_OK && QY.type == 28 && y6[0] == 0x0E && y6[1] == 0x35 && y6[2] == 0x1F &&
+              y6[3] == 0x1F && y6[4] == 0x3F,
+          "hand_quantize_float6", "status %d type %d: %02x %02x %02x %02x %02x", st, QY.type,
+          y6[0], y6[1], y6[2], y6[3], y6[4]);
+    /* DequantizeLinear-28 back: (y - 1) * 0.5 = 0.25, -3, 13.5, 13.5, -14.5 */
+    float d6[5] = {0};
+    QZ.type = DTCAST_FLOAT6E3M2FN;
+    dtcast_tensor DQX = tensor(y6, 5, DTCAST_FLOAT6E3M2FN, 1, sh5),
+                  DQY = tensor(d6, sizeof d6, 0, 0, NULL);
+    st = dtcast_onnx_dequantize_linear(&DQY, &DQX, &QS, &QZ, &a, NULL, &e);
+    CHECK(st == DTCAST_OK && DQY.type == DTCAST_FLOAT32 && d6[0] == 0.25f && d6[1] == -3.0f &&
+              d6[2] == 13.5f && d6[3] == 13.5f && d6[4] == -14.5f,
+          "hand_dequantize_float6", "status %d: %g %g %g %g %g", st, d6[0], d6[1], d6[2], d6[3],
+          d6[4]);
 }
 
 /* ---- refusals ------------------------------------------------------------------------------- */
@@ -278,6 +305,11 @@ static void refusals(void)
     a.output_dtype = DTCAST_FLOAT4E2M1;
     refuse("refuse_float4_opset22", dtcast_onnx_quantize_linear(&Y, &XF, &SF, NULL, &a, NULL, &e),
            DTCAST_ERR_UNSUPPORTED, y, sizeof y, &e, "opset 23");
+    RESET();
+    a.opset = 27;
+    a.output_dtype = 27; /* FLOAT6E2M3: QuantizeLinear-28 */
+    refuse("refuse_float6_opset27", dtcast_onnx_quantize_linear(&Y, &XF, &SF, NULL, &a, NULL, &e),
+           DTCAST_ERR_UNSUPPORTED, y, sizeof y, &e, "opset 28");
     RESET();
     a.opset = 24;
     a.output_dtype = DTCAST_INT2;

@@ -5,6 +5,7 @@
  * 1 fixed64, 2 length-delimited, 5 fixed32 (3 and 4, groups, are not used by ONNX). Repeated
  * numbers come packed (one length-delimited run) or one per key; readers must take both. */
 #include "internal.h"
+#include "fileio/safetensors.h" /* the float6 bit stream, which ONNX packs as safetensors does */
 #include "fileio/tensor.h"
 
 #include <stdarg.h>
@@ -243,6 +244,14 @@ static tp_layout layout_of(const dt_format *f)
     }
 }
 
+/* float6 (ONNX IR 14): raw_data (and external data) packed four elements in three bytes, element
+ * i in bits [6i, 6i+6) from bit 0 of byte 0, ceil(6n/8) bytes; int32_data one element per entry.
+ * In memory, as everywhere in dtcast, one element per byte. */
+static bool is_float6(const dt_format *f)
+{
+    return f->tc == DT_TC_FLOAT && f->bits == 6;
+}
+
 /* ---- TensorProto: the first pass records what is where ------------------------------------- */
 
 typedef struct tp_scan {
@@ -474,9 +483,10 @@ static dtcast_status check_payload(const pb *r, const tp_scan *s, const dt_forma
     if (s->has_raw && s->values[l.field])
         return pb_fail(r, s->raw_at, "both raw_data and %s are present", field_name(l.field));
     if (s->has_raw && s->raw_len != nbytes)
-        return pb_fail(r, s->raw_at, "raw_data is %zu bytes but %zu %s elements need %zu",
-                       s->raw_len, count, f->name, nbytes);
-    size_t want = l.field == TP_STRING ? count : nbytes / l.width;
+        return pb_fail(r, s->raw_at, "raw_data is %zu bytes but %zu %s elements need %zu%s",
+                       s->raw_len, count, f->name, nbytes,
+                       is_float6(f) && s->data_type < 100 ? " (packed four in three bytes)" : "");
+    size_t want = l.field == TP_STRING || is_float6(f) ? count : nbytes / l.width;
     if (!s->has_raw && s->values[l.field] != want)
         return pb_fail(r, s->values[l.field] ? s->first_at[l.field] : r->end,
                        "%s has %zu values but %zu %s elements need %zu", field_name(l.field),
@@ -489,6 +499,9 @@ static dtcast_status check_payload(const pb *r, const tp_scan *s, const dt_forma
 typedef struct fill_ctx {
     uint8_t *data;
     size_t width, n, cap;
+    uint64_t max;   /* the largest value an entry may hold (float6: 63), 0 = any */
+    size_t bad;     /* the first entry beyond it, or SIZE_MAX */
+    uint64_t bad_value;
 } fill_ctx;
 
 /* Stores the low `width` bytes of a value, little-endian (int32_data holds narrower patterns). */
@@ -497,6 +510,10 @@ static void store_value(void *ctx, uint64_t value)
     fill_ctx *c = ctx;
     if (c->n >= c->cap)
         return;
+    if (c->max && value > c->max && c->bad == SIZE_MAX) {
+        c->bad = c->n;
+        c->bad_value = value;
+    }
     for (size_t i = 0; i < c->width; i++)
         c->data[c->n * c->width + i] = (uint8_t)(value >> (8 * i));
     c->n++;
@@ -520,7 +537,9 @@ static dtcast_status fill_strings(pb *r, int wt, size_t at, char **strings, size
 
 static dtcast_status fill_values(pb *r, dt_tensor *t, const tp_layout *l)
 {
-    fill_ctx c = {t->data, l->width, 0, l->width ? t->nbytes / l->width : t->count};
+    const dt_format *f = dt_format_of(t->type);
+    fill_ctx c = {t->data, l->width, 0, l->width ? t->nbytes / l->width : t->count,
+                  is_float6(f) ? 63 : 0, SIZE_MAX, 0};
     while (pb_more(r)) {
         uint32_t field = 0;
         int wt = 0;
@@ -538,6 +557,10 @@ static dtcast_status fill_values(pb *r, dt_tensor *t, const tp_layout *l)
         if (st != DTCAST_OK)
             return st;
     }
+    if (c.bad != SIZE_MAX)
+        return dt_io_fail(r->err, DTCAST_ERR_BAD_FILE,
+                          "pb: int32_data entry %zu is %llu, not a %s code (6 bits, 0 to 63)",
+                          c.bad, (unsigned long long)(uint32_t)c.bad_value, f->name);
     return DTCAST_OK;
 }
 
@@ -578,7 +601,14 @@ static dtcast_status locate_tensor(pb *r, tp_scan *s, dt_tensor *t, const dt_for
         st = check_type(r, s, f);
     if (st == DTCAST_OK)
         st = dt_io_at(dt_tensor_set_shape(t, s->ndim, s->dims, "pb", r->err), r->err, s->dims_at);
-    if (st == DTCAST_OK && (st = dtcast_storage_size((*f)->type, t->count, nbytes, NULL)) != DTCAST_OK)
+    /* float6 under ONNX's codes 27, 28 is stored packed (file bytes, not memory bytes); under
+     * dtcast 1.0's own codes 105, 106 one element per byte, as 1.0 wrote it */
+    dtcast_options packed;
+    dtcast_options_init(&packed);
+    packed.float6_packed = s->data_type == DTCAST_FLOAT6E2M3FN ||
+                           s->data_type == DTCAST_FLOAT6E3M2FN;
+    if (st == DTCAST_OK &&
+        (st = dtcast_storage_size_opts((*f)->type, t->count, &packed, nbytes, NULL)) != DTCAST_OK)
         return dt_io_fail(r->err, st, "pb: %zu %s elements do not fit in memory", t->count,
                           (*f)->name);
     if (st != DTCAST_OK)
@@ -604,6 +634,10 @@ static dtcast_status parse_tensor(pb *r, dt_tensor *t)
                        "the data is external (in another file): read the .pb by its path");
     if ((st = dt_tensor_alloc(t, r->err)) != DTCAST_OK || (st = copy_name(r, &s, t)) != DTCAST_OK)
         return st;
+    if (s.has_raw && is_float6(f) && s.data_type < 100) {
+        dt_st_f6_from_bytes(t->data, r->buf + s.raw_at, t->count);
+        return DTCAST_OK;
+    }
     if (s.has_raw) {
         memcpy(t->data, r->buf + s.raw_at, nbytes);
         return DTCAST_OK;
@@ -646,6 +680,7 @@ dtcast_status dt_pb_locate(const uint8_t *buf, size_t len, dt_pb_info *info, dt_
     memcpy(info->dims, shape.dims, sizeof info->dims);
     info->count = shape.count;
     info->nbytes = nbytes;
+    info->float6_byte_each = is_float6(f) && s.data_type > 100;
     if (s.has_name && !(info->name = malloc(s.name_len + 1)))
         return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "pb: out of memory");
     if (s.has_name) {
@@ -722,6 +757,13 @@ static bool add_bytes_field(size_t *total, size_t len)
            !__builtin_add_overflow(*total, field, total);
 }
 
+/* Bytes of the payload in the file: float6 packed (memory keeps one element per byte). */
+static size_t file_bytes(const dt_tensor *t)
+{
+    const dt_format *f = dt_format_of(t->type);
+    return f && is_float6(f) ? t->count / 4 * 3 + (t->count % 4 * 6 + 7) / 8 : t->nbytes;
+}
+
 static bool serialized_size(const dt_tensor *t, size_t *total)
 {
     *total = 0;
@@ -736,7 +778,7 @@ static bool serialized_size(const dt_tensor *t, size_t *total)
     }
     if (t->name && !add_bytes_field(total, strlen(t->name)))
         return false;
-    return t->type == DTCAST_STRING || t->nbytes == 0 || add_bytes_field(total, t->nbytes);
+    return t->type == DTCAST_STRING || t->nbytes == 0 || add_bytes_field(total, file_bytes(t));
 }
 
 dtcast_status dt_pb_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt_io_error *err)
@@ -766,8 +808,17 @@ dtcast_status dt_pb_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt
     }
     if (t->name)
         p = put_bytes(p, TP_NAME, t->name, strlen(t->name));
-    if (t->type != DTCAST_STRING && t->nbytes) /* an empty tensor has no raw_data, as in ONNX */
-        p = put_bytes(p, TP_RAW, t->data, t->nbytes);
+    if (t->type != DTCAST_STRING && t->nbytes) { /* an empty tensor has no raw_data, as in ONNX */
+        const size_t n = file_bytes(t);
+        if (n != t->nbytes) { /* float6: packed into the field's place */
+            p = put_varint(p, TP_RAW << 3 | WT_BYTES);
+            p = put_varint(p, n);
+            dt_st_f6_to_bytes(p, t->data, t->count);
+            p += n;
+        } else {
+            p = put_bytes(p, TP_RAW, t->data, t->nbytes);
+        }
+    }
     *buf = out;
     *len = (size_t)(p - out);
     return DTCAST_OK;

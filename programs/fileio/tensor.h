@@ -67,7 +67,8 @@ typedef struct dt_pb_info {
     int ndim;
     int64_t dims[DT_MAX_DIMS];
     size_t count;
-    size_t nbytes;     /* of the elements in dtcast's layout */
+    size_t nbytes;     /* of the elements as the file holds them (float6: packed) */
+    int float6_byte_each; /* float6 under dtcast 1.0's codes 105/106: one element per byte */
     char *name;        /* or NULL */
     dt_pb_where where;
     size_t raw_at;

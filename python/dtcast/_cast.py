@@ -207,12 +207,12 @@ def _output(out, shape, target, packed_bytes, packed_bits=0):
 def convert_array(arr, source, target, opts, *, packed=False, out=None, report=False):
     """The conversion under an options tuple: arr (of type source) -> a new or the caller's
     array of type target. Returns (result, report dict or None)."""
-    float6 = target.code in (105, 106)
+    float6 = target.code in (27, 28)
     if packed and not (target.sub_byte or float6):
         packed = False  # packing concerns sub-byte targets only; others have one layout
     if packed and float6:
         opts = opts[:4] + (opts[4] | FLOAT6_PACKED,) + opts[5:]
-    elif not packed and (target.code in (105, 106) or source.code in (105, 106)):
+    elif not packed and (target.code in (27, 28) or source.code in (27, 28)):
         opts = opts[:4] + (opts[4] & ~FLOAT6_PACKED,) + opts[5:]
     if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
         arr = arr.copy(order="C")

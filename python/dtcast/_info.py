@@ -94,7 +94,7 @@ def pack(x, type=None):
     from ._cast import _source
 
     arr, t = _source(x, type)
-    return convert_array(arr, t, t, options(), packed=True)[0].reshape(-1) if (t.sub_byte or t.code in (105, 106)) \
+    return convert_array(arr, t, t, options(), packed=True)[0].reshape(-1) if (t.sub_byte or t.code in (27, 28)) \
         else np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
 
 
@@ -104,7 +104,7 @@ def unpack(data, type, shape=None):
     every element the bytes hold (for sub-byte types: all of them, padding included)."""
     t = lookup(type)
     buf = np.ascontiguousarray(as_array(data)).reshape(-1).view(np.uint8)
-    float6 = t.code in (105, 106)
+    float6 = t.code in (27, 28)
     per_bits = 6 if float6 else (t.bits if t.sub_byte else 8 * t.dtype.itemsize)
     if shape is None:
         count = buf.size * 8 // per_bits

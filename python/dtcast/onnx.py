@@ -1,6 +1,6 @@
-"""ONNX Cast and CastLike (opsets 1 to 25), as the ONNX specification defines them
-(docs/onnx.md): ``dtcast.onnx.cast(x, "FLOAT8E4M3FN", opset=25, saturate=True)``; and
-QuantizeLinear, DequantizeLinear (opsets 10 to 25) and DynamicQuantizeLinear
+"""ONNX Cast and CastLike (opsets 1 to 28; onnx 1.23, IR 14), as the ONNX specification defines
+them (docs/onnx.md): ``dtcast.onnx.cast(x, "FLOAT8E4M3FN", opset=28, saturate=True)``; and
+QuantizeLinear, DequantizeLinear (opsets 10 to 28) and DynamicQuantizeLinear
 (``quantize_linear``, ``dequantize_linear``, ``dynamic_quantize_linear``, also as
 ``dtcast.quantize_linear`` ...)."""
 
@@ -14,7 +14,10 @@ from . import _core
 __all__ = ["cast", "cast_like", "quantize_linear", "dequantize_linear",
            "dynamic_quantize_linear", "OPSET_MAX"]
 
-OPSET_MAX = 25
+OPSET_MAX = 28
+# CastLike's newest version: opsets 26 to 28 run CastLike-25, which has no float6
+_CASTLIKE_NEWEST = 25
+_FLOAT6 = (27, 28)
 
 
 def cast(x, to, *, opset=OPSET_MAX, saturate=True, round_mode="up", src=None, packed=False,
@@ -23,7 +26,9 @@ def cast(x, to, *, opset=OPSET_MAX, saturate=True, round_mode="up", src=None, pa
     the pair is checked against the opset's type constraints (dtcast.Error, status UNSUPPORTED),
     then converted with ONNX's semantics: round to nearest even, float -> integer truncating and
     wrapping, ``saturate`` for float8 targets (opset >= 19), ``round_mode`` ("up", "down",
-    "nearest") for float8e8m0 (opset >= 24). via_float32 reproduces the ONNX reference
+    "nearest") for float8e8m0 (opset >= 24); float6e2m3fn / float6e3m2fn (FLOAT6E2M3 = 27,
+    FLOAT6E3M2 = 28) from opset 28, rounding to nearest even, overflow and +-Inf to +-max, NaN
+    to 0x20 (-NaN 0x00) as ml_dtypes gives. via_float32 reproduces the ONNX reference
     implementation, which rounds to float32 first; string_style="ort" formats numbers as ONNX
     Runtime does."""
     arr, source = _source(x, src)
@@ -35,8 +40,21 @@ def cast(x, to, *, opset=OPSET_MAX, saturate=True, round_mode="up", src=None, pa
 
 
 def cast_like(x, like, **kwargs):
-    """ONNX CastLike (opset >= 15): the target type is that of ``like`` (an array or a type)."""
+    """ONNX CastLike (opset >= 15): the target type is that of ``like`` (an array or a type).
+    CastLike's newest version is 25: at opsets 26 to 28 it is CastLike-25, which does not take
+    float6 (dtcast.Error, status UNSUPPORTED)."""
     t = getattr(like, "dtype", like)
+    opset = int(kwargs.get("opset", OPSET_MAX))
+    if opset < 15:
+        raise Error(f"ONNX CastLike needs opset 15 or later (got {opset})", Status.UNSUPPORTED)
+    if _CASTLIKE_NEWEST < opset <= OPSET_MAX:
+        src = kwargs.get("src")
+        for role, ty in (("target", lookup(t)),
+                         ("input", lookup(src) if src is not None else _source(x, None)[1])):
+            if ty.code in _FLOAT6:
+                raise Error(f"ONNX CastLike at opset {opset} is CastLike-{_CASTLIKE_NEWEST}, "
+                            f"which does not take {ty.name} ({role} type); Cast-28 does",
+                            Status.UNSUPPORTED)
     return cast(x, t, **kwargs)
 
 
@@ -44,14 +62,14 @@ def cast_like(x, like, **kwargs):
 
 def _tensor(a, what):
     """(packed bytes, type code, shape) of an input array (sub-byte types packed as ONNX packs
-    them over the flattened tensor)."""
+    them over the flattened tensor; float6 one element per byte, as dtcast_tensor keeps it)."""
     from ._info import pack
 
     arr, t = _source(a, None)
     if t.code == 8:
         raise Error(f"{what}: strings are not numbers", Status.INVALID_ARGUMENT)
     shape = tuple(int(d) for d in arr.shape)
-    if t.sub_byte:
+    if t.sub_byte and t.code not in _FLOAT6:
         data = pack(arr)
     else:
         data = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
@@ -80,16 +98,21 @@ def _qdq(quantize, x, scale, zero_point, axis, block_size, saturate, output_dtyp
         raise Error(f"threads must be an integer >= 0, not {threads!r}", Status.INVALID_ARGUMENT)
     out, code = _core.onnx_qdq(bool(quantize), xb, xt, xs, sb, st, ss, zb, zt, zs, attrs,
                                int(threads))
+    if code in _FLOAT6:  # one per byte (dtcast_tensor), as ml_dtypes keeps float6
+        n = int(np.prod(xs, dtype=np.int64))
+        return np.frombuffer(out, dtype=np.uint8)[:n].copy().view(lookup(code).dtype).reshape(xs)
     return unpack(np.frombuffer(out, dtype=np.uint8), code, xs)
 
 
 def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate=1,
                     output_dtype=None, precision=None, opset=OPSET_MAX, threads=0):
-    """ONNX QuantizeLinear at ``opset`` (10 to 25): ``y = saturate(rint(x / scale) +
+    """ONNX QuantizeLinear at ``opset`` (10 to 28): ``y = saturate(rint(x / scale) +
     zero_point)`` per tensor (a scalar or 1-element scale), per axis (a 1-D scale along ``axis``)
     or blocked (a scale of x's rank, ``block_size`` elements per scale along ``axis``). y's type is
     ``output_dtype`` (a type name, dtype or TensorProto number), else the zero point's, else
-    uint8; integer, float8 (``saturate``) and float4e2m1 outputs as the operator defines them,
+    uint8; integer, float8 (``saturate``), float4e2m1 and (opset 28) float6 outputs as the
+    operator defines them (float4 / float6: ``x / scale + zero_point`` cast to the type,
+    saturating whatever ``saturate`` says),
     the quotient in ``precision`` when given (opset 23+), else in the type NumPy promotes x and
     the scale to. Types or attributes the opset lacks raise dtcast.Error (docs/onnx.md,
     "Quantization operators")."""
@@ -102,7 +125,7 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     """ONNX DequantizeLinear at ``opset``: ``y = (x - zero_point) * scale`` in float32 (float64
     for int32 x with a zero point), then one cast to ``output_dtype`` (opset 21+; default the
     scale's type; required with a float8e8m0 scale). float8 / float4 x take no zero point, or
-    zeros."""
+    zeros; float6 x (opset 28) subtracts its zero point, as onnx's reference does."""
     return _qdq(False, x, scale, zero_point, axis, block_size, 1, output_dtype, None, opset,
                 threads)
 

@@ -102,6 +102,7 @@ dtcast_status pr_openvino(const dtcast_operand *a, const dtcast_operand *b,
     const bool torch_mode = attrs->pytorch_scalar_promotion != 0;
     dtcast_type u64_target = attrs->u64_target == DTCAST_UNDEFINED ? DTCAST_FLOAT32
                                                                     : attrs->u64_target;
+    u64_target = dt_type_canonical(u64_target); /* float6's 1.0 codes 105, 106 */
     if (u64_target != DTCAST_TYPE_DYNAMIC && !dtcast_type_name(u64_target))
         return dt_fail(m, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX,
                        "u64_integer_promotion_target: unknown type %d", (int)u64_target);

@@ -99,6 +99,12 @@ dtcast_status dtcast_promote(dtcast_type *result, dtcast_promote_rules rules,
         (st = check_for_rules(rules, a, "a", m)) != DTCAST_OK ||
         (st = check_for_rules(rules, b, "b", m)) != DTCAST_OK)
         return st;
+    /* float6's API 1.0 codes (105, 106) are the same types as 27, 28 */
+    dtcast_operand ca = *a, cb = *b;
+    ca.type = dt_type_canonical(ca.type);
+    cb.type = dt_type_canonical(cb.type);
+    a = &ca;
+    b = &cb;
     dtcast_promote_attrs defaults;
     dtcast_promote_attrs_init(&defaults);
     if (!attrs)

@@ -59,6 +59,12 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
     if (st != DTCAST_OK)
         return st;
     dtcast_quant_params *p = &q->p;
+    /* float6's API 1.0 codes (105, 106) are the same types as 27, 28 */
+    p->element = dt_type_canonical(p->element);
+    p->scale_type = dt_type_canonical(p->scale_type);
+    xtype = dt_type_canonical(xtype);
+    code_type = dt_type_canonical(code_type);
+    scales_type = dt_type_canonical(scales_type);
     const char *sname = dtcast_scheme_name(p->scheme);
     if (!sname)
         return dt_fail(error, DTCAST_ERR_INVALID_ARGUMENT, DT_NO_INDEX, "unknown scheme %d",

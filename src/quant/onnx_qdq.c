@@ -1,4 +1,4 @@
-/* ONNX QuantizeLinear / DequantizeLinear, opsets 10 to 25 (docs/onnx.md, "Quantization
+/* ONNX QuantizeLinear / DequantizeLinear, opsets 10 to 28 (docs/onnx.md, "Quantization
  * operators"): which types and attributes each opset takes, the granularity the scale's shape
  * gives, the precision of the arithmetic, then the element work (onnx_qdq_simple.c, or a fast
  * path of onnx_qdq_fast.c) over all threads. Everything is checked before the output is
@@ -15,7 +15,7 @@ void dtcast_onnx_qdq_attrs_init(dtcast_onnx_qdq_attrs *attrs)
     if (!attrs)
         return;
     memset(attrs, 0, sizeof *attrs);
-    attrs->opset = 25;
+    attrs->opset = DTCAST_ONNX_OPSET_MAX;
     attrs->axis = 1;
     attrs->saturate = 1;
 }
@@ -31,13 +31,14 @@ static bool is_float8(dtcast_type t)
 /* The first opset whose QuantizeLinear y (= DequantizeLinear x) takes t; 0 = never. */
 static int quant_type_since(dtcast_type t)
 {
-    switch (t) {
+    switch (dt_type_canonical(t)) {
     case DTCAST_INT8: case DTCAST_UINT8: return 10;
     case DTCAST_FLOAT8E4M3FN: case DTCAST_FLOAT8E4M3FNUZ: case DTCAST_FLOAT8E5M2:
     case DTCAST_FLOAT8E5M2FNUZ: return 19;
     case DTCAST_INT16: case DTCAST_UINT16: case DTCAST_INT4: case DTCAST_UINT4: return 21;
     case DTCAST_FLOAT4E2M1: return 23;
     case DTCAST_INT2: case DTCAST_UINT2: return 25;
+    case DTCAST_FLOAT6E2M3FN: case DTCAST_FLOAT6E3M2FN: return 28;
     default: return 0;
     }
 }
@@ -65,7 +66,7 @@ static dtcast_status check_quant_type(dtcast_error *error, const char *op, int o
     if (since == 0)
         return refuse(error, op, opset, what, t,
                       "it takes int8, uint8, int16, uint16, int4, uint4, int2, uint2, the four "
-                      "float8 types and float4e2m1, by opset");
+                      "float8 types, float4e2m1 and the two float6 types, by opset");
     if (opset < since)
         return dt_fail(error, DTCAST_ERR_UNSUPPORTED, DT_NO_INDEX,
                        "ONNX %s-%d does not take %s of type %s: it needs opset %d or later", op,
@@ -344,12 +345,12 @@ static dtcast_status begin_plan(dt_qdq_plan *p, const char *op, const dtcast_ten
         return dt_fail(error, DTCAST_ERR_BAD_SHAPE, DT_NO_INDEX, "ONNX %s: the scale is empty",
                        op);
     p->quantize = strcmp(op, "QuantizeLinear") == 0;
-    p->xt = x->type;
-    p->st = scale->type;
+    p->xt = dt_type_canonical(x->type);
+    p->st = dt_type_canonical(scale->type);
     p->x = x->data;
     p->scale = scale->data;
     p->zp = zero_point ? zero_point->data : NULL;
-    p->zt = zero_point ? zero_point->type : DTCAST_UNDEFINED;
+    p->zt = zero_point ? dt_type_canonical(zero_point->type) : DTCAST_UNDEFINED;
     if ((st = plan_shape(p, x, scale, a, op, error)) != DTCAST_OK)
         return st;
     if (zero_point && (st = check_zero_point_shape(p, scale, zero_point, *nz, op, error)) !=
@@ -401,7 +402,7 @@ dtcast_status dtcast_onnx_quantize_linear(dtcast_tensor *y, const dtcast_tensor 
         return dt_fail(error, DTCAST_ERR_UNKNOWN_TYPE, DT_NO_INDEX,
                        "ONNX %s: output_dtype %lld is not a TensorProto data type", op,
                        (long long)attrs->output_dtype);
-    p.yt = attrs->output_dtype ? (dtcast_type)attrs->output_dtype
+    p.yt = attrs->output_dtype ? dt_type_canonical((dtcast_type)attrs->output_dtype)
            : zero_point        ? p.zt
                                : DTCAST_UINT8;
     if ((st = check_quant_type(error, op, opset, "y", p.yt)) != DTCAST_OK)
@@ -523,7 +524,11 @@ dtcast_status dtcast_onnx_dequantize_linear(dtcast_tensor *y, const dtcast_tenso
         p.yt = p.st;
     }
     const dt_format *xf = dt_format_of(p.xt);
-    if (zero_point && xf->tc == DT_TC_FLOAT) {
+    /* float8 / float4 x: the zero point must be zeros and is dropped. float6 x (opset 28):
+     * (x - zero point) * scale as for integers, which is what onnx 1.23's reference computes
+     * (docs/onnx.md, "Quantization operators"). */
+    const bool float6 = p.xt == DTCAST_FLOAT6E2M3FN || p.xt == DTCAST_FLOAT6E3M2FN;
+    if (zero_point && xf->tc == DT_TC_FLOAT && !float6) {
         if ((st = check_float_zero_point(&p, op, error)) != DTCAST_OK)
             return st;
         p.zp = NULL;

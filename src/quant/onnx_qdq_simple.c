@@ -133,13 +133,16 @@ static void quantize_chunk(const dt_qdq_plan *p, size_t i0, size_t count)
         }
         return;
     }
-    /* float4 y: q + zero point first, in the quotient's precision */
+    /* float4 / float6 y: q + zero point first, in the type NumPy promotes the quotient and
+     * the zero point to (as the reference adds them): float64, else float32, except a
+     * bfloat16 quotient, whose sum with a float4 / float6 array is bfloat16 (a float16 one
+     * gives float32, so it is not rounded back to float16) */
     if (p->zd) {
         for (size_t k = 0; k < count; k++) {
             const double z = p->zd[dt_qdq_scale_index(p, i0 + k)];
             q[k] = canon(p->mode == DT_QDQ_F64 ? q[k] + z : (double)(f32(q[k]) + f32(z)));
         }
-        if (p->mode == DT_QDQ_16)
+        if (p->mode == DT_QDQ_16 && p->half == DTCAST_BFLOAT16)
             round_f64(q, count, p->half);
     }
     (void)dtcast_convert((uint8_t *)p->y + byte_at(p->yt, i0), p->yt, q, DTCAST_FLOAT64, count,

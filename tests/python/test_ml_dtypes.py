@@ -54,7 +54,7 @@ def all_codes(name):
     if name == "bool":
         return np.array([False, True])
     t = lookup(name)
-    n = 1 << (6 if t.code in (105, 106) else t.bits)
+    n = 1 << (6 if t.code in (27, 28) else t.bits)
     return np.arange(n, dtype=np.uint16 if t.bits > 8 else np.uint8).view(t.dtype)
 
 

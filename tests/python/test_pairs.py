@@ -117,7 +117,7 @@ def inputs(name):
     if ti.kind == "bool":
         return np.array([False, True, True, False])
     if ti.bits <= 16 and ti.kind != "complex":  # every code
-        n = 1 << (ti.bits if ti.code not in (105, 106) else 6)
+        n = 1 << (ti.bits if ti.code not in (27, 28) else 6)
         codes = np.arange(n, dtype=np.uint16 if ti.bits > 8 else np.uint8)
         return codes.view(ti.dtype)
     if name in ("float32", "float64"):
@@ -148,14 +148,14 @@ def c_convert(lib, x, src, dst, mode, fov, iov, discard_imaginary, float6_packed
     s, d = lookup(src), lookup(dst)
     opts = lib.options(LIB_MODE[mode], fov, iov, discard_imaginary=discard_imaginary)
     opts.float6_packed = float6_packed
-    if s.code in (105, 106) and not float6_packed:
+    if s.code in (27, 28) and not float6_packed:
         src_bytes = x.view(np.uint8).tobytes()  # float6 unpacked: one code per byte
     elif s.bits < 8 and s.kind != "bool":
         src_bytes = dtcast.pack(x).tobytes()  # int4 two per byte, float6 four in three, ...
     else:
         src_bytes = x.view(np.uint8).tobytes()
     count = x.size
-    if d.code in (105, 106):
+    if d.code in (27, 28):
         size = (count * 6 + 7) // 8 if float6_packed else count
     else:
         size = lib.storage_size(d.code, count)[1]
@@ -197,7 +197,7 @@ def test_pair_bytes_equal_library(src, libdtcast):
                 for iov in iovs:
                     calls += 1
                     where = (src, dst, mode, fov, iov)
-                    if d.code in (105, 106):
+                    if d.code in (27, 28):
                         # float6: one code per byte unpacked, 4 in 3 bytes packed
                         for packed in (False, True):
                             st, want = c_convert(libdtcast, x, src, dst, mode, fov, iov, discard,
@@ -248,7 +248,7 @@ def test_large_one_per_byte_paths(sub, libdtcast):
     x = (rng.standard_normal(n) * 4).astype(np.float32)
     x[::1001] = np.nan
     d = lookup(sub)
-    float6 = d.code in (105, 106)
+    float6 = d.code in (27, 28)
     for threads in (1, 2, 0):
         for packed in (False, True):
             if packed and float6:
