@@ -4,10 +4,9 @@
 
 #include <string.h>
 
-/* BitCast-26 is the operator's only version through opset 28 (onnx 1.23). The library's Cast
- * opsets and BitCast's are checked separately: BitCast accepts up to the larger of the two. */
+/* BitCast-26 is the operator's only version through opset 28 (onnx 1.23), the newest opset the
+ * library knows. */
 #define BITCAST_SINCE 26
-#define BITCAST_OPSET_MAX (DTCAST_ONNX_OPSET_MAX > 28 ? DTCAST_ONNX_OPSET_MAX : 28)
 
 dtcast_status dtcast_bitcast(void *dst, dtcast_type dst_type, const void *src,
                              dtcast_type src_type, size_t count, const dtcast_options *opts,
@@ -82,10 +81,10 @@ dtcast_status dtcast_onnx_bitcast(void *dst, int64_t to, const void *src, dtcast
                                   size_t count, int opset, const dtcast_options *opts,
                                   dtcast_error *error)
 {
-    if (opset < 1 || opset > BITCAST_OPSET_MAX)
+    if (opset < 1 || opset > DTCAST_ONNX_OPSET_MAX)
         return dt_fail(error, DTCAST_ERR_UNSUPPORTED, DT_NO_INDEX,
                        "ONNX opset %d is not known (dtcast's BitCast knows 1 to %d)", opset,
-                       BITCAST_OPSET_MAX);
+                       DTCAST_ONNX_OPSET_MAX);
     if (opset < BITCAST_SINCE)
         return dt_fail(error, DTCAST_ERR_UNSUPPORTED, DT_NO_INDEX,
                        "ONNX BitCast needs opset %d or later (got %d)", BITCAST_SINCE, opset);
