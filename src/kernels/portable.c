@@ -1133,11 +1133,14 @@ static bool e_table(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
                              : s == DTCAST_FLOAT32 ? f32_table16_run
                              : s == DTCAST_FLOAT64 ? f64_table16_run : NULL;
     const dt_format *ts = odd ? dt_format_of(DTCAST_BFLOAT16) : sf;
-    /* 16 -> 16 bits: 128 KiB built from about a million elements (the build costs ~1 ms) */
+    /* 16 -> 16 bits: 128 KiB built from about a million elements (the build costs ~1 ms); a
+     * float without a sign bit (float8e5m3fnu) has no narrowing kernel to fall back on, only the
+     * reference path (10x slower): its table is built at the first call, whatever the count */
     const bool w2 = sf->stride_bits == 16 && df->stride_bits == 16;
+    const bool only_tables = df->tc == DT_TC_FLOAT && !dt_float_has_sign(df);
     if ((sf->stride_bits != 16 && !odd) || (df->stride_bits > 8 && !w2) ||
         dt_tables16_disabled() || (df->tc == DT_TC_BOOL && sf->tc == DT_TC_FLOAT) ||
-        (count < (w2 ? (size_t)1 << 20 : 16384) && !dt_table_ready(df, ts, r)))
+        (count < (w2 ? (size_t)1 << 20 : 16384) && !only_tables && !dt_table_ready(df, ts, r)))
         return false;
     k->table = dt_table_get(df, ts, r);
     if (k->table)
