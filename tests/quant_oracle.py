@@ -256,7 +256,7 @@ def _blocks_last(xf, axis, block):
 
 
 def mx_scale_bytes(amax, element, mode):
-    """The e8m0 byte of each (finite) float32 amax under a scale mode (docs/quantization.md, "MX")."""
+    """The e8m0 byte of each (finite) float32 amax under a scale mode (quantization.md, MX)."""
     emax, mbits, max_elem = MX_ELEMENTS[element]
     amax = f32(amax)
     if mode == "floor":

@@ -3,8 +3,8 @@
  *    the simple path, on every ISA the CPU has and on 1 and 3 threads, over random bit patterns
  *    (NaN, Inf, subnormals), values near every rounding tie, and edge scales (0, subnormal, huge,
  *    NaN, negative);
- *  - a few values worked out by hand from docs/onnx.md's rules (rint ties to even, NaN -> the minimum,
- *    +Inf -> the maximum, DynamicQuantizeLinear's all-zero scale 1/255);
+ *  - a few values worked out by hand from docs/onnx.md's rules (rint ties to even, NaN -> the
+ *    minimum, +Inf -> the maximum, DynamicQuantizeLinear's all-zero scale 1/255);
  *  - refusals: types and attributes an opset does not have, bad shapes and block sizes, a
  *    non-zero float8 zero point, NaN in DynamicQuantizeLinear; the output untouched on error.
  * The Python oracle tests (tests/python/test_onnx_qdq.py) check the values of every type. */

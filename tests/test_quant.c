@@ -1,8 +1,8 @@
 /* Scaled quantization (src/quant/): the fast driver (kernels, chunks, SIMD, threads) against
  * the deliberately simple path (one thread, one block or element at a time, the exact
  * encoder), bit for bit, for every scheme, variant, element type and scale mode on random
- * tensors with the edge cases of docs/quantization.md planted; and hand-computed values from docs/quantization.md's
- * formulas. (The independent oracle from the text of docs/quantization.md is tests/python, in numpy.) */
+ * tensors with the edge cases of docs/quantization.md planted; and hand-computed values from
+ * its formulas. (The independent oracle from its text is tests/python, in numpy.) */
 #include "check.h"
 #include "internal.h"
 #include "kernels/kernels.h"

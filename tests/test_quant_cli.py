@@ -7,7 +7,7 @@ Small synthetic checkpoints with the real tensor names and shapes: DeepSeek-V3 b
 experts (*_blocks / *_scales), NVFP4 in ModelOpt's and compressed-tensors' names, compressed-
 tensors FP8 per channel. `dtcast dequantize`'s output is read with the safetensors package (the
 reference reader; tests/safetensors_ref.py when the package is missing) and compared bit for bit
-with numpy computing docs/quantization.md's dequantization formulas from the codes' bit fields. Then the
+with numpy computing the dequantization formulas of docs/quantization.md from the bit fields. Then the
 folder around the tensors: quantization_config removed from config.json, the index's weight_map
 and total_size, tokenizer files copied. `dtcast quantize` round trips: its layout (names, dtypes,
 shapes), the quantization_config it writes, block-FP8 codes and scales equal to numpy's `hf`
@@ -412,7 +412,7 @@ def bf16_model(tmp, rng):
 
 
 def fp8_block_oracle(x):
-    """docs/quantization.md, "Block FP8" `hf`: qs = fl32(448/amax) per 128x128 tile (1 for an all-zero tile), q =
+    """quantization.md, Block FP8 `hf`: qs = fl32(448/amax) per 128x128 tile (1 for an all-zero tile), q =
     e4m3_rne(clamp(fl32(x qs), +-448)), s = fl32(1/qs)."""
     n, k = x.shape
     tr, tc = -(-n // 128), -(-k // 128)

@@ -75,9 +75,9 @@ typedef struct dt_qplan {
     dt_qgroup *groups;
 } dt_qplan;
 
-/* Finds every group of the layouts of docs/quantization.md among t[0, n). Errors (a scale tensor without its codes,
- * codes without their scales, shapes or dtypes that do not fit) name the tensor. On failure the
- * plan is empty (safe to free). */
+/* Finds every group of the layouts of docs/quantization.md among t[0, n). Errors (a scale
+ * tensor without its codes, codes without their scales, shapes or dtypes that do not fit) name
+ * the tensor. On failure the plan is empty (safe to free). */
 dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *plan, dt_io_error *err);
 void dt_qplan_free(dt_qplan *plan);
 

@@ -1,4 +1,4 @@
-/* ONNX QuantizeLinear / DequantizeLinear element by element, as the words of docs/onnx.md say, for every
+/* ONNX QuantizeLinear / DequantizeLinear element by element, as docs/onnx.md says, for every
  * type, granularity and precision: x, scale and zero point are read as float64 values (exact),
  * the arithmetic is done in the plan's precision (binary32 through float, binary64 through double,
  * 16-bit quotients rounded through dtcast_convert), and the final casts are dtcast_convert with

@@ -102,7 +102,7 @@ def _mx_check(x, element, mode="floor", rnd="rne", axis=-1, block=32, recipe=Tru
     assert q.codes.dtype == np.dtype(CODE_DTYPES[element])
     tag = f"mx {element} {mode} {rnd} axis={axis} {x.dtype} {x.shape}{name}"
     _same(tag + " scales", q.scales.view(np.uint8), scales)
-    # elements of a 0xFF block: dtcast's choice, no reference agrees (docs/quantization.md, "MX"): not compared
+    # elements of a 0xFF block: dtcast's choice, no reference agrees (quantization.md, MX): not compared
     bad = np.repeat(scales == 255, block, axis=axis % x.ndim)
     bad = np.take(bad, np.arange(x.shape[axis]), axis=axis % x.ndim)
     _same(tag + " codes", _codes_u8(q.codes), codes.view(np.uint8), x, skip=bad)
@@ -127,7 +127,7 @@ def test_mx_rna_and_scheme_name(element):
 
 
 def _edge_blocks(element):
-    """Blocks of 32 (rows) exercising docs/quantization.md's ("MX") edge cases for one element type."""
+    """Blocks of 32 (rows) exercising the MX edge cases of docs/quantization.md, one element type."""
     emax, _, max_elem = O.MX_ELEMENTS[element]
     rows = []
 
@@ -677,7 +677,7 @@ def test_absmax_random_bits(element):
 
 def test_nonfinite_nvfp4_fp8_absmax():
     """NaN / Inf blocks, an all-zero and a subnormal tensor, FLT_MAX: the scales (and the global
-    scale) always; the codes where docs/quantization.md says what they are (NVFP4 modelopt: NaN -> +6; the
+    scale) always; the codes where quantization.md says what they are (NVFP4 modelopt: NaN -> +6; the
     float4 code of NaN elsewhere is not specified)."""
     f = np.float32
     xs = [np.array([[np.nan] + [1.0] * 15, [2.0] * 16], f),
