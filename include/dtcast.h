@@ -85,8 +85,10 @@ typedef enum dtcast_type {
     DTCAST_FLOAT6E3M2FN = 106,      /* 3/2/3, no Inf/NaN, max 28; one per byte, low 6 bits
                                      * (4 in 3 bytes with float6_packed) */
     DTCAST_UINT1 = 107,             /* packed 8 per byte, element 8k+j in bit j */
-    DTCAST_FLOAT8E5M3FNU = 108      /* no sign bit, 5/3/15, no Inf, NaN 0xFF only, max 114688
+    DTCAST_FLOAT8E5M3FNU = 108,     /* no sign bit, 5/3/15, no Inf, NaN 0xFF only, max 114688
                                      * (ml_dtypes float8_e5m3fnu) */
+    DTCAST_INT1 = 109,              /* -1 and 0; packed 8 per byte, element 8k+j in bit j */
+    DTCAST_BCOMPLEX32 = 110         /* pair of bfloat16 (real, imag) (ml_dtypes bcomplex32) */
 } dtcast_type;
 
 typedef enum dtcast_status {
