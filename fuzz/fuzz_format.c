@@ -23,7 +23,8 @@ static int same(dtcast_type t, const uint8_t *a, const uint8_t *b, size_t n)
     dtcast_options_init(&o);
     o.discard_imaginary = 1;
     double da[2], db[2];
-    dtcast_type to = (t == DTCAST_COMPLEX32 || t == DTCAST_COMPLEX64 || t == DTCAST_COMPLEX128)
+    dtcast_type to = (t == DTCAST_COMPLEX32 || t == DTCAST_BCOMPLEX32 || t == DTCAST_COMPLEX64 ||
+                      t == DTCAST_COMPLEX128)
                          ? DTCAST_COMPLEX128
                          : DTCAST_FLOAT64;
     if (dtcast_convert(da, to, a, t, 1, &o, NULL) != DTCAST_OK ||

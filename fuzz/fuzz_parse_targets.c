@@ -69,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int stride = bits;
         if (t == DTCAST_FLOAT6E2M3FN || t == DTCAST_FLOAT6E3M2FN)
             stride = 8;
-        const int complex = t == DTCAST_COMPLEX32 || t == DTCAST_COMPLEX64 || t == DTCAST_COMPLEX128;
+        const int complex = t == DTCAST_COMPLEX32 || t == DTCAST_BCOMPLEX32 ||
+                            t == DTCAST_COMPLEX64 || t == DTCAST_COMPLEX128;
         size_t one = 0, four = 0;
         if (dtcast_storage_size(t, 1, &one, NULL) != DTCAST_OK ||
             dtcast_storage_size(t, 4, &four, NULL) != DTCAST_OK)

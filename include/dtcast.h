@@ -88,8 +88,10 @@ typedef enum dtcast_type {
     DTCAST_FLOAT6E2M3FN_1_0 = 105,  /* the 1.0 code of DTCAST_FLOAT6E2M3FN: still accepted */
     DTCAST_FLOAT6E3M2FN_1_0 = 106,  /* the 1.0 code of DTCAST_FLOAT6E3M2FN: still accepted */
     DTCAST_UINT1 = 107,             /* packed 8 per byte, element 8k+j in bit j */
-    DTCAST_FLOAT8E5M3FNU = 108      /* no sign bit, 5/3/15, no Inf, NaN 0xFF only, max 114688
+    DTCAST_FLOAT8E5M3FNU = 108,     /* no sign bit, 5/3/15, no Inf, NaN 0xFF only, max 114688
                                      * (ml_dtypes float8_e5m3fnu) */
+    DTCAST_INT1 = 109,              /* -1 and 0; packed 8 per byte, element 8k+j in bit j */
+    DTCAST_BCOMPLEX32 = 110         /* pair of bfloat16 (real, imag) (ml_dtypes bcomplex32) */
 } dtcast_type;
 
 typedef enum dtcast_status {

@@ -25,7 +25,7 @@ static const char *const alias_candidates[] = {
     "bit", "f8e4m3", "float8_e4m3", "f8e3m4", "fp8_e3m4", "float8_e3m4", "e3m4",
     "f8e4m3b11fnuz", "float8_e4m3b11fnuz", "float8_e4m3b11", "e4m3b11", "f6e2m3fn",
     "fp6_e2m3", "float6_e2m3fn", "e2m3", "f6e3m2fn", "fp6_e3m2", "float6_e3m2fn", "e3m2",
-    "f8e5m3fnu", "float8_e5m3fnu", "e5m3fnu", NULL,
+    "f8e5m3fnu", "float8_e5m3fnu", "e5m3fnu", "i1", "s1", "bc32", NULL,
 };
 
 static void append(char *buf, size_t size, const char *text)

@@ -358,17 +358,16 @@ static const dtcast_operand jax_axis[] = {
     T(FLOAT8E4M3B11FNUZ), T(FLOAT8E4M3FN), T(FLOAT8E4M3FNUZ), T(FLOAT8E5M2), T(FLOAT8E5M2FNUZ),
     T(BFLOAT16),      T(FLOAT16),        T(FLOAT32),      T(FLOAT64),       T(COMPLEX64),
     T(COMPLEX128),    PY(INT),           PY(FLOAT),       PY(COMPLEX),      END};
-/* numpy's types, then ml_dtypes' in the order of dir(ml_dtypes) (tests/promote_tables/generate.py;
- * int1 and bcomplex32 are not dtcast types) */
+/* numpy's types, then ml_dtypes' in the order of dir(ml_dtypes) (tests/promote_tables/generate.py) */
 static const dtcast_operand numpy_ml_dtypes_axis[] = {
     T(BOOL),          T(UINT8),          T(UINT16),       T(UINT32),        T(UINT64),
     T(INT8),          T(INT16),          T(INT32),        T(INT64),         T(FLOAT16),
-    T(FLOAT32),       T(FLOAT64),        T(COMPLEX64),    T(COMPLEX128),    T(BFLOAT16),
-    T(COMPLEX32),     T(FLOAT4E2M1),     T(FLOAT6E2M3FN), T(FLOAT6E3M2FN),  T(FLOAT8E3M4),
-    T(FLOAT8E4M3),    T(FLOAT8E4M3B11FNUZ), T(FLOAT8E4M3FN), T(FLOAT8E4M3FNUZ), T(FLOAT8E5M2),
-    T(FLOAT8E5M2FNUZ), T(FLOAT8E5M3FNU), T(FLOAT8E8M0),   T(INT2),          T(INT4),
-    T(UINT1),         T(UINT2),          T(UINT4),        PY(BOOL),         PY(INT),
-    PY(FLOAT),        PY(COMPLEX),       END};
+    T(FLOAT32),       T(FLOAT64),        T(COMPLEX64),    T(COMPLEX128),    T(BCOMPLEX32),
+    T(BFLOAT16),      T(COMPLEX32),      T(FLOAT4E2M1),   T(FLOAT6E2M3FN),  T(FLOAT6E3M2FN),
+    T(FLOAT8E3M4),    T(FLOAT8E4M3),     T(FLOAT8E4M3B11FNUZ), T(FLOAT8E4M3FN), T(FLOAT8E4M3FNUZ),
+    T(FLOAT8E5M2),    T(FLOAT8E5M2FNUZ), T(FLOAT8E5M3FNU), T(FLOAT8E8M0),   T(INT1),
+    T(INT2),          T(INT4),           T(UINT1),        T(UINT2),         T(UINT4),
+    PY(BOOL),         PY(INT),           PY(FLOAT),       PY(COMPLEX),      END};
 
 #undef T
 #undef PY

@@ -10,7 +10,7 @@
 
 /* Indexed by type code, so dt_format_of is one lookup. Codes without a type have no name.
  *                                  type                      name                 onnx name          class         bits stride e  m   bias  NaN style    part */
-static const dt_format formats[DTCAST_FLOAT8E5M3FNU + 1] = {
+static const dt_format formats[DTCAST_BCOMPLEX32 + 1] = {
     [DTCAST_BOOL] =                {DTCAST_BOOL,              "bool",              "BOOL",            DT_TC_BOOL,   8,  8,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_UINT1] =               {DTCAST_UINT1,             "uint1",             NULL,              DT_TC_UINT,   1,  1,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
     [DTCAST_UINT2] =               {DTCAST_UINT2,             "uint2",             "UINT2",           DT_TC_UINT,   2,  2,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
@@ -44,6 +44,8 @@ static const dt_format formats[DTCAST_FLOAT8E5M3FNU + 1] = {
     [DTCAST_COMPLEX32] =           {DTCAST_COMPLEX32,         "complex32",         NULL,              DT_TC_COMPLEX, 32, 32, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT16},
     [DTCAST_COMPLEX64] =           {DTCAST_COMPLEX64,         "complex64",         "COMPLEX64",       DT_TC_COMPLEX, 64, 64, 0, 0, 0,   DT_NAN_NONE, DTCAST_FLOAT32},
     [DTCAST_COMPLEX128] =          {DTCAST_COMPLEX128,        "complex128",        "COMPLEX128",      DT_TC_COMPLEX, 128, 128, 0, 0, 0, DT_NAN_NONE, DTCAST_FLOAT64},
+    [DTCAST_INT1] =                {DTCAST_INT1,              "int1",              NULL,              DT_TC_SINT,   1,  1,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
+    [DTCAST_BCOMPLEX32] =          {DTCAST_BCOMPLEX32,        "bcomplex32",        NULL,              DT_TC_COMPLEX, 32, 32, 0, 0, 0,   DT_NAN_NONE, DTCAST_BFLOAT16},
     [DTCAST_STRING] =              {DTCAST_STRING,            "string",            "STRING",          DT_TC_STRING, 0,  0,  0, 0,  0,   DT_NAN_NONE, DTCAST_UNDEFINED},
 };
 
@@ -51,6 +53,7 @@ static const dt_format formats[DTCAST_FLOAT8E5M3FNU + 1] = {
 static const dtcast_type listing_order[] = {
     DTCAST_BOOL,
     DTCAST_UINT1,
+    DTCAST_INT1,
     DTCAST_UINT2,
     DTCAST_INT2,
     DTCAST_UINT4,
@@ -80,6 +83,7 @@ static const dtcast_type listing_order[] = {
     DTCAST_FLOAT32,
     DTCAST_FLOAT64,
     DTCAST_COMPLEX32,
+    DTCAST_BCOMPLEX32,
     DTCAST_COMPLEX64,
     DTCAST_COMPLEX128,
     DTCAST_STRING,
@@ -253,6 +257,7 @@ static const struct {
     {"float6_e3m2fn", DTCAST_FLOAT6E3M2FN}, {"fp6_e3m2", DTCAST_FLOAT6E3M2FN},
     {"float8_e5m3fnu", DTCAST_FLOAT8E5M3FNU}, {"f8e5m3fnu", DTCAST_FLOAT8E5M3FNU},
     {"e5m3fnu", DTCAST_FLOAT8E5M3FNU},
+    {"i1", DTCAST_INT1},              {"s1", DTCAST_INT1},              {"bc32", DTCAST_BCOMPLEX32},
 };
 
 static bool equal_ignoring_case(const char *a, const char *b)

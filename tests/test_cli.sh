@@ -453,6 +453,25 @@ run cast --profile onnx --to float8e5m3fnu "$WEIGHTS" "$TMP/x.npy"
 expect_error e5m3fnu_onnx 1 "ONNX Cast does not take float8e5m3fnu"
 run cast --to float8e5m3fnu "$WEIGHTS" "$TMP/x.safetensors"
 expect_error e5m3fnu_safetensors 2 "safetensors cannot hold"
+# int1 (-1 and 0, packed 8 per byte): 1.0 wraps to -1, -1.5 truncates to -1 (bits 0 and 1);
+# saturating, 1.0 is 0. bcomplex32: bfloat16 real parts, imaginary 0.
+run_stdin "$TMP/two.raw" cast --from float32 --to int1 - -
+expect_ok int1_raw && { [ "$(hex "$TMP/out")" = 03 ] && pass int1_raw ||
+    fail int1_raw "got $(hex "$TMP/out")"; }
+run_stdin "$TMP/two.raw" cast --from float32 --to i1 --int-overflow saturate - -
+expect_ok int1_saturate && { [ "$(hex "$TMP/out")" = 02 ] && pass int1_saturate ||
+    fail int1_saturate "got $(hex "$TMP/out")"; }
+run_stdin "$TMP/two.raw" cast --from float32 --to bcomplex32 - -
+expect_ok bcomplex32_raw && { [ "$(hex "$TMP/out")" = 803f0000c0bf0000 ] &&
+    pass bcomplex32_raw || fail bcomplex32_raw "got $(hex "$TMP/out")"; }
+run info int1
+expect_output int1_info "min +-1 +0x1"
+run info bcomplex32
+expect_output bcomplex32_info "each bfloat16"
+run cast --profile onnx --to int1 "$WEIGHTS" "$TMP/x.npy"
+expect_error int1_onnx 1 "ONNX Cast does not take int1"
+run cast --to bcomplex32 "$WEIGHTS" "$TMP/x.safetensors"
+expect_error bcomplex32_safetensors 2 "safetensors cannot hold"
 run_stdin "$WEIGHTS" cast --to float16 - -
 expect_ok npy_stdin && { [ "$(hex "$TMP/out")" = "$F16_HEX" ] && pass npy_stdin ||
     fail npy_stdin "got $(hex "$TMP/out")"; }

@@ -60,6 +60,8 @@ static void test_type_table(void)
         {"complex128", DTCAST_COMPLEX128, 128}, {"float6e2m3fn", DTCAST_FLOAT6E2M3FN, 6},
         {"uint1", DTCAST_UINT1, 1},        {"string", DTCAST_STRING, 0},
         {"BOOL", DTCAST_BOOL, 8},          {"float8_e5m2fnuz", DTCAST_FLOAT8E5M2FNUZ, 8},
+        {"int1", DTCAST_INT1, 1},          {"109", DTCAST_INT1, 1},
+        {"bcomplex32", DTCAST_BCOMPLEX32, 32}, {"110", DTCAST_BCOMPLEX32, 32},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         dtcast_type t = DTCAST_UNDEFINED;
@@ -149,6 +151,17 @@ static void test_info(void)
     dtcast_type_info(DTCAST_INT4, &info, NULL);
     CHECK(info.int_min == -8 && info.int_max == 7, "info int4", "[%lld, %llu]",
           (long long)info.int_min, (unsigned long long)info.int_max);
+    /* ml_dtypes 0.7's iinfo(int1): min -1, max 0 */
+    dtcast_type_info(DTCAST_INT1, &info, NULL);
+    CHECK(info.int_min == -1 && info.int_max == 0 && info.kind == DTCAST_KIND_SIGNED &&
+              info.bits == 1 && dtcast_type_onnx_name(DTCAST_INT1) == NULL,
+          "info int1", "[%lld, %llu]", (long long)info.int_min, (unsigned long long)info.int_max);
+    /* bcomplex32: the parts are bfloat16's */
+    dtcast_type_info(DTCAST_BCOMPLEX32, &info, NULL);
+    CHECK(info.kind == DTCAST_KIND_COMPLEX && info.bits == 32 && info.exponent_bits == 8 &&
+              info.mantissa_bits == 7 && info.max_bits == 0x7F7F && info.nan_bits == 0x7FC0,
+          "info bcomplex32", "bits %d e%d m%d max 0x%llx", info.bits, info.exponent_bits,
+          info.mantissa_bits, (unsigned long long)info.max_bits);
     dtcast_type_info(DTCAST_UINT64, &info, NULL);
     CHECK(info.int_min == 0 && info.int_max == UINT64_MAX, "info uint64", "max %llu",
           (unsigned long long)info.int_max);
@@ -159,6 +172,10 @@ static void test_info(void)
           "storage uint2 x9 = 3 bytes", "%zu", bytes);
     CHECK(dtcast_storage_size(DTCAST_UINT1, 17, &bytes, NULL) == DTCAST_OK && bytes == 3,
           "storage uint1 x17 = 3 bytes", "%zu", bytes);
+    CHECK(dtcast_storage_size(DTCAST_INT1, 17, &bytes, NULL) == DTCAST_OK && bytes == 3,
+          "storage int1 x17 = 3 bytes", "%zu", bytes);
+    CHECK(dtcast_storage_size(DTCAST_BCOMPLEX32, 3, &bytes, NULL) == DTCAST_OK && bytes == 12,
+          "storage bcomplex32 x3 = 12 bytes", "%zu", bytes);
     CHECK(dtcast_storage_size(DTCAST_COMPLEX128, 3, &bytes, NULL) == DTCAST_OK && bytes == 48,
           "storage complex128 x3 = 48 bytes", "%zu", bytes);
     CHECK(dtcast_storage_size(DTCAST_FLOAT64, SIZE_MAX / 4, &bytes, NULL) == DTCAST_ERR_SIZE_OVERFLOW,
@@ -420,6 +437,55 @@ static void test_complex(void)
     st = dtcast_convert(c32, DTCAST_COMPLEX32, i8, DTCAST_INT8, 2, NULL, NULL);
     CHECK(st == DTCAST_OK && c32[0] == 0xC200 && c32[1] == 0 && c32[2] == 0x4500 && c32[3] == 0,
           "int8 -> complex32", "%04x %04x", c32[0], c32[1]);
+    /* bcomplex32: bfloat16 parts (-3 = 0xC040, 5 = 0x40A0), imag 0 from a real source; back to
+     * real only discarding the imaginary part */
+    st = dtcast_convert(c32, DTCAST_BCOMPLEX32, i8, DTCAST_INT8, 2, NULL, NULL);
+    CHECK(st == DTCAST_OK && c32[0] == 0xC040 && c32[1] == 0 && c32[2] == 0x40A0 && c32[3] == 0,
+          "int8 -> bcomplex32", "%04x %04x %04x %04x", c32[0], c32[1], c32[2], c32[3]);
+    {
+        /* complex64 (1 + 2^-8 + 2^-20, 3.3) -> bcomplex32: each part rounded to nearest even on
+         * its own (ml_dtypes 0.7.0 gives 0x3F81 0x4053) */
+        const float cz[2] = {1.0f + 0x1p-8f + 0x1p-20f, 3.3f};
+        uint16_t bz[2];
+        st = dtcast_convert(bz, DTCAST_BCOMPLEX32, cz, DTCAST_COMPLEX64, 1, NULL, NULL);
+        CHECK(st == DTCAST_OK && bz[0] == 0x3F81 && bz[1] == 0x4053, "complex64 -> bcomplex32",
+              "%04x %04x", bz[0], bz[1]);
+        float back[1] = {7.0f};
+        st = dtcast_convert(back, DTCAST_FLOAT32, bz, DTCAST_BCOMPLEX32, 1, NULL, NULL);
+        CHECK(st == DTCAST_ERR_COMPLEX_TO_REAL && back[0] == 7.0f, "bcomplex32 -> real refused",
+              "status %d", (int)st);
+        st = dtcast_convert(back, DTCAST_FLOAT32, bz, DTCAST_BCOMPLEX32, 1, &o, NULL);
+        CHECK(st == DTCAST_OK && back[0] == 1.0078125f, "bcomplex32 -> real discarding",
+              "status %d %g", (int)st, (double)back[0]);
+        uint16_t h[2];
+        st = dtcast_convert(h, DTCAST_COMPLEX32, bz, DTCAST_BCOMPLEX32, 1, NULL, NULL);
+        CHECK(st == DTCAST_OK && h[0] == 0x3C08 && h[1] == 0x4298, "bcomplex32 -> complex32",
+              "%04x %04x", h[0], h[1]);
+    }
+    {
+        /* int1 holds -1 and 0: integers wrap modulo 2 (1 -> -1, 2 -> 0) or saturate to
+         * [-1, 0]; packed 8 per byte, element 8k+j in bit j, sign-extended on read */
+        const int8_t in[8] = {-2, -1, 0, 1, 2, 3, 100, -100};
+        uint8_t p = 0xAB;
+        dtcast_options so;
+        dtcast_options_init(&so);
+        st = dtcast_convert(&p, DTCAST_INT1, in, DTCAST_INT8, 8, &so, NULL);
+        CHECK(st == DTCAST_OK && p == 0x2A, "int8 -> int1 wraps", "status %d 0x%02x", (int)st, p);
+        so.int_overflow = DTCAST_INT_OVERFLOW_SATURATE;
+        st = dtcast_convert(&p, DTCAST_INT1, in, DTCAST_INT8, 8, &so, NULL);
+        CHECK(st == DTCAST_OK && p == 0x83, "int8 -> int1 saturates", "status %d 0x%02x", (int)st,
+              p);
+        int8_t wide[8];
+        p = 0xA5;
+        st = dtcast_convert(wide, DTCAST_INT8, &p, DTCAST_INT1, 8, NULL, NULL);
+        CHECK(st == DTCAST_OK && wide[0] == -1 && wide[1] == 0 && wide[2] == -1 && wide[5] == -1 &&
+                  wide[6] == 0 && wide[7] == -1,
+              "int1 -> int8 sign-extends", "%d %d %d", wide[0], wide[1], wide[2]);
+        const float f[4] = {-1.0f, -0.5f, 0.75f, -1.75f};
+        so.round = DTCAST_ROUND_FLOOR;
+        st = dtcast_convert(&p, DTCAST_INT1, f, DTCAST_FLOAT32, 4, &so, NULL);
+        CHECK(st == DTCAST_OK && p == 0x0B, "float32 -> int1 floor saturating", "0x%02x", p);
+    }
 }
 
 static void test_onnx_profile(void)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Exhaustive conformance test of dtcast_convert against the independent model (tests/model).
 
-Every code of every type with <= 16 bits (bool: 0/1; plus complex32 with every float16 real part)
-is converted to every non-string type, in every rounding mode (default, rne, round, floor, ceil,
+Every code of every type with <= 16 bits (bool: 0/1; plus complex32 and bcomplex32 with every
+float16 / bfloat16 real part) is converted to every non-string type, in every rounding mode (default, rne, round, floor, ceil,
 trunc, odd) and both policies of the target's kind (float/complex targets: float overflow
 ieee/saturate; integer targets: wrap/saturate; bool: both pairs), and compared bit for bit with the
 model.  Also: the model's fast path against its slow Fraction path on a sample, the options struct
@@ -114,7 +114,7 @@ def special_codes(t):
 
 
 def sample_codes(t, codes, off):
-    """codes of t (every code, or (re, im) rows for complex32) under DTCAST_TEST_SCALE < 1:
+    """codes of t (every code, or (re, im) rows for complex32 / bcomplex32) under DTCAST_TEST_SCALE < 1:
     every k-th row from offset off, the special codes and the codes next to every exponent
     boundary (the two lowest and two highest mantissas of every exponent)."""
     part = t.part if isinstance(t, M.ComplexFmt) else t
@@ -261,10 +261,10 @@ def main():
               'calls)' % SCALE)
 
     total_groups = 0
-    for si, sn in enumerate(small + ['complex32']):
+    for si, sn in enumerate(small + ['complex32', 'bcomplex32']):
         s = M.TYPES[sn]
-        if sn == 'complex32':
-            re = M.all_codes(M.F['float16'])
+        if isinstance(s, M.ComplexFmt):
+            re = M.all_codes(s.part)
             im = re.copy()
             np.random.default_rng(7).shuffle(im)
             codes = np.stack([re, im], axis=1)
@@ -279,10 +279,10 @@ def main():
                    run_pair(lib, s, d, c, off=si + di))
 
     # NaN-less targets with float4_nan_as_max
-    for si, sn in enumerate(small + ['complex32']):
+    for si, sn in enumerate(small + ['complex32', 'bcomplex32']):
         s = M.TYPES[sn]
         if isinstance(s, M.ComplexFmt):
-            re = M.all_codes(M.F['float16'])
+            re = M.all_codes(s.part)
             codes = np.stack([re, re[::-1].copy()], axis=1)
         else:
             codes = M.all_codes(s)
@@ -299,7 +299,7 @@ def main():
 
     # complex -> real without discard_imaginary is refused, output untouched
     probs = []
-    for cn in ('complex32', 'complex64', 'complex128'):
+    for cn in ('complex32', 'bcomplex32', 'complex64', 'complex128'):
         c = M.TYPES[cn]
         src = bytes(M.storage_bytes(c, 5))
         for dn in M.REAL_NAMES:

@@ -35,9 +35,9 @@ NUMPY_HAS = {"bool": "|b1", "uint8": "|u1", "int8": "|i1", "uint16": "<u2", "int
              "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8",
              "float16": "<f2", "float32": "<f4", "float64": "<f8", "complex64": "<c8",
              "complex128": "<c16"}
-SUB_BYTE = {"int4", "uint4", "float4e2m1", "int2", "uint2", "uint1"}
+SUB_BYTE = {"int4", "uint4", "float4e2m1", "int2", "uint2", "uint1", "int1"}
 SIXTEEN = {"bfloat16"}
-THIRTY_TWO = {"complex32"}
+THIRTY_TWO = {"complex32", "bcomplex32"}
 
 
 def all_types():
@@ -79,12 +79,12 @@ def test_shapes():
             if a.shape != shape or descr != expected_descr(t):
                 bad.append(f"{shape}: wrote {descr} {a.shape}, want {expected_descr(t)} {shape}")
                 continue
-            if t in SUB_BYTE and a.size and int(a.max()) >= (1 << (1 if t == "uint1" else
+            if t in SUB_BYTE and a.size and int(a.max()) >= (1 << (1 if t in ("uint1", "int1") else
                                                               2 if t.endswith("2") else 4)):
                 bad.append(f"{shape}: a byte holds more than one element")
                 continue
             # Back through the same file, and through raw files (a different path): same values.
-            wide = "complex128" if t.startswith("complex") else "float64"
+            wide = "complex128" if "complex" in t else "float64"
             code, _, err = run("cast", "--from", t, "--to", wide, "-q", path("t.npy"),
                                path("b.npy"))
             code2, _, err2 = run("cast", "--to", t, "-q", path("s.npy"), path("t.raw"))

@@ -548,6 +548,18 @@ static void test_pb_typed_fields(void)
           "pb.int32_data.int4", "%s", err.message);
     dt_tensor_free(&t);
 
+    /* bcomplex32 in int32_data: one bfloat16 part per value, real first (as complex32) */
+    f.n = 0;
+    put_field_varint(&f, 1, 2);
+    put_field_varint(&f, 2, DTCAST_BCOMPLEX32);
+    static const uint16_t bc[4] = {0x3F80, 0xC040, 0x7FC0, 0x0001};
+    for (int i = 0; i < 4; i++)
+        put_field_varint(&f, 5, bc[i]);
+    CHECK(pb(&f, &t, &err) == DTCAST_OK && t.type == DTCAST_BCOMPLEX32 && t.count == 2 &&
+              t.nbytes == 8 && memcmp(t.data, bc, 8) == 0,
+          "pb.int32_data.bcomplex32", "%s", err.message);
+    dt_tensor_free(&t);
+
     /* uint32 in uint64_data; int64 in int64_data; complex128 in double_data. */
     f.n = 0;
     put_field_varint(&f, 1, 2);
@@ -715,6 +727,14 @@ static void test_pb_write(void)
     dt_tensor_free(&t);
     make_tensor(&t, DTCAST_COMPLEX32, 0, NULL, (uint16_t[]){0x3C00, 0x4000});
     pb_round_trip("pb.write.complex32_scalar", &t);
+    dt_tensor_free(&t);
+    make_tensor(&t, DTCAST_BCOMPLEX32, 1, d5,
+                (uint16_t[]){0x3F80, 0x4000, 0xFF80, 0x7FC0, 0x8000, 0x0001, 0x4049, 0xC049,
+                             0x7F7F, 0});
+    pb_round_trip("pb.write.bcomplex32", &t);
+    dt_tensor_free(&t);
+    make_tensor(&t, DTCAST_INT1, 1, d5, (uint8_t[]){0x15});
+    pb_round_trip("pb.write.int1_odd", &t);
     dt_tensor_free(&t);
     make_tensor(&t, DTCAST_STRING, 1, d5, NULL);
     char **s = t.data;

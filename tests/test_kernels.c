@@ -566,7 +566,7 @@ static void test_layouts(void)
                                        DTCAST_INT8, DTCAST_FLOAT32, DTCAST_FLOAT8E8M0,
                                        DTCAST_UINT16, DTCAST_FLOAT64, DTCAST_INT2, DTCAST_UINT2,
                                        DTCAST_UINT1, DTCAST_BOOL, DTCAST_INT64, DTCAST_UINT32,
-                                       DTCAST_INT32};
+                                       DTCAST_INT32, DTCAST_INT1};
     uint8_t src[1200], buf[1200], dst[1200], want[1200];
     size_t bad = 0, runs = 0;
     for (int isa = 0; isa <= isa_max; isa++) {
@@ -633,17 +633,19 @@ static void test_layouts(void)
  * quarter of small magnitudes, through the kernel against the reference part by part. */
 static void test_complex(void)
 {
-    static const dtcast_type cx[] = {DTCAST_COMPLEX32, DTCAST_COMPLEX64, DTCAST_COMPLEX128};
+    static const dtcast_type cx[] = {DTCAST_COMPLEX32, DTCAST_BCOMPLEX32, DTCAST_COMPLEX64,
+                                     DTCAST_COMPLEX128};
+    enum { NCX = sizeof cx / sizeof cx[0] };
     enum { N = 4099 };
     uint64_t *in = malloc(2 * N * 8 + 64), *out = malloc(2 * N * 8 + 64),
              *want = malloc(2 * N * 8 + 64);
     size_t pairs = 0, kernels = 0, bad = 0;
     uint64_t rng = UINT64_C(0xC0FFEE);
-    for (size_t a = 0; a < 3 + NTYPES; a++)
-        for (size_t b = 0; b < 3 + NTYPES; b++) {
-            const dt_format *sf = dt_format_of(a < 3 ? cx[a] : all_types[a - 3]);
-            const dt_format *df = dt_format_of(b < 3 ? cx[b] : all_types[b - 3]);
-            if ((a >= 3 && b >= 3) || sf == df)
+    for (size_t a = 0; a < NCX + NTYPES; a++)
+        for (size_t b = 0; b < NCX + NTYPES; b++) {
+            const dt_format *sf = dt_format_of(a < NCX ? cx[a] : all_types[a - NCX]);
+            const dt_format *df = dt_format_of(b < NCX ? cx[b] : all_types[b - NCX]);
+            if ((a >= NCX && b >= NCX) || sf == df)
                 continue;
             const bool cs = sf->tc == DT_TC_COMPLEX, cd = df->tc == DT_TC_COMPLEX;
             const dt_format *sp = cs ? dt_format_of(sf->part) : sf;

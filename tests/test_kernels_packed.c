@@ -1,4 +1,4 @@
-/* Packed sources (int4, uint4, float4e2m1, int2, uint2, uint1) through every fast path of every
+/* Packed sources (int4, uint4, float4e2m1, int2, uint2, uint1, int1) through every fast path of every
  * instruction set, against the reference path element by element: many counts (block and tail
  * boundaries of the 16- and 32-element vectors), odd byte offsets, and no write past the output. */
 #include "check.h"
@@ -9,11 +9,12 @@
 #include <string.h>
 
 static const dtcast_type sources[] = {DTCAST_INT4, DTCAST_UINT4, DTCAST_FLOAT4E2M1,
-                                      DTCAST_INT2, DTCAST_UINT2, DTCAST_UINT1};
+                                      DTCAST_INT2, DTCAST_UINT2, DTCAST_UINT1, DTCAST_INT1};
 static const dtcast_type targets[] = {DTCAST_FLOAT32, DTCAST_FLOAT16, DTCAST_BFLOAT16,
                                       DTCAST_FLOAT64, DTCAST_INT8,    DTCAST_INT16,
                                       DTCAST_INT32,   DTCAST_UINT16,  DTCAST_FLOAT8E4M3FN,
-                                      DTCAST_INT4,    DTCAST_BOOL};
+                                      DTCAST_INT4,    DTCAST_BOOL,    DTCAST_INT1,
+                                      DTCAST_UINT1};
 
 /* Returns the number of mismatches of one (source, target) pair over every count and offset. */
 static long check_pair(const dt_format *sf, const dt_format *df, const uint8_t *in, size_t max,

@@ -17,7 +17,9 @@ dtcast_type dt_part_type(const dtcast_info *info)
 {
     if (info->kind != DTCAST_KIND_COMPLEX)
         return info->type;
-    return info->bits == 32 ? DTCAST_FLOAT16 : info->bits == 64 ? DTCAST_FLOAT32 : DTCAST_FLOAT64;
+    if (info->bits == 32) /* complex32 or bcomplex32 */
+        return info->exponent_bits == 8 ? DTCAST_BFLOAT16 : DTCAST_FLOAT16;
+    return info->bits == 64 ? DTCAST_FLOAT32 : DTCAST_FLOAT64;
 }
 
 dtcast_status dt_native_bytes(dtcast_type type, uint64_t count, uint64_t *bytes)

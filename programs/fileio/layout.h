@@ -23,8 +23,8 @@ typedef struct dt_layout {
 /* Bits one element advances in dtcast's layout (int4: 4, float6: 8, complex64: 64; 0 for
  * strings). */
 unsigned dt_stride_bits(dtcast_type type);
-/* The real type of each part of a complex type (complex32: float16, ...); the type itself
- * otherwise. */
+/* The real type of each part of a complex type (complex32: float16, bcomplex32: bfloat16, ...);
+ * the type itself otherwise. */
 dtcast_type dt_part_type(const dtcast_info *info);
 /* Bytes of count elements in layout l (*bytes), or SIZE_OVERFLOW. */
 dtcast_status dt_layout_bytes(const dt_layout *l, uint64_t count, uint64_t *bytes);

@@ -240,6 +240,7 @@ static tp_layout layout_of(const dt_format *f)
     case DTCAST_UINT64: return (tp_layout){TP_UINT64, 8};
     case DTCAST_STRING: return (tp_layout){TP_STRING, 0};
     case DTCAST_COMPLEX32: return (tp_layout){TP_INT32, 2}; /* two float16 patterns */
+    case DTCAST_BCOMPLEX32: return (tp_layout){TP_INT32, 2}; /* two bfloat16 patterns */
     default: return (tp_layout){TP_INT32, f->stride_bits <= 8 ? 1 : (size_t)f->stride_bits / 8};
     }
 }

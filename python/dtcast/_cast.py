@@ -4,7 +4,7 @@ An input is anything numpy can see as an array without copying its bytes: numpy 
 arrays, torch CPU tensors (bfloat16 and float8 included), objects with ``__dlpack__`` or
 ``__array__``, buffer-protocol objects (memoryview, bytes) and Python scalars or lists. The
 output is a numpy array of the target's dtype (ml_dtypes for the types numpy lacks) with the
-input's shape; with ``packed=True`` a sub-byte target (int4, uint4, int2, uint2, uint1,
+input's shape; with ``packed=True`` a sub-byte target (int4, uint4, int2, uint2, uint1, int1,
 float4_e2m1fn, and float6 four in three bytes) is a uint8 array in the ONNX / safetensors packed
 layout instead: the input's leading dimensions kept and the last one packed, as torch's
 ``float4_e2m1fn_x2`` does ((3, 5, 8) float4 -> (3, 5, 4) bytes), when the last dimension packs

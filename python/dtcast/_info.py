@@ -37,7 +37,8 @@ class finfo:
         ti = lookup(t)
         if ti.kind not in ("float", "complex"):
             raise Error(f"finfo: {ti.name} is not a floating-point type", Status.INVALID_ARGUMENT)
-        part = ti if ti.kind == "float" else lookup({"complex32": "float16", "complex64": "float32",
+        part = ti if ti.kind == "float" else lookup({"complex32": "float16", "bcomplex32": "bfloat16",
+                                                      "complex64": "float32",
                                                       "complex128": "float64"}[ti.name])
         info = part.info
         # without its dtype (float8_e5m3fnu before ml_dtypes 0.7): dtype None, float64 values
@@ -89,8 +90,8 @@ class iinfo:
 def pack(x, type=None):
     """x's elements in the library's packed layout, as a 1-D uint8 array: sub-byte types as ONNX
     and safetensors pack them (int4 two per byte, element 2k in the low nibble; int2/uint2 four per
-    byte; uint1 eight; float6 four in three bytes), an odd tail padded with zero bits; every
-    other type its little-endian bytes. ``type`` names x's type when its dtype does not."""
+    byte; uint1 and int1 eight; float6 four in three bytes), an odd tail padded with zero bits;
+    every other type its little-endian bytes. ``type`` names x's type when its dtype does not."""
     from ._cast import _source
 
     arr, t = _source(x, type)

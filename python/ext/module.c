@@ -6,10 +6,10 @@
  * Written against the limited API of Python 3.11 (one abi3 module for every later Python):
  * buffers come in through PyObject_GetBuffer, which the limited API has since 3.11.
  *
- * Layouts. The library packs sub-byte types as ONNX does (int4 two per byte, uint1 eight per
- * byte, ...); ml_dtypes stores them one element per byte, the code in the low bits. A conversion
- * with such a side runs in blocks of DTC_BLOCK elements: pack the source block (or convert into
- * a packed block), then unpack, so the temporary stays in cache. The blocks are shared among the
+ * Layouts. The library packs sub-byte types as ONNX does (int4 two per byte, uint1 and int1
+ * eight per byte, ...); ml_dtypes stores them one element per byte, the code in the low bits. A
+ * conversion with such a side runs in blocks of DTC_BLOCK elements: pack the source block (or
+ * convert into a packed block), then unpack, so the temporary stays in cache. The blocks are shared among the
  * library's threads (dt_parallel_for, as the options' threads ask), each thread with its own
  * temporaries; 4-bit codes are packed and unpacked eight at a time in a 64-bit word.
  */

@@ -3,7 +3,8 @@
  * own category or above. 0-dim arrays are arrays like any other under NEP 50.
  *
  * "numpy+ml_dtypes" adds the types ml_dtypes 0.7.0 registers with numpy 2 (bfloat16, the float8,
- * float6 and float4 types, float8_e8m0fnu, int2/int4/uint1/uint2/uint4, complex32), as their
+ * float6 and float4 types, float8_e8m0fnu, int1/int2/int4/uint1/uint2/uint4, complex32,
+ * bcomplex32), as their
  * common_dtype computes it: if one type casts safely to the other, that type; else the first of
  * numpy's builtin types, from the smallest of the higher kind (bool < unsigned < signed < float <
  * complex) upward, that both cast to safely. Two different ml_dtypes integers skip the first step
@@ -138,8 +139,8 @@ static dtcast_type weak_with(dtcast_scalar_kind kind, dtcast_type t)
 
 /* ---- numpy + ml_dtypes 0.7.0 ------------------------------------------------------------------ */
 
-/* The types of ml_dtypes 0.7.0 that dtcast has (ml_safe() derives their casts from their
- * formats). ml_dtypes' int1 and bcomplex32 have no dtcast type. */
+/* The types of ml_dtypes 0.7.0 that dtcast has: all of them (ml_safe() derives their casts from
+ * their formats). */
 static bool ml_dtypes_has(dtcast_type t)
 {
     switch (t) {
@@ -159,9 +160,11 @@ static bool ml_dtypes_has(dtcast_type t)
     case DTCAST_INT2:
     case DTCAST_INT4:
     case DTCAST_UINT1:
+    case DTCAST_INT1:
     case DTCAST_UINT2:
     case DTCAST_UINT4:
     case DTCAST_COMPLEX32:
+    case DTCAST_BCOMPLEX32:
         return true;
     default:
         return false;
@@ -254,7 +257,8 @@ static bool ml_safe(dtcast_type a, dtcast_type b)
      * types (float8_e4m3fn, float4_e2m1fn, float8_e8m0fnu, ...), holding their values or not */
     if (a == DTCAST_INT8 || a == DTCAST_UINT8)
         return true;
-    if (ca == PR_COMPLEX) /* complex32 to complex64, complex128; numpy's complex to none of its */
+    if (ca == PR_COMPLEX) /* complex32, bcomplex32 to complex64, complex128; numpy's complex to
+                           * none of its */
         return ma && (b == DTCAST_COMPLEX64 || b == DTCAST_COMPLEX128);
     if (ca == PR_FLOAT && ma && !mb) /* its floats to float32 and up, not to float16 */
         return b == DTCAST_FLOAT32 || b == DTCAST_FLOAT64 || b == DTCAST_COMPLEX64 ||

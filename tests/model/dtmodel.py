@@ -149,10 +149,11 @@ for _a in [('uint8', 2, 8, False), ('int8', 3, 8, True), ('uint16', 4, 16, False
            ('int16', 5, 16, True), ('int32', 6, 32, True), ('int64', 7, 64, True),
            ('uint32', 12, 32, False), ('uint64', 13, 64, False), ('uint4', 21, 4, False),
            ('int4', 22, 4, True), ('uint2', 25, 2, False), ('int2', 26, 2, True),
-           ('uint1', 107, 1, False)]:
+           ('uint1', 107, 1, False), ('int1', 109, 1, True)]:
     I[_a[0]] = IntFmt(*_a)
 BOOL = BoolFmt()
 C = {'complex32': ComplexFmt('complex32', 101, F['float16']),
+     'bcomplex32': ComplexFmt('bcomplex32', 110, F['bfloat16']),
      'complex64': ComplexFmt('complex64', 14, F['float32']),
      'complex128': ComplexFmt('complex128', 15, F['float64'])}
 TYPES = {}
@@ -911,6 +912,17 @@ def _selftest():
     check('int4 -9', encode_slow(f('int4'), num(-9), 'trunc'), 7)
     check('int4 8', encode_slow(f('int4'), num(8), 'trunc'), 8)
     check('uint4 -1', encode_slow(f('uint4'), num(-1), 'trunc'), 15)
+    # int1: -1 (code 1) and 0; wraps modulo 2, saturates to [-1, 0] (ml_dtypes' iinfo(int1))
+    i1 = f('int1')
+    check('int1 range', (i1.minv, i1.maxv), (-1, 0))
+    check('int1 code 1', decode_slow(i1, 1), ('num', True, Fraction(1)))
+    check('int1 1 wraps', encode_slow(i1, num(1), 'trunc'), 1)
+    check('int1 2 wraps', encode_slow(i1, num(2), 'trunc'), 0)
+    check('int1 1 sat', encode_slow(i1, num(1), 'trunc', iov='saturate'), 0)
+    check('int1 -5 sat', encode_slow(i1, num(-5), 'trunc', iov='saturate'), 1)
+    check('int1 -0.5 floor', encode_slow(i1, num(Fraction(-1, 2)), 'floor'), 1)
+    check('int1 inf sat', encode_slow(i1, ('inf', False, None), iov='saturate'), 0)
+    check('int1 -inf sat', encode_slow(i1, ('inf', True, None), iov='saturate'), 1)
     check('int8 200', encode_slow(f('int8'), num(200), 'trunc'), 200 - 256 + 256)
     check('int8 sat 130', encode_slow(f('int8'), num(130), 'trunc', iov='saturate'), 127)
     check('int8 2.5 rne', encode_slow(f('int8'), num(Fraction(5, 2)), 'rne'), 2)

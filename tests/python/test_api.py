@@ -20,7 +20,8 @@ def test_readme_line():
 
 def test_shape_and_dtype_kept():
     x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
-    for t in ["bfloat16", "float16", "int4", "uint2", "float4_e2m1fn", "float6_e3m2fn", "complex32"]:
+    for t in ["bfloat16", "float16", "int4", "uint2", "float4_e2m1fn", "float6_e3m2fn", "complex32",
+              "int1", "bcomplex32"]:
         r = dtcast.cast(x, t)
         assert r.shape == x.shape and r.dtype == dtcast.dtype(t)
 
@@ -37,6 +38,12 @@ def test_packed_layouts():
     x = np.array([1, -2, 3], dtype=np.int32)
     assert dtcast.cast(x, "int4", packed=True).tolist() == [0xE1, 0x03]
     assert dtcast.cast(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]), "uint1", packed=True).tolist() == [0x0D, 0x01]
+    # int1: -1 is bit 1, 1 wraps to -1, 2 to 0; ml_dtypes keeps -1 as byte 1 one per byte
+    i1 = np.array([-1, 0, 1, 2, 0, 0, 0, 0, -1])
+    assert dtcast.cast(i1, "int1", packed=True).tolist() == [0x05, 0x01]
+    assert dtcast.cast(i1, "int1").view(np.uint8).tolist() == \
+        i1.astype(ml_dtypes.int1).view(np.uint8).tolist()
+    assert dtcast.unpack(np.uint8([0x05]), "int1", 3).astype(np.int8).tolist() == [-1, 0, -1]
     f6 = dtcast.cast(np.float32([1, 2, 3, 4]), "float6_e2m3fn", packed=True)
     assert f6.size == 3
     assert dtcast.unpack(f6, "float6_e2m3fn", 4).astype(np.float32).tolist() == [1, 2, 3, 4]
@@ -163,7 +170,11 @@ def test_types():
     names = dtcast.types()
     assert "float8_e4m3fn" in names and "bfloat16" in names and "int4" in names
     assert len(names) == len(set(names))
-    assert dtcast.types("complex") == ["complex32", "complex64", "complex128"]
+    assert dtcast.types("complex") == ["complex32", "bcomplex32", "complex64", "complex128"]
+    assert dtcast.types("signed")[0] == "int1"
+    assert dtcast.iinfo("int1").min == ml_dtypes.iinfo(ml_dtypes.int1).min == -1
+    assert dtcast.iinfo("int1").max == ml_dtypes.iinfo(ml_dtypes.int1).max == 0
+    assert dtcast.finfo("bcomplex32").dtype == np.dtype(ml_dtypes.bfloat16)
 
 
 def test_promotion():

@@ -125,11 +125,16 @@ def inputs(name):
     if ti.kind in ("signed", "unsigned"):
         return _int_inputs(ti.dtype.type, rng)
     if ti.kind == "complex":
-        part = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}[name]
+        part = {"complex32": "float16", "bcomplex32": "bfloat16", "complex64": "float32",
+                "complex128": "float64"}[name]
         if part == "float16":
             re = np.concatenate([np.arange(0, 65536, 37, dtype=np.uint16),
                                  np.array([0x7C00, 0xFC00, 0x7E00, 0x7BFF, 0xFBFF, 0x8000,
                                            0x0001], np.uint16)]).view(np.float16)
+        elif part == "bfloat16":
+            re = np.concatenate([np.arange(0, 65536, 37, dtype=np.uint16),
+                                 np.array([0x7F80, 0xFF80, 0x7FC0, 0x7F7F, 0xFF7F, 0x8000,
+                                           0x0001], np.uint16)]).view(lookup("bfloat16").dtype)
         else:
             re = _float_inputs(np.dtype(part).type, rng)
         im = rng.permutation(re)
