@@ -343,6 +343,30 @@ static dtcast_status run_job(job *j)
 static PyObject *report_dict(const dt_report *r);
 
 /* convert(src, src_type, dst, dst_type, count, options, layout, report) -> None or dict */
+
+/* The source buffer (read) and the destination buffer (written), each checked to hold the bytes
+ * `count` elements need. 0, or -1 with a Python exception set and neither buffer held. */
+static int get_buffers(PyObject *src_obj, size_t need_src, PyObject *dst_obj, size_t need_dst,
+                       size_t count, Py_buffer *sb, Py_buffer *db)
+{
+    if (PyObject_GetBuffer(src_obj, sb, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (PyObject_GetBuffer(dst_obj, db, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(sb);
+        return -1;
+    }
+    if ((size_t)sb->len >= need_src && (size_t)db->len >= need_dst)
+        return 0;
+    const bool src_short = (size_t)sb->len < need_src;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s buffer holds %zd bytes; %zu elements need %zu",
+             src_short ? "source" : "destination", src_short ? sb->len : db->len, count,
+             src_short ? need_src : need_dst);
+    raise_status(DTCAST_ERR_INVALID_ARGUMENT, msg);
+    PyBuffer_Release(db);
+    PyBuffer_Release(sb);
+    return -1;
+}
 static PyObject *convert(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -373,24 +397,11 @@ static PyObject *convert(PyObject *self, PyObject *args)
         (!j.dst_bytes && dtcast_storage_size_opts(j.dst_type, j.count, &j.opts, &need_dst, &e)))
         return raise_error(&e);
     Py_buffer sb, db;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_SIMPLE) < 0)
+    if (get_buffers(src_obj, need_src, dst_obj, need_dst, j.count, &sb, &db) < 0)
         return NULL;
-    if (PyObject_GetBuffer(dst_obj, &db, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
     PyObject *result = NULL;
     dt_report report;
     int have_report = 0;
-    if ((size_t)sb.len < need_src || (size_t)db.len < need_dst) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s buffer holds %zd bytes; %zu elements need %zu",
-                 (size_t)sb.len < need_src ? "source" : "destination",
-                 (size_t)sb.len < need_src ? sb.len : db.len, j.count,
-                 (size_t)sb.len < need_src ? need_src : need_dst);
-        raise_status(DTCAST_ERR_INVALID_ARGUMENT, msg);
-        goto done;
-    }
     if (want_report) {
         if (j.opts.float6_packed &&
             (j.src_type == DTCAST_FLOAT6E2M3FN || j.src_type == DTCAST_FLOAT6E3M2FN ||
@@ -782,20 +793,10 @@ static PyObject *bitcast(PyObject *self, PyObject *args)
     if (dtcast_storage_size((dtcast_type)src_type, (size_t)count, &need, &e) != DTCAST_OK)
         return raise_error(&e);
     Py_buffer sb, db;
-    if (PyObject_GetBuffer(src_obj, &sb, PyBUF_SIMPLE) < 0)
+    if (get_buffers(src_obj, need, dst_obj, need, (size_t)count, &sb, &db) < 0)
         return NULL;
-    if (PyObject_GetBuffer(dst_obj, &db, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
     PyObject *result = NULL;
-    if ((size_t)sb.len < need || (size_t)db.len < need) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s buffer holds %zd bytes; %zd elements need %zu",
-                 (size_t)sb.len < need ? "source" : "destination",
-                 (size_t)sb.len < need ? sb.len : db.len, count, need);
-        raise_status(DTCAST_ERR_INVALID_ARGUMENT, msg);
-    } else if (dtcast_bitcast(db.buf, (dtcast_type)dst_type, sb.buf, (dtcast_type)src_type,
+    if (dtcast_bitcast(db.buf, (dtcast_type)dst_type, sb.buf, (dtcast_type)src_type,
                               (size_t)count, NULL, &e) != DTCAST_OK) {
         raise_error(&e);
     } else {
