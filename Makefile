@@ -97,6 +97,11 @@ $(BUILD)/obj/%.o: %.c
 PORTABLE_OPT ?= -O3 -fno-trapping-math
 $(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
 $(BUILD)/obj/src/kernels/compose.o: ALL_CFLAGS += $(PORTABLE_OPT)
+# The sanitizer tree compiles them at its own -O1: the instrumented code checks the same C, and
+# -O3's vectoriser only costs that build time there (make test: 20 CPU s)
+ifeq ($(SAN),1)
+  PORTABLE_OPT := -fno-trapping-math
+endif
 # portable_f64.c converts in a rounding mode it sets: the compiler may not assume the default
 $(BUILD)/obj/src/kernels/portable_f64.o: ALL_CFLAGS += -frounding-math
 # The sanitizer build's x86 kernel files (thousands of always-inlined template functions): -Og,
