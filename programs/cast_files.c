@@ -10,6 +10,7 @@
 #include "fileio/pipeline.h"
 #include "fileio/progress.h"
 #include "fileio/report.h"
+#include "fileio/quant_layout.h"
 #include "fileio/safetensors.h"
 
 #include <errno.h>
@@ -818,6 +819,68 @@ static void print_warning(const cast_request *r, const warnings *w)
 }
 
 /* One input file to one output file. */
+/* A checkpoint's scaled tensors (docs/quantization.md, "Layouts": codes with their block or
+ * channel scales) are refused when --select/--exclude pick one of their parts: the codes alone
+ * are not the values (a float8e4m3fn weight with its weight_scale cast to bfloat16 would hold
+ * the codes, up to 448, where the weights are the codes times the scales), and U8 codes would be
+ * copied as bytes among converted tensors. `dtcast dequantize` computes the values;
+ * --raw-codes casts the codes on purpose. q[0, n) is every tensor of the checkpoint (all its
+ * shards: a weight and its scale may be in two). Names that only look like a layout's (a plan
+ * that does not fit) are left to the cast. */
+static int refuse_scaled(const cast_request *r, const char *shown, const dt_qt *q, size_t n)
+{
+    if (r->raw_codes || n == 0)
+        return CLI_OK;
+    dt_qplan plan;
+    dt_io_error err;
+    int status = CLI_OK;
+    if (dt_qplan_make(q, n, &plan, &err) == DTCAST_OK) {
+        for (size_t i = 0; i < n && status == CLI_OK; i++) {
+            if (plan.role[i] == DT_QR_PLAIN || (r->select.n && !glob_any(&r->select, q[i].name)) ||
+                glob_any(&r->exclude, q[i].name))
+                continue;
+            const dt_qgroup *g = &plan.groups[plan.group[i]];
+            status = cli_fail("%s: tensor '%s' holds %s codes scaled by '%s' (%s layout): cast "
+                              "would not give their values; 'dtcast dequantize' does, "
+                              "--raw-codes casts the codes",
+                              shown, q[g->codes].name, dtcast_type_name(q[g->codes].type),
+                              q[g->scales].name, dt_qlayout_name(g->layout));
+        }
+    }
+    dt_qplan_free(&plan);
+    return status;
+}
+
+/* The tensors of a source as the layout recognition sees them (their names stay the source's). */
+static int append_qt(const source *s, dt_qt **q, size_t *n)
+{
+    dt_qt *grown = realloc(*q, (*n + s->n + 1) * sizeof *grown);
+    if (!grown)
+        return cli_fail("out of memory");
+    *q = grown;
+    for (size_t i = 0; i < s->n; i++) {
+        dt_qt *t = &grown[(*n)++];
+        t->name = s->t[i].name;
+        t->type = s->t[i].type;
+        t->ndim = s->t[i].ndim;
+        memcpy(t->dims, s->t[i].dims, sizeof t->dims);
+    }
+    return CLI_OK;
+}
+
+static int refuse_scaled_source(const cast_request *r, const source *s)
+{
+    if (!s->checkpoint || r->raw_codes)
+        return CLI_OK;
+    dt_qt *q = NULL;
+    size_t n = 0;
+    int status = append_qt(s, &q, &n);
+    if (status == CLI_OK)
+        status = refuse_scaled(r, s->shown, q, n);
+    free(q);
+    return status;
+}
+
 static int cast_one(const cast_request *r, const char *in, const char *outpath,
                     dt_file_kind in_kind, dt_file_kind out_kind, dt_progress *progress,
                     warnings *warn, dt_stream_buffers *buffers, dt_outfile *out,
@@ -825,6 +888,11 @@ static int cast_one(const cast_request *r, const char *in, const char *outpath,
 {
     source s;
     int status = open_source(&s, r, in, in_kind);
+    if (status != CLI_OK) {
+        source_free(&s);
+        return status;
+    }
+    status = refuse_scaled_source(r, &s);
     if (status != CLI_OK) {
         source_free(&s);
         return status;
@@ -1070,6 +1138,38 @@ static int convert_shards(const cast_request *r, const dt_st_index *ix,
     return status;
 }
 
+/* The scaled-tensor refusal over every shard's header (a weight and its scale may be in two). */
+static int refuse_scaled_shards(const cast_request *r, const dt_st_index *ix)
+{
+    if (r->raw_codes)
+        return CLI_OK;
+    const char *slash = strrchr(r->in, '/');
+    size_t in_dir = slash ? (size_t)(slash - r->in) + 1 : 0;
+    source *src = calloc(ix->nshards + 1, sizeof *src);
+    dt_qt *q = NULL;
+    size_t n = 0, opened = 0;
+    int status = src ? CLI_OK : cli_fail("out of memory");
+    for (size_t i = 0; status == CLI_OK && i < ix->nshards; i++) {
+        char *in = join_path(r->in, in_dir, ix->shards[i]);
+        if (!in) {
+            status = cli_fail("out of memory");
+            break;
+        }
+        status = open_source(&src[i], r, in, DT_FILE_SAFETENSORS);
+        opened = i + 1;
+        if (status == CLI_OK)
+            status = append_qt(&src[i], &q, &n);
+        free(in);
+    }
+    if (status == CLI_OK)
+        status = refuse_scaled(r, r->in, q, n);
+    for (size_t i = 0; i < opened; i++)
+        source_free(&src[i]);
+    free(src);
+    free(q);
+    return status;
+}
+
 static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn,
                         dt_stream_buffers *buffers)
 {
@@ -1092,15 +1192,17 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
     if (status == CLI_OK && r->index_only) {
         status = index_only(r, &ix, &outs[ix.nshards]);
     } else if (status == CLI_OK) {
-        /* Another process may create the folder at the same time (--shards). */
-        if (mkdir(r->out, 0777) != 0 && errno != EEXIST)
+        /* Before anything is written: no scaled tensor is cast as values. Another process may
+         * create the folder at the same time (--shards). */
+        status = refuse_scaled_shards(r, &ix);
+        if (status == CLI_OK && mkdir(r->out, 0777) != 0 && errno != EEXIST)
             status = cli_fail("cannot create the folder '%s': %s", r->out, strerror(errno));
-        else if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        else if (status == CLI_OK && (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)))
             status = cli_usage("cast", "OUT '%s' must be a folder for a sharded checkpoint",
                                r->out);
-        else if (r->shards)
+        else if (status == CLI_OK && r->shards)
             status = pick_shards(r, &ix, want);
-        else
+        else if (status == CLI_OK)
             memset(want, 1, ix.nshards);
         if (status == CLI_OK)
             status = convert_shards(r, &ix, want, outs, &total_size, progress, warn, buffers);

@@ -32,6 +32,7 @@ typedef struct cast_request {
     /* A sharded checkpoint in steps (docs/files.md, "Sharded checkpoints"): */
     const char *shards;  /* --shards LIST: convert only these shards, write no index; or NULL */
     int index_only;      /* --index-only: convert nothing, write the index of the shards in OUT */
+    int raw_codes;       /* --raw-codes: cast the codes of scaled tensors as values */
 } cast_request;
 
 /* Returned by cli_cast_files, before anything is written, for string tensors: the command

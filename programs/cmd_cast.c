@@ -80,6 +80,10 @@ static const char cast_help[] =
     "      --float6-packed    raw float6 input and output: four elements in three bytes (the\n"
     "                         bit stream of safetensors F6), not one per byte; .npy keeps one\n"
     "                         per byte, .pb is always packed (ONNX IR 14)\n"
+    "      --raw-codes        cast the codes of scaled tensors (a weight with its weight_scale,\n"
+    "                         _blocks with _scales, ...) as plain values; without it such a\n"
+    "                         tensor is refused: its values are the codes times the scales,\n"
+    "                         which 'dtcast dequantize' computes\n"
     "  -q, --quiet            no progress line, no warning about values that became NaN/Inf\n"
     "\n"
     "Sharded checkpoint in steps (IN is X.safetensors.index.json):\n"
@@ -495,7 +499,7 @@ int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type 
 
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
-       OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY };
+       OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY, OPT_RAW_CODES };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -511,6 +515,7 @@ static const cli_option cast_options[] = {
     {"float6-packed", 0, 0, OPT_FLOAT6_PACKED},
     {"shards", 0, 1, OPT_SHARDS},
     {"index-only", 0, 0, OPT_INDEX_ONLY},
+    {"raw-codes", 0, 0, OPT_RAW_CODES},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -569,6 +574,9 @@ static int cast_option(cast_request *r, int id, const char *value)
         return CLI_OK;
     case OPT_INDEX_ONLY:
         r->index_only = 1;
+        return CLI_OK;
+    case OPT_RAW_CODES:
+        r->raw_codes = 1;
         return CLI_OK;
     default:
         return -1;

@@ -171,6 +171,21 @@ CONFIG = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 320, "torch
                                   "quant_method": "fp8", "weight_block_size": [128, 128]}}
 
 
+def cast_refuses(src, tmp, label):
+    """dtcast cast of a scaled checkpoint stops with exit 1 and one line naming the codes, their
+    scale tensor and the command that does the job, and writes nothing; --raw-codes casts the
+    codes as they are, on purpose."""
+    dst = os.path.join(tmp, "cast-" + label.replace(" ", "_").replace("/", "_"))
+    if src.endswith(".safetensors"):
+        dst += ".safetensors"
+    st, out, err = run("cast", "-q", "--to", "bfloat16", src, dst)
+    check(st == 1 and "codes scaled by" in err and "dtcast dequantize" in err and
+          "--raw-codes" in err and len(err.strip().splitlines()) == 1 and not os.path.exists(dst),
+          label + ": cast refuses the scaled codes", err)
+    st, out, err = run("cast", "-q", "--raw-codes", "--to", "bfloat16", src, dst)
+    check(st == 0 and os.path.exists(dst), label + ": cast --raw-codes casts the codes", err)
+
+
 def test_block_fp8(tmp, rng):
     """DeepSeek names: 576-row kv_a_proj (a short last tile row), a K of 320 (short last tile
     column), an expert stack of two layers; one scale in another shard than its weight; a wide
@@ -200,6 +215,7 @@ def test_block_fp8(tmp, rng):
     }
     src, dst = os.path.join(tmp, "fp8"), os.path.join(tmp, "fp8-bf16")
     write_folder(src, shards, CONFIG, {"tokenizer.json": '{"x": 1}\n', "hf_quant_config.json": "{}"})
+    cast_refuses(os.path.join(src, "model.safetensors.index.json"), tmp, "block fp8")
     st, out, err = run("dequantize", "-q", src, dst)
     if not check(st == 0 and err == "", "block fp8: dequantize a DeepSeek-named folder", err):
         return
@@ -285,6 +301,7 @@ def test_gptoss(tmp, rng):
                 pre + "gate_up_proj_scales": ("U8", [E, R, G], scales),
                 pre + "gate_up_proj_bias": ("BF16", [E, R], bias),
                 "model.embed_tokens.weight": ("BF16", [E, R], bias)})
+    cast_refuses(src, tmp, "mxfp4 gpt-oss")
     st, out, err = run("dequantize", "-q", src, dst)
     if not check(st == 0, "mxfp4 gpt-oss: dequantize", err):
         return
@@ -332,6 +349,7 @@ def test_nvfp4(tmp, rng):
         src = os.path.join(tmp, "nv-%s.safetensors" % naming[:2])
         dst = os.path.join(tmp, "nv-%s-bf16.safetensors" % naming[:2])
         write(src, tensors)
+        cast_refuses(src, tmp, "nvfp4 " + naming)
         st, out, err = run("dequantize", "-q", src, dst)
         if not check(st == 0, "nvfp4 %s: dequantize" % naming, err):
             continue
@@ -353,6 +371,7 @@ def test_ct_fp8(tmp, rng):
     src, dst = os.path.join(tmp, "ct.safetensors"), os.path.join(tmp, "ct-bf16.safetensors")
     write(src, {"model.layers.0.self_attn.o_proj.weight": ("F8_E4M3", [N, K], q),
                 "model.layers.0.self_attn.o_proj.weight_scale": ("BF16", [N, 1], s)})
+    cast_refuses(src, tmp, "compressed-tensors fp8")
     st, out, err = run("dequantize", "-q", src, dst)
     if check(st == 0, "compressed-tensors fp8 per channel: dequantize", err):
         t = read(dst)["model.layers.0.self_attn.o_proj.weight"]

@@ -81,7 +81,7 @@ def _globs(value, what):
 
 
 def _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
-             threads, report, float6_packed):
+             threads, report, float6_packed, raw_codes=False):
     """The argument list of `dtcast cast` for these options (checked here, so that a mistake is
     named by its Python keyword rather than by a flag the caller never wrote)."""
     args = ["-q"]
@@ -137,6 +137,8 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
         args.append("--report")
     if float6_packed:
         args.append("--float6-packed")
+    if raw_codes:
+        args.append("--raw-codes")
     return args
 
 
@@ -199,7 +201,7 @@ def _run(args, command="cast"):
 
 def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, round="rne",
                  saturate=None, int_overflow="wrap", profile=None, opset=None, threads=0,
-                 report=False, float6_packed=False):
+                 report=False, float6_packed=False, raw_codes=False):
     """Converts the tensors of the file src to type `to` and writes them to dst.
 
     The kinds of src and dst come from their names (.npy, .pb, .safetensors, .raw/.bin; see
@@ -224,13 +226,17 @@ def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, roun
     report        True: return the per-tensor report (exact, rounded, overflowed ... counts,
                   the largest errors, the SQNR) as text; else None is returned
     float6_packed raw float6 input and output four elements in three bytes
+    raw_codes     True: cast the codes of scaled tensors (a float8 weight with its weight_scale,
+                  _blocks with _scales, ...) as plain values. Without it a checkpoint holding
+                  such a tensor (one that select/exclude pick) raises dtcast.Error naming it:
+                  its values are the codes times the scales (dtcast dequantize)
 
     Raises dtcast.Error (message of the CLI, e.g. "w.npy: npy: no \\x93NUMPY magic at byte 0";
     status IO for files that cannot be opened or written, BAD_FILE for a file that breaks its
     format, INVALID_ARGUMENT for a bad option).
     """
     args = _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
-                    threads, report, float6_packed)
+                    threads, report, float6_packed, raw_codes)
     err = _run(args + ["--", _path(src, "src"), _path(dst, "dst")])
     return err if report else None
 
@@ -361,7 +367,7 @@ def _with_defaults(options):
     """convert_file's keyword options with their defaults; unknown ones refused (src_type and
     report too: a checkpoint knows its types, and the report is convert_file's)."""
     known = dict(select=None, exclude=None, round="rne", saturate=None, int_overflow="wrap",
-                 profile=None, opset=None, threads=0, float6_packed=False)
+                 profile=None, opset=None, threads=0, float6_packed=False, raw_codes=False)
     for k in options:
         if k not in known:
             raise TypeError("convert_checkpoint() got an unexpected keyword argument %r" % k)

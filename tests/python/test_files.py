@@ -483,3 +483,26 @@ def test_python_m_dtcast(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dtcast", "cast", "--to", "nope", "a", "b"],
                        capture_output=True, env=env)
     assert p.returncode == 2 and p.stderr.startswith(b"dtcast: ")
+
+
+def test_scaled_tensors_are_not_cast_as_values(tmp_path):
+    """A float8 weight with its weight_scale: convert_file refuses to cast the codes as values
+    (dtcast.Error naming both tensors), writes nothing; raw_codes=True casts the codes; a
+    select of the unscaled tensors alone works; dequantize gives the values."""
+    sn = pytest.importorskip("safetensors.numpy")
+    w = np.random.default_rng(3).standard_normal((4, 64)).astype(np.float32) * 0.01
+    s = np.float32([np.abs(w).max() / 448])
+    codes = (w / s).astype(ml_dtypes.float8_e4m3fn)
+    src, dst = str(tmp_path / "q.safetensors"), str(tmp_path / "bf16.safetensors")
+    sn.save_file({"l.weight": codes, "l.weight_scale": s, "l.bias": np.ones(4, np.float32)}, src)
+    with pytest.raises(Error) as e:
+        dtcast.convert_file(src, dst, to="bfloat16")
+    assert "'l.weight'" in str(e.value) and "'l.weight_scale'" in str(e.value)
+    assert "dequantize" in str(e.value) and not os.path.exists(dst)
+    dtcast.convert_file(src, dst, to="bfloat16", raw_codes=True)
+    got = sn.load_file(dst)["l.weight"]
+    assert np.array_equal(got.astype(np.float32), codes.astype(np.float32))  # the codes, as asked
+    dtcast.convert_file(src, dst, to="bfloat16", select="l.bias")
+    from safetensors import safe_open
+    with safe_open(dst, framework="np") as f:  # (numpy has no float8 for the copied codes)
+        assert f.get_tensor("l.bias").astype(np.float32).tolist() == [1, 1, 1, 1]
