@@ -33,7 +33,7 @@ CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g1
 CFLAGS  ?=
 LDFLAGS ?=
-ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Iprograms -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -I. -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LIBS    := -lm -pthread
 
 ifeq ($(SAN),1)
@@ -47,12 +47,13 @@ LIB_SLOW := $(wildcard $(addprefix src/kernels/,kernels_avx512.c kernels_avx2.c 
               kernels_avx2_cvt.c kernels_avx512w.c portable_narrow.c kernels_avx2_table.c \
               portable_fint.c portable_int_float.c))
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SLOW) $(filter-out $(LIB_SLOW),$(LIB_SRC)))
-# The file layer (programs/fileio) belongs to the programs, not to libdtcast: the CLI, the tests
-# of the file formats and the fuzz harnesses link it.
-FILEIO_SRC := $(sort $(wildcard programs/fileio/*.c))
-FILEIO_OBJ := $(FILEIO_SRC:%.c=$(BUILD)/obj/%.o)
+# The file layer (files/): a library of its own, libdtcast_files, beside libdtcast (which does
+# no file I/O). The CLI, the Python module, the tests and the fuzz harnesses link it.
+FILES_SRC := $(sort $(wildcard files/*.c))
+FILES_OBJ := $(FILES_SRC:%.c=$(BUILD)/obj/%.o)
+FILES_LIB := $(BUILD)/libdtcast_files.a
 CLI_SRC  := $(sort $(wildcard programs/*.c))
-CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(FILEIO_OBJ)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -118,7 +119,7 @@ SIMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx*.c src/q
 $(SIMD_OBJ): ALL_CFLAGS += -fno-sanitize-address-use-after-scope
 endif
 
--include $(patsubst %.o,%.d,$(LIB_OBJ) $(CLI_OBJ) $(BENCH_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
+-include $(patsubst %.o,%.d,$(LIB_OBJ) $(FILES_OBJ) $(CLI_OBJ) $(BENCH_OBJ) $(TEST_SRC:%.c=$(BUILD)/obj/%.o) \
            $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o))
 
 $(BUILD)/libdtcast.a: $(LIB_OBJ)
@@ -130,19 +131,26 @@ $(BUILD)/libdtcast.so: $(LIB_OBJ)
 	$(say) LD $@
 	$(Q)$(CC) -shared -Wl,-soname,libdtcast.so.$(SOMAJOR) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/dtcast: $(CLI_OBJ) $(BUILD)/libdtcast.a
-	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+$(FILES_LIB): $(FILES_OBJ)
+	@mkdir -p $(dir $@)
+	$(say) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(FILEIO_OBJ) $(BUILD)/libdtcast.a
+$(BUILD)/dtcast: $(CLI_OBJ) $(FILES_LIB) $(BUILD)/libdtcast.a
+	$(say) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(FILES_LIB) $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
 
-$(BUILD)/fuzz-replay/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(BUILD)/libdtcast.a
+$(BUILD)/fuzz-replay/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(FILES_LIB) \
+                        $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(FILES_LIB) \
+	    $(BUILD)/libdtcast.a $(LIBS)
 
 demo: all
 	@echo
@@ -184,11 +192,11 @@ python-module: $(PYMOD)/_core.abi3.so
 	@ln -sf $(addprefix $(CURDIR)/,$(wildcard python/dtcast/*.py python/dtcast/*.pyi python/dtcast/py.typed)) $(PYMOD)/
 	@ln -sf $(CURDIR)/$(BUILD)/dtcast $(PYMOD)/_bin/dtcast
 PYEXT_SRC := $(wildcard python/ext/*.c)
-$(PYMOD)/_core.abi3.so: $(PYEXT_SRC) $(wildcard python/ext/*.h) $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(BUILD)/dtcast
+$(PYMOD)/_core.abi3.so: $(PYEXT_SRC) $(wildcard python/ext/*.h) $(FILES_LIB) $(BUILD)/libdtcast.a $(BUILD)/dtcast
 	@mkdir -p $(PYMOD)/_bin
 	$(say) PY $@
 	$(Q)$(CC) $(ALL_CFLAGS) -I"$$($(PYVENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-	    -shared $(LDFLAGS) -o $@ $(PYEXT_SRC) $(FILEIO_OBJ) $(BUILD)/libdtcast.a $(LIBS)
+	    -shared $(LDFLAGS) -o $@ $(PYEXT_SRC) $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
 test-build-plain:
 	@$(MAKE) --no-print-directory all tests
 test-build-san:

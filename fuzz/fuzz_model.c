@@ -1,5 +1,5 @@
 /* libFuzzer harness for the ModelProto reader. */
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* libFuzzer harness for the .npy reader: the first byte picks the hint; a tensor that parses
  * must serialize and parse back to the same type, element count and bytes. */
-#include "fileio/npy.h"
+#include "files/npy.h"
 
 #include <stdlib.h>
 #include <string.h>

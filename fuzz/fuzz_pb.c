@@ -1,6 +1,6 @@
 /* libFuzzer harness for the TensorProto reader: a tensor that parses must serialize and parse
  * back to the same type, dims and bytes. */
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stdlib.h>
 #include <string.h>

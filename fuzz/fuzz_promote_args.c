@@ -2,7 +2,7 @@
  * newlines into up to 24 arguments, goes to cmd_promote() (dtcast promote ...) as argv. It must
  * return a CLI status (0, 1 or 2), never crash, read past an argument or leak. Output goes to
  * /dev/null. FUZZ_NEEDS_CLI: fuzz/run links the CLI's objects (programs/ without main). */
-#include "cli.h"
+#include "programs/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  *   2: JSON text: parsed, printed as json.dumps(indent=2) would, and parsed again (the same
  *      tree); read as an index, written, read again (the same entries and shards).
  * Every input also runs through the F6 bit stream both ways. Never a crash, never a leak. */
-#include "fileio/json.h"
-#include "fileio/safetensors.h"
+#include "files/json.h"
+#include "files/safetensors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,17 +1,17 @@
 /* dtcast cast on files: which tensors the input holds and where, which tensors the output gets
- * and how, and the streamed conversion between them (programs/fileio/pipeline.c). Memory stays
+ * and how, and the streamed conversion between them (files/pipeline.c). Memory stays
  * bounded by the block buffers whatever the file size; only string tensors, TensorProto typed
  * fields, Fortran-order arrays written in C order, and formats that cannot be streamed from a
  * pipe are held whole in memory. */
 #include "cast_files.h"
 
-#include "fileio/file.h"
-#include "fileio/npy.h"
-#include "fileio/pipeline.h"
-#include "fileio/progress.h"
-#include "fileio/report.h"
-#include "fileio/quant_layout.h"
-#include "fileio/safetensors.h"
+#include "files/file.h"
+#include "files/npy.h"
+#include "files/pipeline.h"
+#include "files/progress.h"
+#include "files/report.h"
+#include "files/quant_layout.h"
+#include "files/safetensors.h"
 
 #include <errno.h>
 #include <fnmatch.h>

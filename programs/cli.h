@@ -7,7 +7,7 @@
 #define DTCAST_CLI_H
 
 #include "dtcast.h"
-#include "fileio/npy.h"
+#include "files/npy.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,9 +3,9 @@
  * takes the next band of rows of a tensor (whole tiles, about 2 MiB of output), reads its codes,
  * dequantizes them with the library and writes them at their place in the output file, so memory
  * stays bounded (a few MiB per worker) whatever the checkpoint's size. The tensors that are not
- * quantized are copied by the streaming pipeline (fileio/pipeline.c). */
+ * quantized are copied by the streaming pipeline (files/pipeline.c). */
 #include "cli.h"
-#include "fileio/pipeline.h"
+#include "files/pipeline.h"
 #include "quant_files.h"
 
 #include <errno.h>

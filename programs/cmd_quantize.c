@@ -1,9 +1,9 @@
 /* dtcast quantize: the chosen tensors of a checkpoint (or a .npy) into a scheme's checkpoint
- * layout (docs/cli.md, "Quantized checkpoints"; the names in fileio/quant_layout.h). Each chosen
+ * layout (docs/cli.md, "Quantized checkpoints"; the names in files/quant_layout.h). Each chosen
  * tensor is quantized whole in memory by the library (on every thread); the others are copied. */
 #include "cast_files.h"
 #include "cli.h"
-#include "fileio/pipeline.h"
+#include "files/pipeline.h"
 #include "quant_files.h"
 
 #include <fnmatch.h>

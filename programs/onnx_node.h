@@ -4,7 +4,7 @@
 #ifndef DTCAST_ONNX_NODE_H
 #define DTCAST_ONNX_NODE_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stddef.h>
 

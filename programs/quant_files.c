@@ -4,9 +4,9 @@
 #include "quant_files.h"
 
 #include "cast_files.h"
-#include "fileio/json.h"
-#include "fileio/npy.h"
-#include "fileio/pipeline.h"
+#include "files/json.h"
+#include "files/npy.h"
+#include "files/pipeline.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,10 +6,10 @@
 #define DTCAST_QUANT_FILES_H
 
 #include "cli.h"
-#include "fileio/file.h"
-#include "fileio/progress.h"
-#include "fileio/quant_layout.h"
-#include "fileio/safetensors.h"
+#include "files/file.h"
+#include "files/progress.h"
+#include "files/quant_layout.h"
+#include "files/safetensors.h"
 
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * writing. Fixtures are built as bytes here; the ONNX conformance data is read from
  * tests/conformance (the ONNX Cast/Q-DQ node test data, copied into the repository). */
 #include "check.h"
-#include "fileio/npy.h"
+#include "files/npy.h"
 
 #include <dirent.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* Tests of the conversion report and the NaN/Inf watch (programs/fileio/report.h): counts on
+/* Tests of the conversion report and the NaN/Inf watch (files/report.h): counts on
  * data whose every answer is known by construction, errors and SQNR worked out by hand, the
  * overflow rule against the library's own IEEE results, and the watch against a per-element
  * check for every ordered pair of numeric types.
@@ -7,7 +7,7 @@
  *   test_report --bench   also the speed: the watch against the conversion it follows, and
  *                         the report's elements per second */
 #include "check.h"
-#include "fileio/report.h"
+#include "files/report.h"
 
 #include <math.h>
 #include <stdint.h>

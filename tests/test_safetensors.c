@@ -4,8 +4,8 @@
  * and outputs of huggingface safetensors 0.8.0 for the same tensors), and the index of sharded
  * checkpoints (expected text: Python's json.dumps(indent=2, sort_keys=True)). */
 #include "check.h"
-#include "fileio/json.h"
-#include "fileio/safetensors.h"
+#include "files/json.h"
+#include "files/safetensors.h"
 
 #include <inttypes.h>
 #include <stdint.h>

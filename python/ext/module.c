@@ -18,7 +18,7 @@
 #include <Python.h>
 
 #include "dtcast.h"
-#include "fileio/report.h"
+#include "files/report.h"
 #include "parallel.h"
 #include "onnx_qdq.h"
 #include "py_quant.h"

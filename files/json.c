@@ -1,6 +1,6 @@
 /* The JSON reader (a recursive descent over the text into a flat array of nodes, with a depth
  * limit so that hostile nesting cannot exhaust the stack) and the writing helpers. */
-#include "fileio/json.h"
+#include "files/json.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * huggingface/safetensors (safetensors/src/tensor.rs): N <= 100,000,000, "{}" is a valid header,
  * leading and trailing JSON whitespace is allowed, unknown keys inside an entry are ignored,
  * "__metadata__": null means no metadata. */
-#include "fileio/safetensors.h"
-#include "fileio/json.h"
+#include "files/safetensors.h"
+#include "files/json.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

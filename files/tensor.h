@@ -49,7 +49,7 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
 dtcast_status dt_read_file(const char *path, uint8_t **buf, size_t *len, dt_io_error *err);
 dtcast_status dt_write_file(const char *path, const void *buf, size_t len, dt_io_error *err);
 
-/* .npy: fileio/npy.h. */
+/* .npy: files/npy.h. */
 
 /* ONNX TensorProto: dims, data_type, name, raw_data and the typed fields float_data, int32_data,
  * string_data, int64_data, double_data, uint64_data (as ONNX stores each type in them). Unknown

@@ -16,10 +16,10 @@
  *   int4-group    X.weight_packed U8 [..., ceil(K/2)] (int4, low nibble first)
  *                 + X.weight_scale F32/BF16/F16 [..., G] + optional X.weight_shape I64 [ndim]
  * X.input_scale and X.input_global_scale (activation scales) belong to the group too. */
-#ifndef DTCAST_FILEIO_QUANT_LAYOUT_H
-#define DTCAST_FILEIO_QUANT_LAYOUT_H
+#ifndef DTCAST_FILES_QUANT_LAYOUT_H
+#define DTCAST_FILES_QUANT_LAYOUT_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -86,4 +86,4 @@ void dt_qplan_free(dt_qplan *plan);
 dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3],
                                dt_io_error *err);
 
-#endif /* DTCAST_FILEIO_QUANT_LAYOUT_H */
+#endif /* DTCAST_FILES_QUANT_LAYOUT_H */

@@ -2,12 +2,12 @@
  * blocks, brought into dtcast's layout, converted by the library on all threads, brought into
  * the output's layout and written. Memory: two sets of at most four buffers of DT_BLOCK_BYTES
  * (32 MiB), whatever the tensor's size. */
-#ifndef DTCAST_FILEIO_PIPELINE_H
-#define DTCAST_FILEIO_PIPELINE_H
+#ifndef DTCAST_FILES_PIPELINE_H
+#define DTCAST_FILES_PIPELINE_H
 
-#include "fileio/file.h"
-#include "fileio/layout.h"
-#include "fileio/progress.h"
+#include "files/file.h"
+#include "files/layout.h"
+#include "files/progress.h"
 
 #include <stdint.h>
 
@@ -46,4 +46,4 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
 dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_outfile *out,
                              dt_stream_buffers *buffers, dt_progress *progress, dt_io_error *err);
 
-#endif /* DTCAST_FILEIO_PIPELINE_H */
+#endif /* DTCAST_FILES_PIPELINE_H */

@@ -1,5 +1,5 @@
 /* The progress line (progress.h). */
-#include "fileio/progress.h"
+#include "files/progress.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Quantized checkpoint layouts by tensor names (quant_layout.h). */
-#include "fileio/quant_layout.h"
+#include "files/quant_layout.h"
 
-#include "fileio/safetensors.h"
+#include "files/safetensors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

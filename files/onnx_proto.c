@@ -5,8 +5,8 @@
  * 1 fixed64, 2 length-delimited, 5 fixed32 (3 and 4, groups, are not used by ONNX). Repeated
  * numbers come packed (one length-delimited run) or one per key; readers must take both. */
 #include "internal.h"
-#include "fileio/safetensors.h" /* the float6 bit stream, which ONNX packs as safetensors does */
-#include "fileio/tensor.h"
+#include "files/safetensors.h" /* the float6 bit stream, which ONNX packs as safetensors does */
+#include "files/tensor.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* File layouts <-> dtcast's layout (layout.h). */
-#include "fileio/layout.h"
-#include "fileio/safetensors.h"
+#include "files/layout.h"
+#include "files/safetensors.h"
 
 #include <stdio.h>
 #include <string.h>

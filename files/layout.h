@@ -1,10 +1,10 @@
 /* How a tensor's elements sit in a file, next to how dtcast keeps them in memory (little-endian,
  * sub-byte types packed as ONNX packs them, float6 one per byte): the transforms between the
  * two, applied block by block by the pipeline. */
-#ifndef DTCAST_FILEIO_LAYOUT_H
-#define DTCAST_FILEIO_LAYOUT_H
+#ifndef DTCAST_FILES_LAYOUT_H
+#define DTCAST_FILES_LAYOUT_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stdint.h>
 
@@ -41,4 +41,4 @@ dtcast_status dt_layout_load(const dt_layout *l, void *dst, const void *src, siz
 /* dtcast layout -> file bytes. src and dst do not overlap. */
 void dt_layout_store(const dt_layout *l, void *dst, const void *src, size_t count);
 
-#endif /* DTCAST_FILEIO_LAYOUT_H */
+#endif /* DTCAST_FILES_LAYOUT_H */

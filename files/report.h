@@ -34,8 +34,8 @@
  * or a long double's rounding. On a ~3 GHz x86 core float32 -> bfloat16 or float8 runs at about
  * 100 M values/s (half of it decoding), integer targets at about 40 M/s.
  */
-#ifndef DTCAST_FILEIO_REPORT_H
-#define DTCAST_FILEIO_REPORT_H
+#ifndef DTCAST_FILES_REPORT_H
+#define DTCAST_FILES_REPORT_H
 
 #include "dtcast.h"
 
@@ -166,4 +166,4 @@ uint64_t dt_nonfinite_count(const dt_nonfinite_watch *w, const void *src, const 
 void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t count,
                           const char *tensor_name);
 
-#endif /* DTCAST_FILEIO_REPORT_H */
+#endif /* DTCAST_FILES_REPORT_H */

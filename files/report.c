@@ -1,6 +1,6 @@
 /* The conversion report and the NaN/Inf watch (report.h). */
-#include "fileio/report.h"
-#include "fileio/layout.h"
+#include "files/report.h"
+#include "files/layout.h"
 
 #include <float.h>
 #include <math.h>

@@ -7,10 +7,10 @@
  * F6 layout (dtcast's choice; safetensors prescribes none): the LSB-first bit stream, element i
  * in bits [6i, 6i + 6) counted from the least significant bit of byte 0. F4: two per byte, the
  * first in the low nibble (ONNX and torch.float4_e2m1fn_x2), which is dtcast's own layout. */
-#ifndef DTCAST_FILEIO_SAFETENSORS_H
-#define DTCAST_FILEIO_SAFETENSORS_H
+#ifndef DTCAST_FILES_SAFETENSORS_H
+#define DTCAST_FILES_SAFETENSORS_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -116,4 +116,4 @@ dtcast_status dt_st_index_build(const dt_st_index *ix, uint64_t total_size, uint
                                 size_t *len, dt_io_error *err);
 void dt_st_index_free(dt_st_index *ix);
 
-#endif /* DTCAST_FILEIO_SAFETENSORS_H */
+#endif /* DTCAST_FILES_SAFETENSORS_H */

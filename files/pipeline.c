@@ -3,7 +3,7 @@
  * Writing a file costs the kernel more than reading and converting cost us, so a writer thread
  * writes block k while this thread reads and converts block k + 1 into the other of two buffer
  * sets. Blocks are written in order; the first error stops both. */
-#include "fileio/pipeline.h"
+#include "files/pipeline.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,10 +5,10 @@
  * pairs become one UTF-8 character; a lone surrogate is an error), nesting is limited to
  * DT_JSON_MAX_DEPTH, and every error names the byte offset where it was found. Duplicate object
  * keys are not an error here: dt_json_duplicate() finds them, and the caller decides. */
-#ifndef DTCAST_FILEIO_JSON_H
-#define DTCAST_FILEIO_JSON_H
+#ifndef DTCAST_FILES_JSON_H
+#define DTCAST_FILES_JSON_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -100,4 +100,4 @@ void dt_json_put_string(dt_json_buf *b, const char *s, size_t len, int ascii);
  * level `level` (numbers keep their text). */
 void dt_json_put_pretty(dt_json_buf *b, const dt_json_doc *doc, const dt_json_node *v, int level);
 
-#endif /* DTCAST_FILEIO_JSON_H */
+#endif /* DTCAST_FILES_JSON_H */

@@ -1,9 +1,9 @@
 /* .npy files (npy.c): whole arrays in memory, and the header alone for the streaming pipeline. */
-#ifndef DTCAST_FILEIO_NPY_H
-#define DTCAST_FILEIO_NPY_H
+#ifndef DTCAST_FILES_NPY_H
+#define DTCAST_FILES_NPY_H
 
-#include "fileio/layout.h"
-#include "fileio/tensor.h"
+#include "files/layout.h"
+#include "files/tensor.h"
 
 /* .npy (versions 1.0, 2.0, 3.0). Reads numpy dtypes (any byte order), Fortran order, bool, ints,
  * float16/32/64, complex64/128, strings (<U, |S), and the ml_dtypes names where present. Types
@@ -37,4 +37,4 @@ dtcast_status dt_npy_parse(const uint8_t *buf, size_t len, dtcast_type hint, dt_
                            dt_io_error *err);
 dtcast_status dt_npy_serialize(const dt_tensor *t, uint8_t **buf, size_t *len, dt_io_error *err);
 
-#endif /* DTCAST_FILEIO_NPY_H */
+#endif /* DTCAST_FILES_NPY_H */

@@ -1,6 +1,6 @@
 /* The tensor record, whole-file reading and writing, and which reader a file name asks for. */
-#include "fileio/file.h"
-#include "fileio/tensor.h"
+#include "files/file.h"
+#include "files/tensor.h"
 
 #include <errno.h>
 #include <fcntl.h>

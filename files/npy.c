@@ -2,8 +2,8 @@
  *
  * A file is "\x93NUMPY", two version bytes, the header length (uint16 for 1.0, uint32 after), a
  * Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)} and the raw items. */
-#include "fileio/npy.h"
-#include "fileio/tensor.h"
+#include "files/npy.h"
+#include "files/tensor.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Input and output files of the streaming pipeline (file.h). */
-#include "fileio/file.h"
+#include "files/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

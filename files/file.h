@@ -1,10 +1,10 @@
 /* Files as the streaming pipeline sees them: an input read at offsets (pread for regular files,
  * forward-only reads for pipes), and an output written in order to a temporary file that is
  * renamed over the destination only when everything succeeded. */
-#ifndef DTCAST_FILEIO_FILE_H
-#define DTCAST_FILEIO_FILE_H
+#ifndef DTCAST_FILES_FILE_H
+#define DTCAST_FILES_FILE_H
 
-#include "fileio/tensor.h"
+#include "files/tensor.h"
 
 #include <stdint.h>
 
@@ -55,4 +55,4 @@ dtcast_status dt_outfile_commit(dt_outfile *f, dt_io_error *err);
 /* Removes the temporary file (after an error); safe to call after commit or on a zeroed file. */
 void dt_outfile_abort(dt_outfile *f);
 
-#endif /* DTCAST_FILEIO_FILE_H */
+#endif /* DTCAST_FILES_FILE_H */

@@ -1,8 +1,8 @@
 /* Progress of a long job on stderr: percent, GB/s and time left, redrawn in place at most a few
  * times a second, only when stderr is a terminal (never in pipes or logs), and only once the job
  * has run for a second. */
-#ifndef DTCAST_FILEIO_PROGRESS_H
-#define DTCAST_FILEIO_PROGRESS_H
+#ifndef DTCAST_FILES_PROGRESS_H
+#define DTCAST_FILES_PROGRESS_H
 
 #include <stdint.h>
 
@@ -20,4 +20,4 @@ void dt_progress_add(dt_progress *p, uint64_t bytes);
 void dt_progress_clear(dt_progress *p);
 double dt_progress_now(void);
 
-#endif /* DTCAST_FILEIO_PROGRESS_H */
+#endif /* DTCAST_FILES_PROGRESS_H */
