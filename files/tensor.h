@@ -47,6 +47,10 @@ dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, c
 /* Appends " at byte OFFSET" to the message of a failed status (readers name the offset of every
  * problem) and sets err->offset; returns status unchanged. */
 dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset);
+/* Records where a failure is: file and tensor (NULL leaves each as it is) and, while the offset
+ * is unknown (-1), the last " at byte N" of the message. Returns status unchanged. */
+dtcast_status dt_io_where(dtcast_status status, dt_io_error *err, const char *file,
+                          const char *tensor);
 /* Writes a one-line message into err (may be NULL), clears file and tensor, sets offset to -1,
  * and returns status. */
 dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
