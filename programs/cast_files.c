@@ -696,10 +696,20 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     return run_tensor(j, t, 1, dst, payload, NULL);
 }
 
-/* Tensors sorted by name, to find a source tensor after the writer sorted its own order. */
-static int by_name(const void *a, const void *b)
+/* Output tensor `item` (= source tensor item) of a safetensors output. */
+static dtcast_status fill_tensor(void *ctx, size_t item, dt_outfile *out, uint64_t nbytes,
+                                 dt_io_error *err)
 {
-    return strcmp((*(const src_tensor *const *)a)->name, (*(const src_tensor *const *)b)->name);
+    job *j = ctx;
+    const src_tensor *t = &j->s->t[item];
+    dtcast_type type = out_type(j, t);
+    dt_layout dst = {type, dt_stride_bits(type) == 8 && dtcast_type_bits(type) == 6
+                               ? DT_STORE_F6_PACKED
+                               : DT_STORE_NATIVE};
+    (void)nbytes;
+    if (run_tensor(j, t, chosen(j->r, j->s, t), dst, out, NULL) == CLI_OK)
+        return DTCAST_OK;
+    return dt_io_fail(err, DTCAST_ERR_IO, "%s", ""); /* printed */
 }
 
 static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
@@ -711,11 +721,9 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
                          cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"),
                          dtcast_type_name(r->to), dt_st_dtype_list());
     dt_st_tensor *entries = calloc(s->n ? s->n : 1, sizeof *entries);
-    src_tensor **sorted = calloc(s->n ? s->n : 1, sizeof *sorted);
-    int status = entries && sorted ? CLI_OK : cli_fail("out of memory");
+    int status = entries ? CLI_OK : cli_fail("out of memory");
     for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
         src_tensor *t = &s->t[i];
-        sorted[i] = t;
         entries[i].name = t->name;
         entries[i].type = out_type(j, t);
         entries[i].ndim = t->ndim;
@@ -724,36 +732,18 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
             status = cli_fail("%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
                               t->name, dtcast_type_name(entries[i].type));
     }
-    if (status == CLI_OK)
-        qsort(sorted, s->n, sizeof *sorted, by_name);
-    for (size_t i = 1; status == CLI_OK && i < s->n; i++)
-        if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
-            status = cli_fail("%s: two tensors are named '%s'", s->shown, sorted[i]->name);
-    uint8_t *prefix = NULL;
-    size_t prefix_len = 0;
-    dt_io_error err = DT_IO_ERROR_INIT;
-    if (status == CLI_OK &&
-        dt_st_build(entries, s->n, s->st.has_meta, s->st.meta, s->st.nmeta, &prefix, &prefix_len,
-                    &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", r->out, err.message);
-    if (status == CLI_OK && dt_outfile_write(out, prefix, prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s", err.message);
-    free(prefix);
-    *tensor_bytes = 0;
-    for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
-        src_tensor key = {.name = entries[i].name}, *pkey = &key;
-        src_tensor **found = bsearch(&pkey, sorted, s->n, sizeof *sorted, by_name);
-        const src_tensor *t = *found;
-        dt_layout dst = {entries[i].type, dt_stride_bits(entries[i].type) == 8 &&
-                                                  dtcast_type_bits(entries[i].type) == 6
-                                              ? DT_STORE_F6_PACKED
-                                              : DT_STORE_NATIVE};
-        status = run_tensor(j, t, chosen(r, s, t), dst, out, NULL);
-        *tensor_bytes += entries[i].end - entries[i].begin;
+    if (status != CLI_OK) {
+        free(entries);
+        return status;
     }
+    dt_io_error err = DT_IO_ERROR_INIT;
+    *tensor_bytes = 0;
+    dtcast_status st = dt_ckpt_write_shard(out, NULL, entries, s->n, &s->st, s->shown,
+                                           fill_tensor, j, tensor_bytes, &err);
     free(entries);
-    free(sorted);
-    return status;
+    if (st == DTCAST_OK)
+        return CLI_OK;
+    return err.message[0] ? cli_fail("%s", err.message) : CLI_FAIL;
 }
 
 /* The data file of a TensorProto written as external data: OUT.data beside OUT. */
@@ -993,18 +983,12 @@ static int write_index(const cast_request *r, const dt_st_index *ix, uint64_t to
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     const char *slash = strrchr(r->in, '/');
-    char *path = join_path(r->out, strlen(r->out), slash ? slash + 1 : r->in);
-    uint8_t *index = NULL;
-    size_t len = 0;
-    int status = path ? CLI_OK : cli_fail("out of memory");
-    if (status == CLI_OK && dt_st_index_build(ix, total_size, &index, &len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", r->in, err.message);
-    if (status == CLI_OK && (dt_outfile_open(out, path, &err) != DTCAST_OK ||
-                             dt_outfile_write(out, index, len, &err) != DTCAST_OK))
-        status = cli_fail("%s", err.message);
-    free(index);
+    char *path = dt_path_join(r->out, slash ? slash + 1 : r->in);
+    if (!path)
+        return cli_fail("out of memory");
+    dtcast_status st = dt_ckpt_write_index(out, path, ix, NULL, 0, total_size, r->in, &err);
     free(path);
-    return status;
+    return st == DTCAST_OK ? CLI_OK : cli_fail("%s", err.message);
 }
 
 static int by_tensor_name(const void *a, const void *b)
