@@ -603,9 +603,11 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     }
     if (status == CLI_OK && o.reporting) {
         char shown[2048]; /* the name escaped as messages are */
-        dt_progress_clear(j->progress);
+        cli_progress_clear(j->progress);
         cli_escape(shown, sizeof shown, where ? where : t->name);
-        dt_report_print(&o.report, shown, stderr);
+        char *text = dt_report_text(&o.report, shown);
+        fputs(text ? text : "out of memory for the report\n", stderr);
+        free(text);
     }
     if (o.nonfinite) {
         if (j->warn->tensors++ == 0) {
@@ -1187,7 +1189,8 @@ int cli_cast_files(const cast_request *r)
     if (in_kind != DT_FILE_SAFETENSORS_INDEX && cli_file_kind(r->out, 0, &out_kind) != CLI_OK)
         return CLI_FAIL;
     dt_progress progress;
-    dt_progress_init(&progress, 0, !r->quiet);
+    cli_progress_line line;
+    cli_progress_start(&progress, &line, 0, !r->quiet);
     warnings warn;
     memset(&warn, 0, sizeof warn);
     dt_stream_buffers buffers;
@@ -1220,7 +1223,7 @@ int cli_cast_files(const cast_request *r)
         dt_outfile_abort(&out);
     }
     dt_stream_buffers_free(&buffers);
-    dt_progress_clear(&progress);
+    cli_progress_clear(&progress);
     if (status == CLI_OK)
         print_warning(r, &warn);
     return status;

@@ -8,6 +8,7 @@
 
 #include "dtcast.h"
 #include "files/npy.h"
+#include "files/progress.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,19 @@ void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
  * through it, so names, values and arguments from the command line or a file print safely.
  * out is always terminated; size of at least 4 * strlen(text) + 1 holds all of it. */
 void cli_escape(char *out, size_t size, const char *text);
+
+/* ---- the progress line (cli_progress.c) ------------------------------------------------------ */
+
+typedef struct cli_progress_line {
+    int enabled;
+    double start, last; /* seconds */
+    int shown;          /* a line is on the terminal */
+} cli_progress_line;
+/* Starts p counting toward total, drawn on stderr through line when want and stderr is a
+ * terminal. */
+void cli_progress_start(dt_progress *p, cli_progress_line *line, uint64_t total, int want);
+/* Clears the line (before other output on stderr, and at the end). */
+void cli_progress_clear(dt_progress *p);
 
 /* ---- suggestions (cli_args.c) --------------------------------------------------------------- */
 

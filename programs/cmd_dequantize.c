@@ -179,7 +179,7 @@ static void report_scales(const dq_job *j, const dt_qgroup *g, const uint8_t *sc
     char name[1024], shape[160], tn[32];
     cli_escape(name, sizeof name, g->name);
     cli_format_shape(shape, sizeof shape, g->ndim, g->dims);
-    dt_progress_clear(j->progress);
+    cli_progress_clear(j->progress);
     fprintf(stderr, "%s: %s %s, %zu %s scales", name, dt_qlayout_name(g->layout), shape, count,
             cli_type_label(type, tn, sizeof tn));
     if (count > bad)
@@ -588,7 +588,8 @@ static int run(const dq_request *r)
     if (status == CLI_OK)
         status = qf_fail(&c, dt_ckpt_out_make_dir(&c.o, &err), &err);
     dt_progress progress;
-    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
+    cli_progress_line line;
+    cli_progress_start(&progress, &line, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     dq_buffers bufs[MAX_WORKERS];
     memset(bufs, 0, sizeof bufs);
     /* Workers: --threads, else one per CPU. */
@@ -603,7 +604,7 @@ static int run(const dq_request *r)
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(&j, &plan, s, &total);
-    dt_progress_clear(&progress);
+    cli_progress_clear(&progress);
     if (status == CLI_OK)
         status = finish(&c, &plan, total);
     for (unsigned i = 0; i < MAX_WORKERS; i++) {

@@ -291,7 +291,7 @@ static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtens
                     at = k;
                 }
             }
-            dt_progress_clear(progress);
+            cli_progress_clear(progress);
             fprintf(stderr, "%s: %s %s", what, r->scheme_name, r->layout_name);
             if (noise == 0)
                 fprintf(stderr, ", SQNR inf dB");
@@ -586,12 +586,13 @@ static int run(q_request *r)
     if (status == CLI_OK)
         status = qf_fail(&c, dt_ckpt_out_make_dir(&c.o, &err), &err);
     dt_progress progress;
-    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
+    cli_progress_line line;
+    cli_progress_start(&progress, &line, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     (void)chosen_bytes;
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(r, &c, q, s, &total, &progress);
-    dt_progress_clear(&progress);
+    cli_progress_clear(&progress);
     if (status == CLI_OK)
         status = finish(r, &c, q, total);
     for (size_t i = 0; q && i < c.ck.n; i++) {
