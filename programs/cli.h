@@ -158,7 +158,7 @@ const char *cli_type_label(dtcast_type type, char *buf, size_t size);
 /* "2x3x4" (or "scalar"). */
 void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims);
 
-/* ---- conversion settings shared by cast and compare (cmd_cast.c) ------------------------------ */
+/* ---- conversion settings shared by cast and compare (cli_settings.c) -------------------------- */
 
 typedef enum cli_profile { CLI_PROFILE_EXACT, CLI_PROFILE_ONNX, CLI_PROFILE_PYPTO } cli_profile;
 
