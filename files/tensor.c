@@ -24,6 +24,7 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
         memcpy(err->message, text, sizeof text);
         err->file[0] = err->tensor[0] = '\0';
         err->offset = -1;
+        err->usage = 0;
     }
     return status;
 }

@@ -31,6 +31,7 @@ typedef struct dt_io_error {
     char file[512];
     char tensor[256];
     int64_t offset;
+    int usage; /* 1: the request itself is wrong, not a file (the command line's usage error) */
 } dt_io_error;
 /* An empty record: dt_io_error err = DT_IO_ERROR_INIT; */
 #define DT_IO_ERROR_INIT {.offset = -1}
@@ -51,8 +52,8 @@ dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset);
  * is unknown (-1), the last " at byte N" of the message. Returns status unchanged. */
 dtcast_status dt_io_where(dtcast_status status, dt_io_error *err, const char *file,
                           const char *tensor);
-/* Writes a one-line message into err (may be NULL), clears file and tensor, sets offset to -1,
- * and returns status. */
+/* Writes a one-line message into err (may be NULL), clears file, tensor and usage, sets offset
+ * to -1, and returns status. */
 dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -49,6 +49,14 @@ typedef struct cli_progress_line {
 void cli_progress_start(dt_progress *p, cli_progress_line *line, uint64_t total, int want);
 /* Clears the line (before other output on stderr, and at the end). */
 void cli_progress_clear(dt_progress *p);
+/* The same over a line: a job's hooks (files/job.h) take cli_progress_draw with the line as its
+ * context, and cli_print_warning / cli_print_report (which clear the line first; a report's
+ * lines are escaped as messages are). */
+void cli_progress_line_init(cli_progress_line *line, int want);
+void cli_progress_line_clear(cli_progress_line *line);
+int cli_progress_draw(void *line, uint64_t done, uint64_t total);
+void cli_print_warning(void *line, const char *text);
+void cli_print_report(void *line, const char *text);
 
 /* ---- suggestions (cli_args.c) --------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int draw(void *ctx, uint64_t done, uint64_t total)
+int cli_progress_draw(void *ctx, uint64_t done, uint64_t total)
 {
     cli_progress_line *l = ctx;
     if (!l->enabled)
@@ -36,20 +36,53 @@ static int draw(void *ctx, uint64_t done, uint64_t total)
     return 0;
 }
 
-void cli_progress_start(dt_progress *p, cli_progress_line *line, uint64_t total, int want)
+void cli_progress_line_init(cli_progress_line *line, int want)
 {
     memset(line, 0, sizeof *line);
     line->enabled = want && isatty(STDERR_FILENO);
     line->start = line->last = now_seconds();
-    dt_progress_init(p, total, draw, line);
 }
 
-void cli_progress_clear(dt_progress *p)
+void cli_progress_line_clear(cli_progress_line *l)
 {
-    cli_progress_line *l = p ? p->ctx : NULL;
     if (!l || !l->shown)
         return;
     fprintf(stderr, "\r%40s\r", "");
     fflush(stderr);
     l->shown = 0;
+}
+
+void cli_progress_start(dt_progress *p, cli_progress_line *line, uint64_t total, int want)
+{
+    cli_progress_line_init(line, want);
+    dt_progress_init(p, total, cli_progress_draw, line);
+}
+
+void cli_progress_clear(dt_progress *p)
+{
+    cli_progress_line_clear(p ? p->ctx : NULL);
+}
+
+void cli_print_warning(void *line, const char *text)
+{
+    cli_progress_line_clear(line);
+    cli_warn("%s", text);
+}
+
+void cli_print_report(void *line, const char *text)
+{
+    cli_progress_line_clear(line);
+    /* line by line, escaped as messages are (names come as the files hold them) */
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char raw[4096], shown[4 * sizeof raw];
+        if (n >= sizeof raw)
+            n = sizeof raw - 1;
+        memcpy(raw, p, n);
+        raw[n] = 0;
+        cli_escape(shown, sizeof shown, raw);
+        fprintf(stderr, "%s\n", shown);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
 }

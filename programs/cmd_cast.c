@@ -1,6 +1,8 @@
 /* dtcast cast: one tensor file to another type (the conversion settings it shares with compare:
  * cli_settings.c). */
-#include "cast_files.h"
+#include "cli.h"
+#include "files/cast.h"
+#include "files/report.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -96,10 +98,27 @@ static void print_cast_help(void)
     fputs(cast_examples, stdout);
 }
 
-static int add_glob(cli_globs *g, const char *option, const char *pattern)
+/* The request the command line builds. */
+typedef struct cast_request {
+    cli_settings settings;
+    const char *to_name;
+    dtcast_type to;
+    const char *in;
+    const char *out;
+    int quiet;           /* -q: no progress, no warning */
+    int report;          /* --report */
+    dt_globs select, exclude;
+    dt_external external_data;
+    int float6_packed;   /* --float6-packed: raw float6 input and output four in three bytes */
+    const char *shards;  /* --shards LIST */
+    int index_only;      /* --index-only */
+    int raw_codes;       /* --raw-codes */
+} cast_request;
+
+static int add_glob(dt_globs *g, const char *option, const char *pattern)
 {
-    if (g->n == CLI_MAX_GLOBS)
-        return cli_usage("cast", "%s: at most %d patterns", option, CLI_MAX_GLOBS);
+    if (g->n == DT_MAX_GLOBS)
+        return cli_usage("cast", "%s: at most %d patterns", option, DT_MAX_GLOBS);
     g->pattern[g->n++] = pattern;
     return CLI_OK;
 }
@@ -129,7 +148,7 @@ static int cast_option(cast_request *r, int id, const char *value)
     case OPT_EXTERNAL:
         if (cli_parse_choice("cast", "--external-data", value, external, &i) != CLI_OK)
             return CLI_USAGE;
-        r->external_data = (cli_external)i;
+        r->external_data = (dt_external)i;
         return CLI_OK;
     case OPT_FLOAT6_PACKED:
         r->float6_packed = 1;
@@ -210,6 +229,81 @@ static int parse_cast_args(cast_request *r, int argc, char **argv)
     return cli_settings_check(&r->settings, cmd);
 }
 
+static const char *error_text(void *ctx, dtcast_status status, const char *message, char *buf,
+                              size_t size)
+{
+    return cli_error_text(ctx, status, message, buf, size);
+}
+
+static const char *suggest(void *ctx, const char *typed, const char *const *candidates, size_t n,
+                           char *buf, size_t size)
+{
+    (void)ctx;
+    cli_suggest sg;
+    cli_suggest_init(&sg, typed);
+    for (size_t k = 0; k < n; k++)
+        cli_suggest_add(&sg, candidates[k], NULL);
+    return cli_suggest_hint(&sg, buf, size);
+}
+
+/* The file job (files/cast.h): its error printed, its exit status returned; CLI_IN_MEMORY when
+ * IN holds strings (converted whole in memory by the command). */
+#define CLI_IN_MEMORY (-2)
+static int cast_files(cast_request *r)
+{
+    dt_cast_request q;
+    memset(&q, 0, sizeof q);
+    q.in = r->in;
+    q.out = r->out;
+    if (cli_file_kind(r->in, r->settings.input.format_raw, &q.in_kind) != CLI_OK)
+        return CLI_FAIL;
+    /* A sharded checkpoint goes to a folder: OUT has no kind of its own. */
+    q.out_kind = DT_FILE_UNKNOWN;
+    if (q.in_kind != DT_FILE_SAFETENSORS_INDEX && cli_file_kind(r->out, 0, &q.out_kind) != CLI_OK)
+        return CLI_FAIL;
+    const cli_settings *s = &r->settings;
+    q.to = r->to;
+    q.conversion.profile = s->profile == CLI_PROFILE_ONNX    ? DT_PROFILE_ONNX
+                           : s->profile == CLI_PROFILE_PYPTO ? DT_PROFILE_PYPTO
+                                                             : DT_PROFILE_EXACT;
+    q.conversion.opset = s->opset;
+    q.conversion.options = s->options;
+    q.conversion.saturate = s->saturate;
+    q.conversion.round_mode = s->round_mode;
+    q.conversion.cast_mode = s->cast_mode;
+    q.input.from = s->input.from;
+    q.input.format_raw = s->input.format_raw;
+    q.input.has_shape = s->input.has_shape;
+    q.input.ndim = s->input.ndim;
+    memcpy(q.input.dims, s->input.dims, sizeof q.input.dims);
+    q.report = r->report;
+    q.watch = !r->quiet;
+    q.select = r->select;
+    q.exclude = r->exclude;
+    q.external_data = r->external_data;
+    q.float6_packed = r->float6_packed;
+    q.shards = r->shards;
+    q.index_only = r->index_only;
+    q.raw_codes = r->raw_codes;
+    char profile[32];
+    cli_profile_label(s, profile, sizeof profile);
+    q.profile_label = profile;
+    q.to_flag = cli_settings_flag(s, CLI_OPT_TO, "--to");
+    q.error_text = error_text;
+    q.error_text_ctx = (void *)s;
+    q.suggest = suggest;
+    cli_progress_line line;
+    cli_progress_line_init(&line, !r->quiet);
+    q.hooks = (dt_job_hooks){cli_progress_draw, &line, cli_print_warning, &line,
+                             cli_print_report, &line};
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_cast_files(&q, &err);
+    cli_progress_line_clear(&line);
+    if (st == DTCAST_OK)
+        return q.in_memory ? CLI_IN_MEMORY : CLI_OK;
+    return err.usage ? cli_usage("cast", "%s", err.message) : cli_fail("%s", err.message);
+}
+
 int cmd_cast(int argc, char **argv)
 {
     cast_request r;
@@ -223,7 +317,7 @@ int cmd_cast(int argc, char **argv)
      * them there). */
     if ((r.to != DTCAST_STRING && r.settings.input.from != DTCAST_STRING) || r.shards ||
         r.index_only) {
-        status = cli_cast_files(&r);
+        status = cast_files(&r);
         if (status != CLI_IN_MEMORY)
             return status;
     }

@@ -1,7 +1,7 @@
 /* dtcast quantize: the chosen tensors of a checkpoint (or a .npy) into a scheme's checkpoint
  * layout (docs/cli.md, "Quantized checkpoints"; the names in files/quant_layout.h). Each chosen
  * tensor is quantized whole in memory by the library (on every thread); the others are copied. */
-#include "cast_files.h"
+#include "files/job.h"
 #include "cli.h"
 #include "files/pipeline.h"
 #include "quant_files.h"
@@ -84,7 +84,7 @@ typedef struct q_request {
     dtcast_quant_params p;
     int variant_given;
     dt_qlayout layout;
-    cli_globs select, exclude;
+    dt_globs select, exclude;
     int report, quiet;
 } q_request;
 
@@ -96,7 +96,7 @@ static int is_input_type(dtcast_type t)
            t == DTCAST_FLOAT64;
 }
 
-static int glob_any(const cli_globs *g, const char *name)
+static int glob_any(const dt_globs *g, const char *name)
 {
     for (int i = 0; i < g->n; i++)
         if (fnmatch(g->pattern[i], name, 0) == 0)
@@ -742,9 +742,9 @@ int cmd_quantize(int argc, char **argv)
             break;
         case OPT_SELECT:
         case OPT_EXCLUDE: {
-            cli_globs *g = id == OPT_SELECT ? &r.select : &r.exclude;
-            if (g->n == CLI_MAX_GLOBS)
-                return cli_usage(cmd, "%s: at most %d patterns", a.spelled, CLI_MAX_GLOBS);
+            dt_globs *g = id == OPT_SELECT ? &r.select : &r.exclude;
+            if (g->n == DT_MAX_GLOBS)
+                return cli_usage(cmd, "%s: at most %d patterns", a.spelled, DT_MAX_GLOBS);
             g->pattern[g->n++] = a.value;
             break;
         }
