@@ -370,6 +370,7 @@ dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_err
         else
             st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "IN '%s' is not a checkpoint", in);
         dt_io_where(st, err, in, NULL);
+        err->usage = 1;
         return st;
     }
     size_t total = 0;

@@ -72,7 +72,7 @@ enum {
  * .npy under DT_CKPT_NPY. Every shard is opened, mapped and its header checked; tensors with more
  * than DTCAST_MAX_DIMS axes and two tensors of one name (over all shards) are errors.
  * Returns DTCAST_ERR_INVALID_ARGUMENT when IN is not something a checkpoint is read from (the
- * message names IN and what to give instead: a usage error), another status for a file that
+ * message names IN and what to give instead: a usage error, err->usage set), another status for a file that
  * cannot be read or is malformed (err names the file, and the tensor and byte offset when
  * known). On failure c holds what was opened so far: call dt_ckpt_close in every case. */
 dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_error *err);
@@ -152,8 +152,8 @@ typedef struct dt_ckpt_out {
 /* Paths for the outputs of in (nothing is created). */
 dtcast_status dt_ckpt_out_init(dt_ckpt_out *o, const dt_ckpt *in, const char *out,
                                dt_io_error *err);
-/* Creates OUT as a folder when the input is one; DTCAST_ERR_INVALID_ARGUMENT (a usage error)
- * when OUT exists and is not a folder. */
+/* Creates OUT as a folder when the input is one; DTCAST_ERR_INVALID_ARGUMENT (a usage error:
+ * err->usage) when OUT exists and is not a folder. */
 dtcast_status dt_ckpt_out_make_dir(const dt_ckpt_out *o, dt_io_error *err);
 /* Shard s of the output (dt_ckpt_write_shard with the input shard's metadata; a .npy has none). */
 dtcast_status dt_ckpt_out_shard(dt_ckpt_out *o, size_t s, const dt_st_tensor *items, size_t n,

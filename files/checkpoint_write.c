@@ -2,6 +2,7 @@
  * the outputs of a job rewriting a whole checkpoint. Never prints. */
 #include "files/checkpoint.h"
 
+#include "files/job.h"
 #include "files/json.h"
 #include "files/pipeline.h"
 
@@ -142,9 +143,9 @@ dtcast_status dt_ckpt_out_make_dir(const dt_ckpt_out *o, dt_io_error *err)
                                       o->path, strerror(errno)),
                            err, o->path, NULL);
     if (!is_dir(o->path))
-        return dt_io_where(dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
-                                      "OUT '%s' must be a folder for the checkpoint in '%s'",
-                                      o->path, o->in->in),
+        return dt_io_where(dt_job_fail(err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                                       "OUT '%s' must be a folder for the checkpoint in '%s'",
+                                       o->path, o->in->in),
                            err, o->path, NULL);
     return DTCAST_OK;
 }

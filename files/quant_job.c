@@ -1,0 +1,99 @@
+/* What the quantize and dequantize jobs share (quant_job.h). */
+#include "files/quant_job.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int dt_qf_fail(const dt_qf *c, int usage, const char *fmt, ...)
+{
+    char text[sizeof c->err_out->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    dt_job_fail(c->err_out, usage,
+                usage ? DTCAST_ERR_INVALID_ARGUMENT
+                : strncmp(text, "out of memory", 13) == 0 ? DTCAST_ERR_OUT_OF_MEMORY
+                                                          : DTCAST_ERR_BAD_FILE,
+                "%s", text);
+    return usage ? JOB_USAGE : JOB_FAIL;
+}
+
+int dt_qf_status(const dt_qf *c, dtcast_status st)
+{
+    if (st == DTCAST_OK)
+        return JOB_OK;
+    return c->err_out->usage ? JOB_USAGE : JOB_FAIL;
+}
+
+dtcast_status dt_qf_result(const dt_qf *c, int status)
+{
+    if (status == JOB_OK)
+        return DTCAST_OK;
+    if (c->err_out->usage)
+        return DTCAST_ERR_INVALID_ARGUMENT;
+    if (strncmp(c->err_out->message, "out of memory", 13) == 0)
+        return DTCAST_ERR_OUT_OF_MEMORY;
+    if (strncmp(c->err_out->message, "cannot ", 7) == 0)
+        return DTCAST_ERR_IO;
+    return DTCAST_ERR_BAD_FILE;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int dt_qf_open(dt_qf *c, const char *cmd, const char *in, const char *out, dt_io_error *err,
+               const dt_job_hooks *hooks)
+{
+    memset(c, 0, sizeof *c);
+    c->cmd = cmd;
+    c->out = out;
+    c->err_out = err;
+    c->hooks = hooks;
+    dt_file_kind kind = dt_file_kind_of(in);
+    int npy_ok = strcmp(cmd, "quantize") == 0;
+    /* OUT's kind for a lone file is checked before anything is read. */
+    if (!is_dir(in) && (kind == DT_FILE_SAFETENSORS || (kind == DT_FILE_NPY && npy_ok)) &&
+        dt_file_kind_of(out) != DT_FILE_SAFETENSORS)
+        return USAGE(c, "OUT '%s': a .safetensors file for IN '%s' (or give a folder for both)",
+                     out, in);
+    dtcast_status st = dt_ckpt_open(&c->ck, in, npy_ok ? DT_CKPT_NPY : 0, err);
+    for (size_t i = 0; i < c->ck.nwarnings; i++)
+        dt_job_warn(hooks, "%s", c->ck.warnings[i]);
+    if (st != DTCAST_OK) /* DTCAST_ERR_INVALID_ARGUMENT: IN is not a checkpoint */
+        return st == DTCAST_ERR_INVALID_ARGUMENT ? USAGE(c, "%s", err->message) : JOB_FAIL;
+    if (c->ck.folder && dt_file_kind_of(out) == DT_FILE_SAFETENSORS)
+        return USAGE(c, "OUT '%s': a folder for the checkpoint in '%s'", out, in);
+    return dt_qf_status(c, dt_ckpt_out_init(&c->o, &c->ck, out, err));
+}
+
+void dt_qf_close(dt_qf *c)
+{
+    dt_ckpt_out_close(&c->o);
+    dt_ckpt_close(&c->ck);
+    memset(c, 0, sizeof *c);
+}
+
+uint8_t *dt_qf_read(const dt_qf *c, size_t i)
+{
+    uint8_t *buf = NULL;
+    dt_ckpt_read(&c->ck, i, &buf, c->err_out);
+    return buf;
+}
+
+int dt_qf_finish(dt_qf *c, const dt_st_index_entry *entries, size_t n, uint64_t total_size,
+                 const char *qconfig, int drop_hf_quant)
+{
+    dtcast_status st = dt_ckpt_out_index(&c->o, entries, n, total_size, c->err_out);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_extras(&c->o, qconfig, drop_hf_quant, c->err_out);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_commit(&c->o, c->err_out);
+    return dt_qf_status(c, st);
+}
