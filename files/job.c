@@ -45,6 +45,18 @@ dtcast_status dt_job_fail(dt_io_error *err, int usage, dtcast_status status, con
     return status;
 }
 
+void dt_text_append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
 const char *dt_type_label(dtcast_type type, char *buf, size_t size)
 {
     const char *name = dtcast_type_name(type);

@@ -53,6 +53,13 @@ dtcast_status dt_job_fail(dt_io_error *err, int usage, dtcast_status status, con
 #endif
     ;
 
+/* printf at buf + *used, *used advanced (a text longer than size is cut, NUL-terminated). */
+void dt_text_append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* A type's name for messages: its canonical name, or "type 123". */
 const char *dt_type_label(dtcast_type type, char *buf, size_t size);
 /* "2x3x4" (or "scalar"). */

@@ -13,22 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* printf at line + *used (the text stays whole-line-sized: a longer one is cut). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *line, size_t size, size_t *used, const char *fmt, ...)
-{
-    if (*used >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line + *used, size - *used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
-}
-#define APPEND(line, used, ...) append((line), sizeof(line), &(used), __VA_ARGS__)
+#define APPEND(line, used, ...) dt_text_append((line), sizeof(line), &(used), __VA_ARGS__)
 
 /* ---- choosing ------------------------------------------------------------------------------ */
 
@@ -290,6 +275,8 @@ static int write_part(const dt_quantize_request *r, dt_qf *c, size_t i, qtensor 
     if (p == 0) {
         status = quantize_tensor(r, c, i, q, &data, &len, progress);
         dt_progress_add(progress, c->ck.at[i].bytes);
+        if (status == JOB_OK && dt_progress_cancelled(progress))
+            status = FAIL(c, "cancelled");
         /* float6: one per byte from the library, the packed stream in the file. */
         if (status == JOB_OK && dtcast_type_bits(q->parts[0].type) == 6) {
             uint8_t *packed = malloc(file_bytes ? (size_t)file_bytes : 1);

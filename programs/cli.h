@@ -57,6 +57,13 @@ void cli_progress_line_clear(cli_progress_line *line);
 int cli_progress_draw(void *line, uint64_t done, uint64_t total);
 void cli_print_warning(void *line, const char *text);
 void cli_print_report(void *line, const char *text);
+/* A job's hooks drawing on line (no progress line when quiet) and printing. */
+struct dt_job_hooks;
+void cli_job_hooks(struct dt_job_hooks *hooks, cli_progress_line *line, int quiet);
+/* After a job: the line cleared, its error printed (a usage error when err->usage); the exit
+ * status. */
+int cli_job_status(const char *cmd, cli_progress_line *line, dtcast_status st,
+                   const dt_io_error *err);
 
 /* ---- suggestions (cli_args.c) --------------------------------------------------------------- */
 

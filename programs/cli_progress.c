@@ -3,6 +3,7 @@
  * logs), and only once the job has run for a second. The jobs count (files/progress.h); this
  * draws. */
 #include "cli.h"
+#include "files/job.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -85,4 +86,20 @@ void cli_print_report(void *line, const char *text)
         fprintf(stderr, "%s\n", shown);
         p = nl ? nl + 1 : p + strlen(p);
     }
+}
+
+void cli_job_hooks(dt_job_hooks *hooks, cli_progress_line *line, int quiet)
+{
+    cli_progress_line_init(line, !quiet);
+    *hooks = (dt_job_hooks){cli_progress_draw, line, cli_print_warning, line, cli_print_report,
+                            line};
+}
+
+int cli_job_status(const char *cmd, cli_progress_line *line, dtcast_status st,
+                   const dt_io_error *err)
+{
+    cli_progress_line_clear(line);
+    if (st == DTCAST_OK)
+        return CLI_OK;
+    return err->usage ? cli_usage(cmd, "%s", err->message) : cli_fail("%s", err->message);
 }

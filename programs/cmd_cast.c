@@ -293,15 +293,10 @@ static int cast_files(cast_request *r)
     q.error_text_ctx = (void *)s;
     q.suggest = suggest;
     cli_progress_line line;
-    cli_progress_line_init(&line, !r->quiet);
-    q.hooks = (dt_job_hooks){cli_progress_draw, &line, cli_print_warning, &line,
-                             cli_print_report, &line};
+    cli_job_hooks(&q.hooks, &line, r->quiet);
     dt_io_error err = DT_IO_ERROR_INIT;
-    dtcast_status st = dt_cast_files(&q, &err);
-    cli_progress_line_clear(&line);
-    if (st == DTCAST_OK)
-        return q.in_memory ? CLI_IN_MEMORY : CLI_OK;
-    return err.usage ? cli_usage("cast", "%s", err.message) : cli_fail("%s", err.message);
+    int status = cli_job_status("cast", &line, dt_cast_files(&q, &err), &err);
+    return status == CLI_OK && q.in_memory ? CLI_IN_MEMORY : status;
 }
 
 int cmd_cast(int argc, char **argv)

@@ -268,13 +268,7 @@ int cmd_quantize(int argc, char **argv)
     dt_quantize_request q = {r.in, r.out, r.scheme_name, r.layout_name, r.p, r.layout,
                              r.select, r.exclude, r.report, {0}};
     cli_progress_line line;
-    cli_progress_line_init(&line, !r.quiet);
-    q.hooks = (dt_job_hooks){cli_progress_draw, &line, cli_print_warning, &line,
-                             cli_print_report, &line};
+    cli_job_hooks(&q.hooks, &line, r.quiet);
     dt_io_error err = DT_IO_ERROR_INIT;
-    dtcast_status st = dt_quantize_checkpoint(&q, &err);
-    cli_progress_line_clear(&line);
-    if (st == DTCAST_OK)
-        return CLI_OK;
-    return err.usage ? cli_usage(cmd, "%s", err.message) : cli_fail("%s", err.message);
+    return cli_job_status(cmd, &line, dt_quantize_checkpoint(&q, &err), &err);
 }
