@@ -802,7 +802,7 @@ static int open_outputs(const dt_cast_request *r, dt_file_kind kind, dt_outfile 
         char *name = malloc(strlen(r->out) + 8);
         if (!name)
             return FAIL(r, "out of memory");
-        sprintf(name, "%s.data", r->out);
+        snprintf(name, strlen(r->out) + 8, "%s.data", r->out);
         dtcast_status st = dt_outfile_open(data, name, &err);
         free(name);
         if (st != DTCAST_OK)
@@ -939,8 +939,8 @@ static char *join_path(const char *dir, size_t dir_len, const char *name)
 {
     char *p = malloc(dir_len + strlen(name) + 2);
     if (p)
-        sprintf(p, "%.*s%s%s", (int)dir_len, dir, dir_len && dir[dir_len - 1] != '/' ? "/" : "",
-                name);
+        snprintf(p, dir_len + strlen(name) + 2, "%.*s%s%s", (int)dir_len, dir,
+                 dir_len && dir[dir_len - 1] != '/' ? "/" : "", name);
     return p;
 }
 

@@ -100,7 +100,7 @@ struct cli_option {
     int id;            /* what cli_args_next() returns */
 };                     /* tables end with an entry whose name is NULL */
 
-enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
+enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3, CLI_ARG_HELP = -4 };
 
 typedef struct cli_args {
     const char *cmd;
@@ -122,6 +122,12 @@ int cli_args_next(cli_args *a);
 /* A positional argument of a command taking IN OUT: fills *in, then *out; a third one is a
  * usage error (returns CLI_USAGE after the message), else CLI_OK. */
 int cli_in_out(const cli_args *a, const char **in, const char **out);
+/* For a command taking IN OUT: the next option id of the command's own (not --help), after
+ * taking the positional arguments into *in and *out; CLI_ARG_END; CLI_ARG_HELP after printing
+ * help on stdout (for -h/--help: the id CLI_OPT_HELP); CLI_ARG_ERROR after a usage error. */
+int cli_args_next_option(cli_args *a, const char *help, const char **in, const char **out);
+/* After the options: "missing IN and OUT" / "missing OUT" (CLI_USAGE), else CLI_OK. */
+int cli_need_in_out(const char *cmd, const char *in, const char *out);
 
 /* Value parsers: on a bad value they print a usage error naming the option and return CLI_USAGE. */
 int cli_parse_type(const char *cmd, const char *option, const char *text, dtcast_type *type);

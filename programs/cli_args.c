@@ -119,6 +119,30 @@ int cli_in_out(const cli_args *a, const char **in, const char **out)
     return CLI_OK;
 }
 
+int cli_args_next_option(cli_args *a, const char *help, const char **in, const char **out)
+{
+    for (;;) {
+        int id = cli_args_next(a);
+        if (id == CLI_OPT_HELP) {
+            fputs(help, stdout);
+            return CLI_ARG_HELP;
+        }
+        if (id != CLI_ARG_POSITIONAL)
+            return id;
+        if (cli_in_out(a, in, out) != CLI_OK)
+            return CLI_ARG_ERROR;
+    }
+}
+
+int cli_need_in_out(const char *cmd, const char *in, const char *out)
+{
+    if (!in)
+        return cli_usage(cmd, "missing IN and OUT");
+    if (!out)
+        return cli_usage(cmd, "missing OUT");
+    return CLI_OK;
+}
+
 /* ---- suggestions ---------------------------------------------------------------------------- */
 
 int cli_edit_distance(const char *a, const char *b)

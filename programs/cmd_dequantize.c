@@ -13,8 +13,8 @@ static const cli_option options[] = {
     {"help", 'h', 0, CLI_OPT_HELP},
     {"to", 't', 1, CLI_OPT_TO},
     {"report", 0, 0, OPT_REPORT},
-    {"threads", 'T', 1, CLI_OPT_THREADS},
     {"quiet", 'q', 0, OPT_QUIET},
+    {"threads", 'T', 1, CLI_OPT_THREADS},
     {NULL, 0, 0, 0},
 };
 
@@ -62,21 +62,11 @@ int cmd_dequantize(int argc, char **argv)
     cli_args a;
     const char *cmd = "dequantize";
     cli_args_init(&a, cmd, argc, argv, options);
-    for (;;) {
-        int id = cli_args_next(&a);
-        if (id == CLI_ARG_END)
-            break;
-        if (id == CLI_ARG_ERROR)
-            return CLI_USAGE;
-        unsigned long v;
+    unsigned long v;
+    for (int id; (id = cli_args_next_option(&a, help, &r.in, &r.out)) != CLI_ARG_END;) {
+        if (id < 0) /* CLI_ARG_HELP, CLI_ARG_ERROR */
+            return id == CLI_ARG_HELP ? CLI_OK : CLI_USAGE;
         switch (id) {
-        case CLI_OPT_HELP:
-            fputs(help, stdout);
-            return CLI_OK;
-        case CLI_ARG_POSITIONAL:
-            if (cli_in_out(&a, &r.in, &r.out) != CLI_OK)
-                return CLI_USAGE;
-            break;
         case CLI_OPT_TO:
             if (cli_parse_type(cmd, "--to", a.value, &r.to) != CLI_OK)
                 return CLI_USAGE;
@@ -99,10 +89,8 @@ int cmd_dequantize(int argc, char **argv)
             return cli_usage(cmd, "unexpected option");
         }
     }
-    if (!r.in)
-        return cli_usage(cmd, "missing IN and OUT");
-    if (!r.out)
-        return cli_usage(cmd, "missing OUT");
+    if (cli_need_in_out(cmd, r.in, r.out) != CLI_OK)
+        return CLI_USAGE;
     dt_dequantize_request q = {r.in, r.out, r.to, r.report, r.threads, {0}};
     cli_progress_line line;
     cli_job_hooks(&q.hooks, &line, r.quiet);

@@ -186,20 +186,10 @@ int cmd_quantize(int argc, char **argv)
     cli_args a;
     const char *cmd = "quantize";
     cli_args_init(&a, cmd, argc, argv, options);
-    for (;;) {
-        int id = cli_args_next(&a);
-        if (id == CLI_ARG_END)
-            break;
-        if (id == CLI_ARG_ERROR)
-            return CLI_USAGE;
+    for (int id; (id = cli_args_next_option(&a, help, &r.in, &r.out)) != CLI_ARG_END;) {
+        if (id == CLI_ARG_HELP || id == CLI_ARG_ERROR)
+            return id == CLI_ARG_HELP ? CLI_OK : CLI_USAGE;
         switch (id) {
-        case CLI_OPT_HELP:
-            fputs(help, stdout);
-            return CLI_OK;
-        case CLI_ARG_POSITIONAL:
-            if (cli_in_out(&a, &r.in, &r.out) != CLI_OK)
-                return CLI_USAGE;
-            break;
         case OPT_SCHEME: r.scheme_name = a.value; break;
         case OPT_VARIANT: variant = a.value; break;
         case OPT_SCALE_MODE: scale_mode = a.value; break;
@@ -261,10 +251,8 @@ int cmd_quantize(int argc, char **argv)
         return CLI_USAGE;
     if (pick_layout(&r) != CLI_OK)
         return CLI_USAGE;
-    if (!r.in)
-        return cli_usage(cmd, "missing IN and OUT");
-    if (!r.out)
-        return cli_usage(cmd, "missing OUT");
+    if (cli_need_in_out(cmd, r.in, r.out) != CLI_OK)
+        return CLI_USAGE;
     dt_quantize_request q = {r.in, r.out, r.scheme_name, r.layout_name, r.p, r.layout,
                              r.select, r.exclude, r.report, {0}};
     cli_progress_line line;
