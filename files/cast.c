@@ -7,6 +7,7 @@
 
 #include "files/checkpoint.h"
 #include "files/file.h"
+#include "files/formats.h"
 #include "files/npy.h"
 #include "files/pipeline.h"
 #include "files/progress.h"
@@ -697,7 +698,9 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     uint8_t *head = NULL;
     size_t head_len = 0;
     /* float6: packed in a .pb (ONNX IR 14), and in a raw file with --float6-packed */
-    dt_layout dst = {r->to, ((kind == DT_FILE_RAW && r->float6_packed) || kind == DT_FILE_PB) &&
+    const dt_file_format *format = dt_file_format_of(kind);
+    dt_layout dst = {r->to, ((kind == DT_FILE_RAW && r->float6_packed) ||
+                             (format && format->packs_float6)) &&
                                     dtcast_type_bits(r->to) == 6
                                 ? DT_STORE_F6_PACKED
                                 : DT_STORE_NATIVE};
@@ -913,7 +916,7 @@ static int cast_one(const dt_cast_request *r, const char *in, const char *outpat
     }
     dt_cast_request sub = *r;
     sub.out = outpath;
-    sub.single_output = out_kind != DT_FILE_SAFETENSORS;
+    sub.single_output = !(dt_file_format_of(out_kind) && dt_file_format_of(out_kind)->many_tensors);
     job j = {&sub, &s, progress, warn, buffers};
     if (progress->total == 0)
         progress->total = source_bytes(&s);

@@ -4,6 +4,7 @@
 
 #include "files/checkpoint.h"
 
+#include "files/formats.h"
 #include "files/npy.h"
 
 #include <dirent.h>
@@ -361,7 +362,8 @@ dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_err
         st = add_shard(c, in, err);
     } else {
         char why[512];
-        if (kind == DT_FILE_UNKNOWN || kind == DT_FILE_RAW || kind == DT_FILE_PB)
+        const dt_file_format *f = dt_file_format_of(kind);
+        if (!f || !f->one_tensor_checkpoint) /* a .npy without DT_CKPT_NPY: below */
             st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
                             "IN '%s': give a .safetensors file, a *.safetensors.index.json, a "
                             "model folder%s (%s)",

@@ -222,22 +222,7 @@ static const struct {
     {".json", "a JSON file (only *.safetensors.index.json is read)"},
 };
 
-dt_file_kind dt_file_kind_of(const char *path)
-{
-    if (!path || strcmp(path, "-") == 0)
-        return DT_FILE_RAW;
-    if (has_suffix(path, ".npy"))
-        return DT_FILE_NPY;
-    if (has_suffix(path, ".pb"))
-        return DT_FILE_PB;
-    if (has_suffix(path, ".safetensors"))
-        return DT_FILE_SAFETENSORS;
-    if (has_suffix(path, ".safetensors.index.json"))
-        return DT_FILE_SAFETENSORS_INDEX;
-    if (has_suffix(path, ".raw") || has_suffix(path, ".bin") || has_suffix(path, ".txt"))
-        return DT_FILE_RAW;
-    return DT_FILE_UNKNOWN;
-}
+/* dt_file_kind_of: formats.c (the table of file kinds). */
 
 const char *dt_file_kind_refusal(const char *path, char *buf, size_t size)
 {

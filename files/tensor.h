@@ -146,7 +146,7 @@ typedef enum dt_file_kind {
     DT_FILE_SAFETENSORS_INDEX,
     DT_FILE_UNKNOWN
 } dt_file_kind;
-dt_file_kind dt_file_kind_of(const char *path);
+dt_file_kind dt_file_kind_of(const char *path); /* formats.c: a lookup in the table */
 /* The one-line refusal of a file of unknown kind: what it is, and what dtcast reads instead. */
 const char *dt_file_kind_refusal(const char *path, char *buf, size_t size);
 

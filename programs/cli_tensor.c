@@ -1,6 +1,7 @@
 /* Tensors in files for the CLI (.npy, .pb, raw bytes, text lines for strings) and the small
  * helpers that show one element: its encoding in hex or binary, its value as text. */
 #include "cli.h"
+#include "files/formats.h"
 #include "files/job.h"
 
 #include <stdio.h>
@@ -144,7 +145,7 @@ int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spe
     dt_file_kind kind;
     if (cli_file_kind(path, spec->format_raw, &kind) != CLI_OK)
         return CLI_FAIL;
-    if (kind == DT_FILE_SAFETENSORS || kind == DT_FILE_SAFETENSORS_INDEX)
+    if (dt_file_format_of(kind) && dt_file_format_of(kind)->many_tensors)
         return cli_fail("%s: '%s' reads .npy, .pb and raw files; convert checkpoints with "
                         "'dtcast cast'",
                         path, cmd);
