@@ -210,13 +210,16 @@ static dtcast_status edit_config(const char *path, const uint8_t *text, size_t l
         size_t at = last ? last->end : root->at + 1;
         size_t indent_at = last ? last->key_at : at;
         size_t line = indent_at;
-        while (line > 0 && text[line - 1] != '\n')
+        while (line > 0 && (text[line - 1] == ' ' || text[line - 1] == '\t'))
             line--;
+        /* the last member alone on its line: the new one on a line of its own, indented alike;
+         * else (a one-line object) after ", " on the same line */
+        int own_line = !last || line == 0 || text[line - 1] == '\n';
         dt_json_put(b, text, at);
-        dt_json_puts(b, last ? ",\n" : "\n");
-        if (last)
+        dt_json_puts(b, !last ? "\n" : own_line ? ",\n" : ", ");
+        if (last && own_line)
             dt_json_put(b, text + line, indent_at - line);
-        else
+        else if (!last)
             dt_json_puts(b, "  ");
         dt_json_puts(b, "\"quantization_config\": ");
         dt_json_puts(b, qconfig);

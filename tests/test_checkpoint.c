@@ -6,6 +6,7 @@
  * names the file and the byte offset); a folder of two indexes without model.safetensors's. */
 #include "check.h"
 #include "files/checkpoint.h"
+#include "files/json.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -243,11 +244,136 @@ static void test_errors(void)
     dt_ckpt_close(&c);
 }
 
+/* The fill callback of the shard writer: item k's bytes are all k + 1. */
+static dtcast_status fill_bytes(void *ctx, size_t item, dt_outfile *out, uint64_t nbytes,
+                                dt_io_error *err)
+{
+    (void)ctx;
+    uint8_t buf[64];
+    memset(buf, (int)(item + 1), sizeof buf);
+    return nbytes <= sizeof buf ? dt_outfile_write(out, buf, (size_t)nbytes, err)
+                                : dt_io_fail(err, DTCAST_ERR_BAD_FILE, "too long");
+}
+
+/* Files in dir; final ones only (not the writers' temporary "<name>.tmpPID.N") when final. */
+static int count_files(const char *dir, int final)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | %s | wc -l", dir,
+             final ? "grep -v '[.]tmp[0-9][0-9]*[.][0-9]*$'" : "cat");
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1)
+            n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+/* The write side over the folder m of test_folder: two new shards (the writer's order, the data
+ * the fill callback gives), the index with a new weight_map, config.json with a
+ * quantization_config (a one-line config.json too), the other files copied; a failed shard
+ * leaves nothing behind. */
+static void test_write(void)
+{
+    dt_ckpt c;
+    dt_ckpt_out o;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    put_text("m/config.json", "{\"model_type\": \"x\"}");
+    dtcast_status st = dt_ckpt_open(&c, path_of("m"), 0, &err);
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", root);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_init(&o, &c, out, &err);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_make_dir(&o, &err);
+    CHECK(st == DTCAST_OK, "write.open", "%s", err.message);
+    if (st != DTCAST_OK) {
+        dt_ckpt_close(&c);
+        return;
+    }
+    dt_st_tensor items[2];
+    memset(items, 0, sizeof items);
+    items[0] = (dt_st_tensor){.name = "z", .type = DTCAST_UINT8, .ndim = 1, .dims = {3}};
+    items[1] = (dt_st_tensor){.name = "y", .type = DTCAST_FLOAT32, .ndim = 1, .dims = {2}};
+    uint64_t total = 0;
+    for (size_t s = 0; st == DTCAST_OK && s < c.nshards; s++)
+        st = dt_ckpt_out_shard(&o, s, items, 2, fill_bytes, NULL, &total, &err);
+    CHECK(st == DTCAST_OK && total == 2 * (3 + 8), "write.shards", "%s, total %llu",
+          err.message, (unsigned long long)total);
+    dt_st_index_entry entries[] = {{"y", 0}, {"z", 1}};
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_index(&o, entries, 2, total, &err);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_extras(&o, "{\"quant_method\": \"q\"}", 0, &err);
+    char outdir_files[300];
+    snprintf(outdir_files, sizeof outdir_files, "%s/out", root);
+    CHECK(st == DTCAST_OK && count_files(outdir_files, 1) == 0, "write.nothing_before_commit",
+          "%s, %d files", err.message, count_files(outdir_files, 1));
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_commit(&o, &err);
+    /* shards, index, config.json, README.md, tokenizer.json */
+    CHECK(st == DTCAST_OK && count_files(outdir_files, 1) == 6, "write.commit", "%s, %d files",
+          err.message, count_files(outdir_files, 1));
+    dt_ckpt_out_close(&o);
+    dt_ckpt_close(&c);
+
+    /* The shard read back: y (F32) before z (U8), as the reference writer orders them. */
+    st = dt_ckpt_open(&c, path_of("out/s1.safetensors"), 0, &err);
+    size_t iy = st == DTCAST_OK ? dt_ckpt_find(&c, "y") : 0, iz = st == DTCAST_OK ? dt_ckpt_find(&c, "z") : 0;
+    CHECK(st == DTCAST_OK && c.n == 2 && iy < c.n && iz < c.n && c.at[iy].at < c.at[iz].at &&
+              dt_ckpt_data(&c, iy)[0] == 2 && dt_ckpt_data(&c, iz)[2] == 1,
+          "write.shard_read_back", "%s", err.message);
+    dt_ckpt_close(&c);
+    dt_st_index ix;
+    st = dt_ckpt_load_index(path_of("out/model.safetensors.index.json"), &ix, &err);
+    CHECK(st == DTCAST_OK && ix.nentries == 2 && ix.has_total_size && ix.total_size == 22 &&
+              strcmp(ix.entries[0].name, "y") == 0 &&
+              strcmp(ix.shards[ix.entries[1].shard], "s2.safetensors") == 0,
+          "write.index_read_back", "%s", err.message);
+    dt_st_index_free(&ix);
+    /* config.json: valid JSON with both members */
+    uint8_t *text = NULL;
+    size_t len = 0;
+    dt_json_doc doc;
+    st = dt_read_file(path_of("out/config.json"), &text, &len, &err);
+    if (st == DTCAST_OK)
+        st = dt_json_parse(text, len, 0, "config.json", &doc, &err);
+    int members = 0;
+    if (st == DTCAST_OK) {
+        for (const dt_json_node *m = dt_json_first(&doc, &doc.nodes[0]); m; m = dt_json_next(&doc, m))
+            members += strcmp(dt_json_key(&doc, m), "model_type") == 0 ||
+                       strcmp(dt_json_key(&doc, m), "quantization_config") == 0;
+        dt_json_free(&doc);
+    }
+    CHECK(st == DTCAST_OK && members == 2, "write.config_one_line", "%s: %.*s", err.message,
+          (int)len, text ? (const char *)text : "");
+    free(text);
+
+    /* A shard that fails: nothing of the job is left in a new folder. */
+    st = dt_ckpt_open(&c, path_of("m"), 0, &err);
+    snprintf(out, sizeof out, "%s/out2", root);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_init(&o, &c, out, &err);
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_make_dir(&o, &err);
+    dt_st_tensor big = {.name = "w", .type = DTCAST_FLOAT32, .ndim = 1, .dims = {100}};
+    uint64_t t2 = 0;
+    if (st == DTCAST_OK)
+        st = dt_ckpt_out_shard(&o, 0, &big, 1, fill_bytes, NULL, &t2, &err);
+    CHECK(st == DTCAST_ERR_BAD_FILE, "write.fail", "%d", (int)st);
+    dt_ckpt_out_close(&o);
+    dt_ckpt_close(&c);
+    CHECK(count_files(out, 0) == 0, "write.fail_leaves_nothing", "%d files", count_files(out, 0));
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/dtcast_test_checkpoint_%ld", (long)getpid());
     mkdir(root, 0777);
     test_folder();
+    test_write();
     test_lone();
     test_errors();
     char cmd[400];
