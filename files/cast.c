@@ -42,7 +42,15 @@ static int job_fail(dt_io_error *err, int usage, const char *fmt, ...)
     va_end(ap);
     dt_job_fail(err, usage, usage ? DTCAST_ERR_INVALID_ARGUMENT : DTCAST_ERR_BAD_FILE, "%s",
                 text);
+    dt_io_where(DTCAST_ERR_BAD_FILE, err, NULL, NULL); /* the offset a message names */
     return usage ? JOB_USAGE : JOB_FAIL;
+}
+
+/* Records the file and the tensor of the failure just written (status passes through). */
+static int failed_at(int status, dt_io_error *err, const char *file, const char *tensor)
+{
+    dt_io_where(DTCAST_ERR_BAD_FILE, err, file, tensor);
+    return status;
 }
 
 /* X is the request or a source: both know where the error goes. */
@@ -113,9 +121,11 @@ static void source_free(source *s)
 
 static int fail_io(const source *s, const dt_io_error *err)
 {
-    if (s && strstr(err->message, s->shown) == NULL)
-        return FAIL(s, "%s: %s", s->shown, err->message);
-    return FAIL(s, "%s", err->message);
+    int status = strstr(err->message, s->shown) == NULL ? FAIL(s, "%s: %s", s->shown, err->message)
+                                                        : FAIL(s, "%s", err->message);
+    if (s->err_out->offset < 0)
+        s->err_out->offset = err->offset;
+    return failed_at(status, s->err_out, s->shown, err->tensor[0] ? err->tensor : NULL);
 }
 
 static src_tensor *add_tensor(source *s, const char *name)
@@ -550,9 +560,10 @@ static int resolve(const dt_cast_request *r, const src_tensor *t, const char *wh
         return JOB_OK;
     char a[32], b[32], profile[32], why[sizeof error.message + 64];
     snprintf(profile, sizeof profile, "%s", r->profile_label ? r->profile_label : "exact");
-    return FAIL(r, "%s: cannot cast %s to %s (profile %s): %s", what,
-                    dt_type_label(t->type, a, sizeof a), dt_type_label(r->to, b, sizeof b),
-                    profile, error_text(r, st, error.message, why, sizeof why));
+    int status = FAIL(r, "%s: cannot cast %s to %s (profile %s): %s", what,
+                      dt_type_label(t->type, a, sizeof a), dt_type_label(r->to, b, sizeof b),
+                      profile, error_text(r, st, error.message, why, sizeof why));
+    return failed_at(status, r->err_out, NULL, t->name);
 }
 
 /* What a conversion job sees of each block: the report and the NaN/Inf watch. */
@@ -606,7 +617,8 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     if (!convert && t->file && t->layout.store == dst.store) {
         if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->buffers, j->progress,
                            &err) != DTCAST_OK)
-            return FAIL(r, "%s: %s", what, err.message);
+            return failed_at(FAIL(r, "%s: %s", what, err.message), r->err_out, j->s->shown,
+                             t->name);
         return JOB_OK;
     }
     convert_ctx c;
@@ -642,6 +654,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
                                     dt_type_label(t->type, a, sizeof a),
                                     dt_type_label(r->to, b, sizeof b), err.message)
                          : FAIL(r, "%s: %s", what, err.message);
+        failed_at(status, r->err_out, j->s->shown, t->name);
     }
     if (status == JOB_OK && o.reporting) {
         char *text = dt_report_text(&o.report, where ? where : t->name);
@@ -775,8 +788,9 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
         entries[i].ndim = t->ndim;
         memcpy(entries[i].dims, t->dims, sizeof t->dims);
         if (!dt_st_dtype_name(entries[i].type))
-            status = FAIL(r, "%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
-                              t->name, dtcast_type_name(entries[i].type));
+            status = failed_at(FAIL(r, "%s: tensor '%s' is %s, which safetensors cannot hold",
+                                    s->shown, t->name, dtcast_type_name(entries[i].type)),
+                               r->err_out, s->shown, t->name);
     }
     if (status != JOB_OK) {
         free(entries);
@@ -862,6 +876,7 @@ static int refuse_scaled(const dt_cast_request *r, const char *shown, const dt_q
                               "--raw-codes casts the codes",
                               shown, q[g->codes].name, dtcast_type_name(q[g->codes].type),
                               q[g->scales].name, dt_qlayout_name(g->layout));
+            failed_at(status, r->err_out, shown, q[g->codes].name);
         }
     }
     dt_qplan_free(&plan);

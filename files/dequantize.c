@@ -404,7 +404,7 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     pthread_mutex_destroy(&t.lock);
     free(scales);
     if (t.failed)
-        return FAIL(c, "%s", t.message);
+        return FAIL_T(c, g->codes, "%s", t.message);
     /* The file position after the tensor, for the sequential writes that follow. */
     uint64_t bytes = rows * t.row_out;
     if (lseek(out->fd, (off_t)(t.base + bytes), SEEK_SET) < 0)

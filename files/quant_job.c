@@ -19,7 +19,20 @@ int dt_qf_fail(const dt_qf *c, int usage, const char *fmt, ...)
                 : strncmp(text, "out of memory", 13) == 0 ? DTCAST_ERR_OUT_OF_MEMORY
                                                           : DTCAST_ERR_BAD_FILE,
                 "%s", text);
+    dt_io_where(DTCAST_ERR_BAD_FILE, c->err_out, NULL, NULL); /* the offset a message names */
     return usage ? JOB_USAGE : JOB_FAIL;
+}
+
+int dt_qf_fail_at(const dt_qf *c, const char *file, const char *tensor, const char *fmt, ...)
+{
+    char text[sizeof c->err_out->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int status = dt_qf_fail(c, 0, "%s", text);
+    dt_io_where(DTCAST_ERR_BAD_FILE, c->err_out, file, tensor);
+    return status;
 }
 
 int dt_qf_status(const dt_qf *c, dtcast_status st)

@@ -27,6 +27,14 @@ int dt_qf_fail(const dt_qf *c, int usage, const char *fmt, ...)
 #endif
     ;
 #define FAIL(c, ...) dt_qf_fail((c), 0, __VA_ARGS__)
+/* The same, naming the file and the tensor in the record's fields too. */
+int dt_qf_fail_at(const dt_qf *c, const char *file, const char *tensor, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Tensor i's failure: its shard's path and its name. */
+#define FAIL_T(c, i, ...) dt_qf_fail_at((c), (c)->ck.shards[(c)->ck.at[i].shard].path, (c)->ck.t[i].name, __VA_ARGS__)
 #define USAGE(c, ...) dt_qf_fail((c), 1, __VA_ARGS__)
 /* JOB_OK for DTCAST_OK, else the step's failure (the message is in c->err_out already). */
 int dt_qf_status(const dt_qf *c, dtcast_status st);

@@ -88,7 +88,7 @@ static int plan_tensor(const dt_quantize_request *r, const dt_qf *c, size_t i, q
     dtcast_error e;
     memset(&e, 0, sizeof e);
     if (dtcast_quantize_layout(&codes, &scales, &global, &x, &r->p, &e) != DTCAST_OK)
-        return FAIL(c, "tensor '%s': %s: %s", what, r->scheme_name, e.message);
+        return FAIL_T(c, i, "tensor '%s': %s: %s", what, r->scheme_name, e.message);
     int64_t k = t->ndim ? t->dims[t->ndim - 1] : 1;
     dt_io_error err = DT_IO_ERROR_INIT;
     char *names[3];
@@ -97,7 +97,7 @@ static int plan_tensor(const dt_quantize_request *r, const dt_qf *c, size_t i, q
     for (int p = 0; p < 3; p++)
         q->parts[p].name = names[p];
     if (t->ndim < 1)
-        return FAIL(c, "tensor '%s': a 0-dimensional tensor is not quantized", what);
+        return FAIL_T(c, i, "tensor '%s': a 0-dimensional tensor is not quantized", what);
     part *pc = &q->parts[0], *ps = &q->parts[1], *pg = &q->parts[2];
     pc->type = codes_file_type(r->layout, codes.type);
     pc->ndim = codes.ndim;
@@ -108,7 +108,7 @@ static int plan_tensor(const dt_quantize_request *r, const dt_qf *c, size_t i, q
     switch (r->layout) {
     case DT_QL_MXFP4_GPTOSS:
         if (k % 32)
-            return FAIL(c, "tensor '%s': the gpt-oss layout needs a last axis that is a multiple "
+            return FAIL_T(c, i, "tensor '%s': the gpt-oss layout needs a last axis that is a multiple "
                             "of 32 (it is %lld): use --layout mx",
                             what, (long long)k);
         pc->ndim = t->ndim + 1;
@@ -120,14 +120,14 @@ static int plan_tensor(const dt_quantize_request *r, const dt_qf *c, size_t i, q
     case DT_QL_NVFP4_CT:
     case DT_QL_INT4_GROUP:
         if (k % 2)
-            return FAIL(c, "tensor '%s': the last axis (%lld) must be even for two codes per "
+            return FAIL_T(c, i, "tensor '%s': the last axis (%lld) must be even for two codes per "
                             "byte",
                             what, (long long)k);
         pc->dims[t->ndim - 1] = k / 2;
         break;
     case DT_QL_MX:
         if (codes.type == DTCAST_FLOAT4E2M1 && k % 2)
-            return FAIL(c, "tensor '%s': the last axis (%lld) must be even for F4", what,
+            return FAIL_T(c, i, "tensor '%s': the last axis (%lld) must be even for F4", what,
                             (long long)k);
         break;
     default:
@@ -138,7 +138,7 @@ static int plan_tensor(const dt_quantize_request *r, const dt_qf *c, size_t i, q
         pg->ndim = r->layout == DT_QL_NVFP4_MODELOPT ? 0 : 1;
         pg->dims[0] = 1;
         if (global.type == DTCAST_UNDEFINED)
-            return FAIL(c, "tensor '%s': %s has no global scale for layout %s", what,
+            return FAIL_T(c, i, "tensor '%s': %s has no global scale for layout %s", what,
                             r->scheme_name, r->layout_name);
     }
     q->chosen = 1;
@@ -167,17 +167,17 @@ static int quantize_tensor(const dt_quantize_request *r, const dt_qf *c, size_t 
     memset(&e, 0, sizeof e);
     int status = JOB_OK;
     if (dtcast_quantize_layout(&codes, &scales, &global, &x, &r->p, &e) != DTCAST_OK)
-        status = FAIL(c, "tensor '%s': %s", what, e.message);
+        status = FAIL_T(c, i, "tensor '%s': %s", what, e.message);
     codes.data = status == JOB_OK ? malloc(codes.bytes ? codes.bytes : 1) : NULL;
     scales.data = status == JOB_OK ? malloc(scales.bytes ? scales.bytes : 1) : NULL;
     global.data = &q->global;
     global.bytes = sizeof q->global;
     if (status == JOB_OK && (!codes.data || !scales.data))
-        status = FAIL(c, "out of memory for tensor '%s'", what);
+        status = FAIL_T(c, i, "out of memory for tensor '%s'", what);
     if (status == JOB_OK &&
         dtcast_quantize(&codes, &scales, global.type != DTCAST_UNDEFINED ? &global : NULL, &x,
                         &r->p, &e) != DTCAST_OK)
-        status = FAIL(c, "tensor '%s': %s: %s", what, r->scheme_name, e.message);
+        status = FAIL_T(c, i, "tensor '%s': %s: %s", what, r->scheme_name, e.message);
     if (status == JOB_OK && r->report && codes_out) {
         /* SQNR and max abs error against the input, in float64 over float32 values. */
         size_t count = 0;
@@ -189,12 +189,12 @@ static int quantize_tensor(const dt_quantize_request *r, const dt_qf *c, size_t 
         y.bytes = count * sizeof *b;
         y.type = DTCAST_FLOAT32;
         if (!a || !b)
-            status = FAIL(c, "out of memory for the report of '%s'", what);
+            status = FAIL_T(c, i, "out of memory for the report of '%s'", what);
         else if (dtcast_convert(a, DTCAST_FLOAT32, xdata, t->type, count, NULL, &e) != DTCAST_OK ||
                  dtcast_dequantize(&y, &codes, &scales,
                                    global.type != DTCAST_UNDEFINED ? &global : NULL, &r->p,
                                    &e) != DTCAST_OK)
-            status = FAIL(c, "tensor '%s': the report: %s", what, e.message);
+            status = FAIL_T(c, i, "tensor '%s': the report: %s", what, e.message);
         if (status == JOB_OK) {
             double sig = 0, noise = 0, worst = -1;
             size_t at = 0, nonfinite = 0;

@@ -6,7 +6,9 @@
  * names the file and the byte offset); a folder of two indexes without model.safetensors's. */
 #include "check.h"
 #include "files/checkpoint.h"
+#include "files/cast.h"
 #include "files/json.h"
+#include "files/quantize.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -368,6 +370,98 @@ static void test_write(void)
     CHECK(count_files(out, 0) == 0, "write.fail_leaves_nothing", "%d files", count_files(out, 0));
 }
 
+static int cancel_at_once(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)done;
+    (void)total;
+    ++*(int *)ctx;
+    return 1;
+}
+
+static void count_text(void *ctx, const char *text)
+{
+    (void)text;
+    ++*(int *)ctx;
+}
+
+/* The jobs through their requests: the error's fields, a cancel from the progress callback (no
+ * output left), a warning through the hooks. */
+static void test_jobs(void)
+{
+    /* A truncated shard: cast's error names the file and the byte. */
+    put("cut.safetensors", "\x40\x00\x00\x00\x00\x00\x00\x00{\"a\"", 12);
+    dt_cast_request r;
+    memset(&r, 0, sizeof r);
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s", path_of("cut.safetensors"));
+    snprintf(out, sizeof out, "%s", path_of("cut_out.safetensors"));
+    r.in = in;
+    r.out = out;
+    r.in_kind = r.out_kind = DT_FILE_SAFETENSORS;
+    r.to = DTCAST_BFLOAT16;
+    dtcast_options_init(&r.conversion.options);
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_cast_files(&r, &err);
+    CHECK(st != DTCAST_OK && !err.usage && strcmp(err.file, in) == 0 && err.offset >= 0 &&
+              strstr(err.message, in),
+          "jobs.cast_error_fields", "%d: %s (file '%s', offset %lld)", (int)st, err.message,
+          err.file, (long long)err.offset);
+
+    /* A good file, cancelled by the first progress call: an error, and OUT is not there. */
+    put_st("good.safetensors", A_JSON, 16);
+    snprintf(in, sizeof in, "%s", path_of("good.safetensors"));
+    int calls = 0;
+    r.hooks.progress = cancel_at_once;
+    r.hooks.progress_ctx = &calls;
+    st = dt_cast_files(&r, &err);
+    struct stat sb;
+    CHECK(st != DTCAST_OK && calls == 1 && strstr(err.message, "cancelled") &&
+              stat(out, &sb) != 0,
+          "jobs.cancel", "%d: %s (%d calls)", (int)st, err.message, calls);
+    r.hooks.progress = NULL;
+    st = dt_cast_files(&r, &err);
+    CHECK(st == DTCAST_OK && stat(out, &sb) == 0, "jobs.cast", "%s", err.message);
+
+    /* dequantize of a plain file: a warning through the hooks, the tensors copied. */
+    dt_dequantize_request d;
+    memset(&d, 0, sizeof d);
+    int warnings = 0;
+    snprintf(out, sizeof out, "%s", path_of("plain_out.safetensors"));
+    d.in = in;
+    d.out = out;
+    d.to = DTCAST_BFLOAT16;
+    d.threads = 1;
+    d.hooks.warn = count_text;
+    d.hooks.warn_ctx = &warnings;
+    st = dt_dequantize_checkpoint(&d, &err);
+    CHECK(st == DTCAST_OK && warnings == 1 && stat(out, &sb) == 0, "jobs.dequantize_warning",
+          "%s (%d warnings)", err.message, warnings);
+
+    /* quantize: a usage error (OUT of the wrong kind), then a tensor's error naming it. */
+    dt_quantize_request q;
+    memset(&q, 0, sizeof q);
+    dtcast_quant_params_init(&q.p);
+    dtcast_error e;
+    dtcast_quant_params_from_recipe(&q.p, "mxfp4", &e);
+    q.layout = DT_QL_MXFP4_GPTOSS;
+    q.scheme_name = "mxfp4";
+    q.layout_name = "gpt-oss";
+    q.in = in;
+    q.out = path_of("q.npy");
+    st = dt_quantize_checkpoint(&q, &err);
+    CHECK(st == DTCAST_ERR_INVALID_ARGUMENT && err.usage, "jobs.quantize_usage", "%d: %s",
+          (int)st, err.message);
+    /* a: BF16 [2, 2]; gpt-oss blocks need a last axis of 32s: the error names the tensor */
+    q.out = out;
+    q.select.n = 1;
+    q.select.pattern[0] = "a";
+    st = dt_quantize_checkpoint(&q, &err);
+    CHECK(st != DTCAST_OK && !err.usage && strcmp(err.tensor, "a") == 0 &&
+              strcmp(err.file, in) == 0,
+          "jobs.quantize_tensor_fields", "%d: %s (tensor '%s', file '%s')", (int)st, err.message,
+          err.tensor, err.file);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/dtcast_test_checkpoint_%ld", (long)getpid());
@@ -376,6 +470,7 @@ int main(void)
     test_write();
     test_lone();
     test_errors();
+    test_jobs();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)
