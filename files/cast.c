@@ -1,5 +1,5 @@
-/* dtcast cast on files: which tensors the input holds and where, which tensors the output gets
- * and how, and the streamed conversion between them (files/pipeline.c). Memory stays
+/* The cast job (cast.h; it never prints): which tensors the input holds and where, which tensors
+ * the output gets and how, and the streamed conversion between them (pipeline.c). Memory stays
  * bounded by the block buffers whatever the file size; only string tensors, TensorProto typed
  * fields, Fortran-order arrays written in C order, and formats that cannot be streamed from a
  * pipe are held whole in memory. */
@@ -766,9 +766,10 @@ static dtcast_status fill_tensor(void *ctx, size_t item, dt_outfile *out, uint64
                                ? DT_STORE_F6_PACKED
                                : DT_STORE_NATIVE};
     (void)nbytes;
+    (void)err; /* the job's own record (write_checkpoint passes r->err_out) */
     if (run_tensor(j, t, chosen(j->r, j->s, t), dst, out, NULL) == JOB_OK)
         return DTCAST_OK;
-    return dt_io_fail(err, DTCAST_ERR_IO, "%s", ""); /* printed */
+    return j->r->err_out->usage ? DTCAST_ERR_INVALID_ARGUMENT : DTCAST_ERR_BAD_FILE;
 }
 
 static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
@@ -796,14 +797,13 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
         free(entries);
         return status;
     }
-    dt_io_error err = DT_IO_ERROR_INIT;
     *tensor_bytes = 0;
     dtcast_status st = dt_ckpt_write_shard(out, NULL, entries, s->n, &s->st, s->shown,
-                                           fill_tensor, j, tensor_bytes, &err);
+                                           fill_tensor, j, tensor_bytes, r->err_out);
     free(entries);
     if (st == DTCAST_OK)
         return JOB_OK;
-    return err.message[0] ? FAIL(r, "%s", err.message) : JOB_FAIL;
+    return r->err_out->usage ? JOB_USAGE : JOB_FAIL;
 }
 
 /* The data file of a TensorProto written as external data: OUT.data beside OUT. */
@@ -837,7 +837,7 @@ static uint64_t source_bytes(const source *s)
     return total;
 }
 
-static void print_warning(const dt_cast_request *r, const warnings *w)
+static void send_warning(const dt_cast_request *r, const warnings *w)
 {
     if (!r->watch || r->report || w->nonfinite == 0)
         return;
@@ -1279,7 +1279,7 @@ static int cast_files(dt_cast_request *r)
     }
     dt_stream_buffers_free(&buffers);
     if (status == JOB_OK)
-        print_warning(r, &warn);
+        send_warning(r, &warn);
     return status;
 }
 

@@ -2,7 +2,6 @@
  * cli_settings.c). */
 #include "cli.h"
 #include "files/cast.h"
-#include "files/report.h"
 
 #include <ctype.h>
 #include <errno.h>
