@@ -58,7 +58,7 @@ static void *writer_main(void *arg)
         const uint8_t *buf = w->buf;
         size_t len = w->len;
         pthread_mutex_unlock(&w->lock);
-        dt_io_error err = {""};
+        dt_io_error err = DT_IO_ERROR_INIT;
         dtcast_status st = dt_outfile_write(w->out, buf, len, &err);
         pthread_mutex_lock(&w->lock);
         if (st != DTCAST_OK && w->status == DTCAST_OK) {
@@ -236,7 +236,7 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
         first += n;
     }
     if (threaded) {
-        dt_io_error werr = {""};
+        dt_io_error werr = DT_IO_ERROR_INIT;
         dtcast_status wst = writer_wait(&w, &werr);
         if (st == DTCAST_OK && wst != DTCAST_OK) {
             st = wst;

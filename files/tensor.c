@@ -17,8 +17,13 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        /* the message may quote the record's own fields (a copy first: no overlap) */
+        char text[sizeof err->message];
+        vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
+        memcpy(err->message, text, sizeof text);
+        err->file[0] = err->tensor[0] = '\0';
+        err->offset = -1;
     }
     return status;
 }
@@ -48,6 +53,7 @@ dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset)
         const size_t n = strnlen(err->message, sizeof err->message);
         if (n < sizeof err->message)
             snprintf(err->message + n, sizeof err->message - n, " at byte %zu", offset);
+        err->offset = (int64_t)offset;
     }
     return status;
 }

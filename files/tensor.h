@@ -20,10 +20,20 @@ typedef struct dt_tensor {
     char *name;    /* TensorProto name, or NULL */
 } dt_tensor;
 
-/* Error detail of a reader/writer: one line naming the problem and the byte offset. */
+/* Error detail of a reader/writer/job: message is the whole one-line text (naming the problem,
+ * the file, the tensor and the byte offset as far as they are known); the other fields repeat
+ * what is known of them for a caller that wants them apart: the file's path, the tensor's name
+ * ("" when none) and the byte offset in the file (-1 when none). dt_io_fail sets the message
+ * and clears the others; dt_io_at sets the offset; the layer that knows the file or the tensor
+ * fills those. A zero-initialised record ({""}) is a valid empty one. */
 typedef struct dt_io_error {
-    char message[256];
+    char message[1024];
+    char file[512];
+    char tensor[256];
+    int64_t offset;
 } dt_io_error;
+/* An empty record: dt_io_error err = DT_IO_ERROR_INIT; */
+#define DT_IO_ERROR_INIT {.offset = -1}
 
 void dt_tensor_init(dt_tensor *t);
 void dt_tensor_free(dt_tensor *t); /* frees data (and strings), name; leaves t initialised */
@@ -35,9 +45,10 @@ dtcast_status dt_tensor_alloc(dt_tensor *t, dt_io_error *err);
 dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, const char *what,
                                   dt_io_error *err);
 /* Appends " at byte OFFSET" to the message of a failed status (readers name the offset of every
- * problem); returns status unchanged. */
+ * problem) and sets err->offset; returns status unchanged. */
 dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset);
-/* Writes a one-line message into err (may be NULL) and returns status. */
+/* Writes a one-line message into err (may be NULL), clears file and tensor, sets offset to -1,
+ * and returns status. */
 dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

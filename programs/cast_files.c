@@ -5,6 +5,7 @@
  * pipe are held whole in memory. */
 #include "cast_files.h"
 
+#include "files/checkpoint.h"
 #include "files/file.h"
 #include "files/npy.h"
 #include "files/pipeline.h"
@@ -118,7 +119,7 @@ static int use_memory(source *s, const char *name)
 
 static int open_npy(source *s, const cast_request *r)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_npy_info info;
     uint8_t head[16];
     const uint8_t *buf = NULL;
@@ -201,7 +202,7 @@ static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
         return cli_fail("out of memory");
     memcpy(path, s->path, dir);
     strcpy(path + dir, loc);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_open(&s->external, path, &err);
     free(path);
     if (st != DTCAST_OK)
@@ -220,7 +221,7 @@ static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
 
 static int open_pb(source *s, const cast_request *r)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     const uint8_t *buf = NULL;
     size_t len = 0;
     uint8_t *whole = NULL;
@@ -285,29 +286,9 @@ static int open_pb(source *s, const cast_request *r)
     return status;
 }
 
-/* The header of the safetensors file f (seekable), every rule checked (cast_files.h). */
-dtcast_status dt_st_read_header(dt_infile *f, dt_st_header *h, dt_io_error *err)
-{
-    uint8_t first8[8];
-    uint64_t n = 0;
-    dtcast_status st = dt_infile_read(f, 0, first8, f->size < 8 ? f->size : 8, err);
-    if (st == DTCAST_OK)
-        st = dt_st_json_length(first8, f->size, &n, err);
-    uint8_t *json = st == DTCAST_OK ? malloc(n ? (size_t)n : 1) : NULL;
-    if (st == DTCAST_OK && !json)
-        st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for a %llu-byte header",
-                        (unsigned long long)n);
-    if (st == DTCAST_OK)
-        st = dt_infile_read(f, 8, json, (size_t)n, err);
-    if (st == DTCAST_OK)
-        st = dt_st_parse(json, (size_t)n, f->size, h, err);
-    free(json);
-    return st;
-}
-
 static int open_safetensors(source *s)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     if (!s->file.seekable)
         return cli_fail("%s: a safetensors file is read out of order: give a file, not a pipe",
                         s->shown);
@@ -350,7 +331,7 @@ static int open_raw(source *s, const cast_request *r)
     unsigned stride = dt_stride_bits(spec->from);
     if (spec->has_shape) {
         dt_tensor shape;
-        dt_io_error err = {""};
+        dt_io_error err = DT_IO_ERROR_INIT;
         dt_tensor_init(&shape);
         if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
             return cli_fail("%s", err.message);
@@ -367,7 +348,7 @@ static int open_raw(source *s, const cast_request *r)
     if (!s->file.seekable) { /* a pipe without --shape: its length is known at its end */
         uint8_t *all = NULL;
         size_t len = 0;
-        dt_io_error err = {""};
+        dt_io_error err = DT_IO_ERROR_INIT;
         if (dt_infile_slurp(&s->file, &all, &len, &err) != DTCAST_OK)
             return cli_fail("%s", err.message);
         s->mem.data = all;
@@ -397,7 +378,7 @@ static int reshape(source *s, const cli_input_spec *spec)
     if (s->n != 1)
         return cli_usage("cast", "--shape: %s holds %zu tensors", s->shown, s->n);
     dt_tensor shape;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_tensor_init(&shape);
     if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
@@ -423,7 +404,7 @@ static int open_source(source *s, const cast_request *r, const char *path, dt_fi
     s->shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
     s->kind = kind;
     dt_tensor_init(&s->mem);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     if (dt_infile_open(&s->file, path, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
     /* Without --from, raw input that starts as a .npy file does is one (e.g. a pipe). */
@@ -578,7 +559,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         snprintf(what, sizeof what, "%s: tensor '%s'", j->s->shown, t->name);
     else
         snprintf(what, sizeof what, "%s", j->s->shown);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     /* Unchanged bytes: copied as they are. */
     if (!convert && t->file && t->layout.store == dst.store) {
         if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->buffers, j->progress,
@@ -669,7 +650,7 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     const src_tensor *t = NULL;
     if (single_tensor(j, &t) != CLI_OK)
         return CLI_FAIL;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     uint8_t *head = NULL;
     size_t head_len = 0;
     /* float6: packed in a .pb (ONNX IR 14), and in a raw file with --float6-packed */
@@ -750,7 +731,7 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
             status = cli_fail("%s: two tensors are named '%s'", s->shown, sorted[i]->name);
     uint8_t *prefix = NULL;
     size_t prefix_len = 0;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     if (status == CLI_OK &&
         dt_st_build(entries, s->n, s->st.has_meta, s->st.meta, s->st.nmeta, &prefix, &prefix_len,
                     &err) != DTCAST_OK)
@@ -779,7 +760,7 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
 static int open_outputs(const cast_request *r, dt_file_kind kind, dt_outfile *out,
                         dt_outfile *data, int *has_data)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     *has_data = 0;
     if (dt_outfile_open(out, r->out, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
@@ -932,20 +913,9 @@ static char *join_path(const char *dir, size_t dir_len, const char *name)
 
 static int load_index(const cast_request *r, dt_st_index *ix)
 {
-    dt_io_error err = {""};
-    dt_infile f;
-    uint8_t *json = NULL;
-    size_t len = 0;
-    memset(ix, 0, sizeof *ix);
-    if (dt_infile_open(&f, r->in, &err) != DTCAST_OK)
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (dt_ckpt_load_index(r->in, ix, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
-    dtcast_status st = dt_infile_slurp(&f, &json, &len, &err);
-    dt_infile_close(&f);
-    if (st == DTCAST_OK)
-        st = dt_st_index_parse(json, len, ix, &err);
-    free(json);
-    if (st != DTCAST_OK)
-        return cli_fail("%s: %s", r->in, err.message);
     return CLI_OK;
 }
 
@@ -1021,7 +991,7 @@ static int pick_shards(const cast_request *r, const dt_st_index *ix, unsigned ch
 static int write_index(const cast_request *r, const dt_st_index *ix, uint64_t total_size,
                        dt_outfile *out)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     const char *slash = strrchr(r->in, '/');
     char *path = join_path(r->out, strlen(r->out), slash ? slash + 1 : r->in);
     uint8_t *index = NULL;
@@ -1052,7 +1022,7 @@ static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, ui
         return cli_fail("--index-only: shard %s is missing: convert every shard first "
                         "(--shards)",
                         path);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_infile f;
     dt_st_header h;
     memset(&h, 0, sizeof h);
@@ -1209,7 +1179,7 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
         if (status == CLI_OK && !r->shards)
             status = write_index(r, &ix, total_size, &outs[ix.nshards]);
     }
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     for (size_t i = 0; status == CLI_OK && i <= ix.nshards; i++)
         if (dt_outfile_commit(&outs[i], &err) != DTCAST_OK)
             status = cli_fail("%s", err.message);
@@ -1250,7 +1220,7 @@ int cli_cast_files(const cast_request *r)
         memset(&data, 0, sizeof data);
         int has_data = 0;
         uint64_t bytes = 0;
-        dt_io_error err = {""};
+        dt_io_error err = DT_IO_ERROR_INIT;
         status = cast_one(r, r->in, r->out, in_kind, out_kind, &progress, &warn, &buffers, &out,
                           &data, &has_data, &bytes);
         /* The data file of external data only when it was used. */

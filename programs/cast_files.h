@@ -39,11 +39,6 @@ typedef struct cast_request {
  * converts those whole in memory (cli_load_tensor, cli_convert_tensor, cli_save_tensor). */
 #define CLI_IN_MEMORY (-2)
 
-/* The header of the safetensors file f (seekable), every rule of docs/files.md checked. */
-struct dt_infile;
-struct dt_st_header;
-dtcast_status dt_st_read_header(struct dt_infile *f, struct dt_st_header *h, dt_io_error *err);
-
 /* Converts r->in to r->out, streamed; prints errors; returns the exit status. */
 int cli_cast_files(const cast_request *r);
 

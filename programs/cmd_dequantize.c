@@ -257,7 +257,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
 {
     const dt_qgroup *g = t->g;
     qf_ckpt *c = t->j->c;
-    const qf_tensor *cat = &c->at[g->codes];
+    const dt_ckpt_tensor *cat = &c->ck.at[g->codes];
     const uint64_t m = ci / t->per_mat, r0 = ci % t->per_mat * t->step;
     const uint64_t nr = t->n - r0 < t->step ? t->n - r0 : t->step;
     const uint64_t row = m * t->n + r0, k = (uint64_t)t->k;
@@ -270,7 +270,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
         at = row * rb;
         len = nr * rb;
     }
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     const uint64_t out_len = nr * t->row_out, f6_len = nr * k;
     if (!grow(&b->in, &b->in_size, len + 1) || !grow(&b->out, &b->out_size, out_len + 1) ||
         (t->f6 && k % 4 && !grow(&b->f6, &b->f6_size, f6_len + 1))) {
@@ -278,7 +278,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
         return;
     }
     /* Read, not mapped: the pages never count in this process's memory. */
-    if (dt_infile_read(&c->shards[cat->shard].file, cat->at + at, b->in, (size_t)len, &err) !=
+    if (dt_infile_read(&c->ck.shards[cat->shard].file, cat->at + at, b->in, (size_t)len, &err) !=
         DTCAST_OK) {
         tensor_fail(t, "%s", err.message);
         return;
@@ -326,13 +326,13 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     memset(&e, 0, sizeof e);
     if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p, &e) !=
         DTCAST_OK) {
-        tensor_fail(t, "%s: tensor '%s' (%s): %s", c->shards[cat->shard].in_path, t->what,
+        tensor_fail(t, "%s: tensor '%s' (%s): %s", c->ck.shards[cat->shard].path, t->what,
                     dt_qlayout_name(g->layout), e.message);
         return;
     }
     int werr = write_at(t->fd, y.data, y.bytes, t->base + row * t->row_out);
     if (werr) {
-        tensor_fail(t, "cannot write '%s' at byte %llu: %s", c->shards[cat->shard].out_path,
+        tensor_fail(t, "cannot write '%s' at byte %llu: %s", c->out_path[cat->shard],
                     (unsigned long long)(t->base + row * t->row_out), strerror(werr));
         return;
     }
@@ -363,7 +363,7 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     const dq_request *r = j->r;
     qf_ckpt *c = j->c;
     char what[1024];
-    cli_escape(what, sizeof what, c->t[g->codes].name);
+    cli_escape(what, sizeof what, c->ck.t[g->codes].name);
     dq_tensor_job t;
     memset(&t, 0, sizeof t);
     t.j = j;
@@ -400,8 +400,8 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     if (!scales)
         return CLI_FAIL;
     t.scales = scales;
-    t.stype = scale_type_of(g, c->t[g->scales].type);
-    const uint64_t scount = c->at[g->scales].st->count;
+    t.stype = scale_type_of(g, c->ck.t[g->scales].type);
+    const uint64_t scount = c->ck.at[g->scales].st->count;
     if (r->report)
         report_scales(j, g, scales, t.stype, (size_t)scount);
     if (g->global != DT_QT_NONE)
@@ -462,10 +462,10 @@ static int by_ref_name(const void *a, const void *b)
 static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tensor_bytes)
 {
     qf_ckpt *c = j->c;
-    qf_shard *sh = &c->shards[s];
+    dt_ckpt_shard *sh = &c->ck.shards[s];
     size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
-        n += c->at[i].shard == s && plan->role[i] != DT_QR_PART;
+    for (size_t i = 0; i < c->ck.n; i++)
+        n += c->ck.at[i].shard == s && plan->role[i] != DT_QR_PART;
     dt_st_tensor *e = calloc(n ? n : 1, sizeof *e);
     out_ref *refs = calloc(n ? n : 1, sizeof *refs);
     if (!e || !refs) {
@@ -474,8 +474,8 @@ static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tens
         return cli_fail("out of memory");
     }
     size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->at[i].shard != s || plan->role[i] == DT_QR_PART)
+    for (size_t i = 0; i < c->ck.n; i++) {
+        if (c->ck.at[i].shard != s || plan->role[i] == DT_QR_PART)
             continue;
         if (plan->role[i] == DT_QR_CODES) {
             const dt_qgroup *g = &plan->groups[plan->group[i]];
@@ -484,10 +484,10 @@ static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tens
             e[k].ndim = g->ndim;
             memcpy(e[k].dims, g->dims, (size_t)g->ndim * sizeof g->dims[0]);
         } else {
-            e[k].name = (char *)c->t[i].name;
-            e[k].type = c->t[i].type;
-            e[k].ndim = c->t[i].ndim;
-            memcpy(e[k].dims, c->t[i].dims, (size_t)c->t[i].ndim * sizeof c->t[i].dims[0]);
+            e[k].name = (char *)c->ck.t[i].name;
+            e[k].type = c->ck.t[i].type;
+            e[k].ndim = c->ck.t[i].ndim;
+            memcpy(e[k].dims, c->ck.t[i].dims, (size_t)c->ck.t[i].ndim * sizeof c->ck.t[i].dims[0]);
         }
         refs[k] = (out_ref){e[k].name, i};
         k++;
@@ -496,16 +496,16 @@ static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tens
     int status = CLI_OK;
     for (size_t i = 1; i < n; i++)
         if (strcmp(refs[i - 1].name, refs[i].name) == 0)
-            status = cli_fail("%s: two output tensors would be named '%s'", sh->in_path,
+            status = cli_fail("%s: two output tensors would be named '%s'", sh->path,
                               refs[i].name);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     uint8_t *prefix = NULL;
     size_t prefix_len = 0;
     if (status == CLI_OK && dt_st_build(e, n, sh->h.has_meta, sh->h.meta, sh->h.nmeta, &prefix,
                                         &prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", sh->out_path, err.message);
-    if (status == CLI_OK && (dt_outfile_open(&sh->out, sh->out_path, &err) != DTCAST_OK ||
-                             dt_outfile_write(&sh->out, prefix, prefix_len, &err) != DTCAST_OK))
+        status = cli_fail("%s: %s", c->out_path[s], err.message);
+    if (status == CLI_OK && (dt_outfile_open(&c->shard_out[s], c->out_path[s], &err) != DTCAST_OK ||
+                             dt_outfile_write(&c->shard_out[s], prefix, prefix_len, &err) != DTCAST_OK))
         status = cli_fail("%s", err.message);
     free(prefix);
     dt_stream_buffers copy_bufs;
@@ -516,12 +516,12 @@ static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tens
         size_t t = ref->tensor;
         *tensor_bytes += e[i].end - e[i].begin;
         if (plan->role[t] == DT_QR_CODES) {
-            status = dequantize_group(j, &plan->groups[plan->group[t]], &sh->out);
-        } else if (dt_stream_copy(&sh->file, c->at[t].at, c->at[t].bytes, &sh->out, &copy_bufs,
+            status = dequantize_group(j, &plan->groups[plan->group[t]], &c->shard_out[s]);
+        } else if (dt_stream_copy(&sh->file, c->ck.at[t].at, c->ck.at[t].bytes, &c->shard_out[s], &copy_bufs,
                                   j->progress, &err) != DTCAST_OK) {
-            status = cli_fail("%s: tensor '%s': %s", sh->in_path, c->t[t].name, err.message);
+            status = cli_fail("%s: tensor '%s': %s", sh->path, c->ck.t[t].name, err.message);
         } else {
-            qf_release(c, s, c->at[t].at, c->at[t].bytes);
+            qf_release(c, s, c->ck.at[t].at, c->ck.at[t].bytes);
         }
     }
     dt_stream_buffers_free(&copy_bufs);
@@ -534,40 +534,40 @@ static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tens
  * shard, the scales gone. */
 static int write_index(qf_ckpt *c, const dt_qplan *plan, uint64_t total_size)
 {
-    if (!c->has_index)
+    if (!c->ck.has_index)
         return CLI_OK;
-    dt_st_index_entry *e = calloc(c->ix.nentries ? c->ix.nentries : 1, sizeof *e);
+    dt_st_index_entry *e = calloc(c->ck.ix.nentries ? c->ck.ix.nentries : 1, sizeof *e);
     if (!e)
         return cli_fail("out of memory");
     /* Tensor index by name, to find each index entry's role. */
-    out_ref *refs = calloc(c->n ? c->n : 1, sizeof *refs);
+    out_ref *refs = calloc(c->ck.n ? c->ck.n : 1, sizeof *refs);
     if (!refs) {
         free(e);
         return cli_fail("out of memory");
     }
-    for (size_t i = 0; i < c->n; i++)
-        refs[i] = (out_ref){c->t[i].name, i};
-    qsort(refs, c->n, sizeof *refs, by_ref_name);
+    for (size_t i = 0; i < c->ck.n; i++)
+        refs[i] = (out_ref){c->ck.t[i].name, i};
+    qsort(refs, c->ck.n, sizeof *refs, by_ref_name);
     size_t k = 0;
     int status = CLI_OK;
-    for (size_t i = 0; i < c->ix.nentries; i++) {
-        out_ref key = {c->ix.entries[i].name, 0};
-        const out_ref *ref = bsearch(&key, refs, c->n, sizeof *refs, by_ref_name);
+    for (size_t i = 0; i < c->ck.ix.nentries; i++) {
+        out_ref key = {c->ck.ix.entries[i].name, 0};
+        const out_ref *ref = bsearch(&key, refs, c->ck.n, sizeof *refs, by_ref_name);
         if (!ref) {
             status = cli_fail("%s: the index names tensor '%s', which no shard holds",
-                              c->index_name, key.name);
+                              c->ck.index_name, key.name);
             break;
         }
-        if (c->ix.shards[c->ix.entries[i].shard] != c->shards[c->at[ref->tensor].shard].name &&
-            strcmp(c->ix.shards[c->ix.entries[i].shard], c->shards[c->at[ref->tensor].shard].name)) {
+        if (c->ck.ix.shards[c->ck.ix.entries[i].shard] != c->ck.shards[c->ck.at[ref->tensor].shard].name &&
+            strcmp(c->ck.ix.shards[c->ck.ix.entries[i].shard], c->ck.shards[c->ck.at[ref->tensor].shard].name)) {
             status = cli_fail("%s: the index puts tensor '%s' in %s, but it is in %s",
-                              c->index_name, key.name, c->ix.shards[c->ix.entries[i].shard],
-                              c->shards[c->at[ref->tensor].shard].name);
+                              c->ck.index_name, key.name, c->ck.ix.shards[c->ck.ix.entries[i].shard],
+                              c->ck.shards[c->ck.at[ref->tensor].shard].name);
             break;
         }
         if (plan->role[ref->tensor] == DT_QR_PART)
             continue;
-        e[k] = c->ix.entries[i];
+        e[k] = c->ck.ix.entries[i];
         if (plan->role[ref->tensor] == DT_QR_CODES)
             e[k].name = plan->groups[plan->group[ref->tensor]].name;
         k++;
@@ -585,15 +585,15 @@ static int run(const dq_request *r)
     dt_qplan plan;
     memset(&plan, 0, sizeof plan);
     int status = qf_open(&c, "dequantize", r->in, r->out);
-    dt_io_error err = {""};
-    if (status == CLI_OK && dt_qplan_make(c.t, c.n, &plan, &err) != DTCAST_OK)
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (status == CLI_OK && dt_qplan_make(c.ck.t, c.ck.n, &plan, &err) != DTCAST_OK)
         status = cli_fail("%s: %s", r->in, err.message);
     if (status == CLI_OK && plan.ngroups == 0)
         cli_warn("%s: no quantized tensor found; the tensors are copied as they are", r->in);
     if (status == CLI_OK)
         status = qf_make_out_dir(&c);
     dt_progress progress;
-    dt_progress_init(&progress, qf_input_bytes(&c), !r->quiet);
+    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     dq_buffers bufs[MAX_WORKERS];
     memset(bufs, 0, sizeof bufs);
     /* Workers: --threads, else one per CPU. */
@@ -606,7 +606,7 @@ static int run(const dq_request *r)
         workers = MAX_WORKERS;
     dq_job j = {r, &c, bufs, workers, &progress};
     uint64_t total = 0;
-    for (size_t s = 0; status == CLI_OK && s < c.nshards; s++)
+    for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(&j, &plan, s, &total);
     dt_progress_clear(&progress);
     if (status == CLI_OK)

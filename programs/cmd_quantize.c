@@ -112,12 +112,12 @@ static int ends_with(const char *s, const char *suffix)
 
 static int chosen(const q_request *r, const qf_ckpt *c, size_t i)
 {
-    const dt_qt *t = &c->t[i];
+    const dt_qt *t = &c->ck.t[i];
     if (!is_input_type(t->type) || glob_any(&r->exclude, t->name))
         return 0;
     if (r->select.n)
         return glob_any(&r->select, t->name);
-    if (c->npy)
+    if (c->ck.npy)
         return 1;
     return t->ndim >= 2 && ends_with(t->name, "weight") && !strstr(t->name, "embed") &&
            !strstr(t->name, "norm") && !strstr(t->name, "lm_head");
@@ -157,7 +157,7 @@ static dtcast_type codes_file_type(dt_qlayout l, dtcast_type element)
 /* The parts of tensor i in the file, from the library's layout of its quantization. */
 static int plan_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtensor *q)
 {
-    const dt_qt *t = &c->t[i];
+    const dt_qt *t = &c->ck.t[i];
     char what[1024];
     cli_escape(what, sizeof what, t->name);
     dtcast_tensor x, codes, scales, global;
@@ -165,13 +165,13 @@ static int plan_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtensor *
     x.type = t->type;
     x.ndim = t->ndim;
     memcpy(x.shape, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
-    x.bytes = (size_t)c->at[i].bytes;
+    x.bytes = (size_t)c->ck.at[i].bytes;
     dtcast_error e;
     memset(&e, 0, sizeof e);
     if (dtcast_quantize_layout(&codes, &scales, &global, &x, &r->p, &e) != DTCAST_OK)
         return cli_fail("tensor '%s': %s: %s", what, r->scheme_name, e.message);
     int64_t k = t->ndim ? t->dims[t->ndim - 1] : 1;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     char *names[3];
     if (dt_qlayout_names(r->layout, t->name, names, &err) != DTCAST_OK)
         return cli_fail("%s", err.message);
@@ -230,7 +230,7 @@ static int plan_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtensor *
 static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtensor *q,
                            uint8_t **codes_out, size_t *codes_bytes, dt_progress *progress)
 {
-    const dt_qt *t = &c->t[i];
+    const dt_qt *t = &c->ck.t[i];
     char what[1024];
     cli_escape(what, sizeof what, t->name);
     uint8_t *xdata = qf_read(c, i);
@@ -242,7 +242,7 @@ static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtens
     x.type = t->type;
     x.ndim = t->ndim;
     memcpy(x.shape, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
-    x.bytes = (size_t)c->at[i].bytes;
+    x.bytes = (size_t)c->ck.at[i].bytes;
     dtcast_error e;
     memset(&e, 0, sizeof e);
     int status = CLI_OK;
@@ -342,13 +342,13 @@ static int by_ref_name(const void *a, const void *b)
 static int write_part(const q_request *r, qf_ckpt *c, size_t i, qtensor *q, int p,
                       dt_outfile *out, uint64_t file_bytes, dt_progress *progress)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     uint8_t *data = NULL;
     size_t len = 0;
     int status = CLI_OK;
     if (p == 0) {
         status = quantize_tensor(r, c, i, q, &data, &len, progress);
-        dt_progress_add(progress, c->at[i].bytes);
+        dt_progress_add(progress, c->ck.at[i].bytes);
         /* float6: one per byte from the library, the packed stream in the file. */
         if (status == CLI_OK && dtcast_type_bits(q->parts[0].type) == 6) {
             uint8_t *packed = malloc(file_bytes ? (size_t)file_bytes : 1);
@@ -388,10 +388,10 @@ static int write_part(const q_request *r, qf_ckpt *c, size_t i, qtensor *q, int 
 static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uint64_t *bytes,
                        dt_progress *progress)
 {
-    qf_shard *sh = &c->shards[s];
+    dt_ckpt_shard *sh = &c->ck.shards[s];
     size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->at[i].shard == s)
+    for (size_t i = 0; i < c->ck.n; i++)
+        if (c->ck.at[i].shard == s)
             n += q[i].chosen ? 2 + (q[i].parts[2].name != NULL) : 1;
     dt_st_tensor *e = calloc(n ? n : 1, sizeof *e);
     out_ref *refs = calloc(n ? n : 1, sizeof *refs);
@@ -401,14 +401,14 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
         return cli_fail("out of memory");
     }
     size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->at[i].shard != s)
+    for (size_t i = 0; i < c->ck.n; i++) {
+        if (c->ck.at[i].shard != s)
             continue;
         if (!q[i].chosen) {
-            e[k].name = (char *)c->t[i].name;
-            e[k].type = c->t[i].type;
-            e[k].ndim = c->t[i].ndim;
-            memcpy(e[k].dims, c->t[i].dims, (size_t)c->t[i].ndim * sizeof c->t[i].dims[0]);
+            e[k].name = (char *)c->ck.t[i].name;
+            e[k].type = c->ck.t[i].type;
+            e[k].ndim = c->ck.t[i].ndim;
+            memcpy(e[k].dims, c->ck.t[i].dims, (size_t)c->ck.t[i].ndim * sizeof c->ck.t[i].dims[0]);
             refs[k] = (out_ref){e[k].name, i, -1};
             k++;
             continue;
@@ -429,17 +429,17 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
     int status = CLI_OK;
     for (size_t i = 1; i < n; i++)
         if (strcmp(refs[i - 1].name, refs[i].name) == 0)
-            status = cli_fail("%s: two output tensors would be named '%s'", sh->in_path,
+            status = cli_fail("%s: two output tensors would be named '%s'", sh->path,
                               refs[i].name);
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     uint8_t *prefix = NULL;
     size_t prefix_len = 0;
-    int has_meta = c->npy ? 0 : sh->h.has_meta;
+    int has_meta = c->ck.npy ? 0 : sh->h.has_meta;
     if (status == CLI_OK && dt_st_build(e, n, has_meta, sh->h.meta, sh->h.nmeta, &prefix,
                                         &prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", sh->out_path, err.message);
-    if (status == CLI_OK && (dt_outfile_open(&sh->out, sh->out_path, &err) != DTCAST_OK ||
-                             dt_outfile_write(&sh->out, prefix, prefix_len, &err) != DTCAST_OK))
+        status = cli_fail("%s: %s", c->out_path[s], err.message);
+    if (status == CLI_OK && (dt_outfile_open(&c->shard_out[s], c->out_path[s], &err) != DTCAST_OK ||
+                             dt_outfile_write(&c->shard_out[s], prefix, prefix_len, &err) != DTCAST_OK))
         status = cli_fail("%s", err.message);
     free(prefix);
     for (size_t i = 0; status == CLI_OK && i < n; i++) {
@@ -449,12 +449,12 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
         uint64_t nb = e[i].end - e[i].begin;
         *bytes += nb;
         if (ref->part >= 0) {
-            status = write_part(r, c, t, &q[t], ref->part, &sh->out, nb, progress);
-        } else if (dt_stream_copy(&sh->file, c->at[t].at, c->at[t].bytes, &sh->out, NULL,
+            status = write_part(r, c, t, &q[t], ref->part, &c->shard_out[s], nb, progress);
+        } else if (dt_stream_copy(&sh->file, c->ck.at[t].at, c->ck.at[t].bytes, &c->shard_out[s], NULL,
                                   progress, &err) != DTCAST_OK) {
-            status = cli_fail("%s: tensor '%s': %s", sh->in_path, c->t[t].name, err.message);
+            status = cli_fail("%s: tensor '%s': %s", sh->path, c->ck.t[t].name, err.message);
         } else {
-            qf_release(c, s, c->at[t].at, c->at[t].bytes);
+            qf_release(c, s, c->ck.at[t].at, c->ck.at[t].bytes);
         }
     }
     free(e);
@@ -464,23 +464,23 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
 
 static int write_index(qf_ckpt *c, const qtensor *q, uint64_t total)
 {
-    if (!c->has_index)
+    if (!c->ck.has_index)
         return CLI_OK;
     size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->ck.n; i++)
         n += q[i].chosen ? 3 : 1;
     dt_st_index_entry *e = calloc(n ? n : 1, sizeof *e);
     if (!e)
         return cli_fail("out of memory");
     /* The shard of each tensor as the index names it (the index's own shard numbering). */
     size_t k = 0;
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = 0; i < c->ck.n; i++) {
         size_t shard = 0;
-        while (shard < c->ix.nshards &&
-               strcmp(c->ix.shards[shard], c->shards[c->at[i].shard].name) != 0)
+        while (shard < c->ck.ix.nshards &&
+               strcmp(c->ck.ix.shards[shard], c->ck.shards[c->ck.at[i].shard].name) != 0)
             shard++;
         if (!q[i].chosen) {
-            e[k++] = (dt_st_index_entry){(char *)c->t[i].name, shard};
+            e[k++] = (dt_st_index_entry){(char *)c->ck.t[i].name, shard};
             continue;
         }
         for (int p = 0; p < 3; p++)
@@ -561,21 +561,21 @@ static int run(q_request *r)
     dt_qplan plan;
     memset(&plan, 0, sizeof plan);
     int status = qf_open(&c, "quantize", r->in, r->out);
-    dt_io_error err = {""};
-    if (status == CLI_OK && dt_qplan_make(c.t, c.n, &plan, &err) == DTCAST_OK &&
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (status == CLI_OK && dt_qplan_make(c.ck.t, c.ck.n, &plan, &err) == DTCAST_OK &&
         plan.ngroups > 0)
         status = cli_fail("%s is quantized already (tensor '%s' is %s): dequantize it first",
                           r->in, plan.groups[0].name, dt_qlayout_name(plan.groups[0].layout));
-    qtensor *q = status == CLI_OK ? calloc(c.n ? c.n : 1, sizeof *q) : NULL;
+    qtensor *q = status == CLI_OK ? calloc(c.ck.n ? c.ck.n : 1, sizeof *q) : NULL;
     if (status == CLI_OK && !q)
         status = cli_fail("out of memory");
     size_t nchosen = 0;
     uint64_t chosen_bytes = 0;
-    for (size_t i = 0; status == CLI_OK && i < c.n; i++)
+    for (size_t i = 0; status == CLI_OK && i < c.ck.n; i++)
         if (chosen(r, &c, i)) {
             status = plan_tensor(r, &c, i, &q[i]);
             nchosen++;
-            chosen_bytes += c.at[i].bytes;
+            chosen_bytes += c.ck.at[i].bytes;
         }
     if (status == CLI_OK && nchosen == 0)
         cli_warn("%s: no tensor is chosen (see --select); the tensors are copied as they are",
@@ -583,10 +583,10 @@ static int run(q_request *r)
     if (status == CLI_OK)
         status = qf_make_out_dir(&c);
     dt_progress progress;
-    dt_progress_init(&progress, qf_input_bytes(&c), !r->quiet);
+    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     (void)chosen_bytes;
     uint64_t total = 0;
-    for (size_t s = 0; status == CLI_OK && s < c.nshards; s++)
+    for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(r, &c, q, s, &total, &progress);
     dt_progress_clear(&progress);
     if (status == CLI_OK)
@@ -597,7 +597,7 @@ static int run(q_request *r)
         status = qf_write_extras(&c, qconfig, 0);
     if (status == CLI_OK)
         status = qf_commit(&c);
-    for (size_t i = 0; q && i < c.n; i++) {
+    for (size_t i = 0; q && i < c.ck.n; i++) {
         for (int p = 0; p < 3; p++)
             free(q[i].parts[p].name);
         free(q[i].scales);

@@ -328,7 +328,7 @@ static void expect_npy_error(const char *name, const bytes *f, dtcast_status wan
                              const char *text)
 {
     dt_tensor t;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = npy(f, DTCAST_UNDEFINED, &t, &err);
     CHECK(st == want && strstr(err.message, text) && is_empty(&t), name, "status %d: %s", st,
           err.message);
@@ -396,7 +396,7 @@ static void npy_round_trip(const char *name, const dt_tensor *t, const char *des
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_tensor back;
     dtcast_status st = dt_npy_serialize(t, &buf, &len, &err);
     if (!CHECK(st == DTCAST_OK, name, "serialize: %s", err.message))
@@ -493,7 +493,7 @@ static void test_pb_typed_fields(void)
 {
     bytes f = {.n = 0};
     dt_tensor t;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
 
     /* float32 2x2: dims unpacked, float_data half packed and half one per key, skipped
      * unknown fields of every wire type. */
@@ -603,7 +603,7 @@ static void expect_pb_error(const char *name, const bytes *f, dtcast_status want
                             const char *text)
 {
     dt_tensor t;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = pb(f, &t, &err);
     CHECK(st == want && strstr(err.message, text) && is_empty(&t), name, "status %d: %s", st,
           err.message);
@@ -694,7 +694,7 @@ static void pb_round_trip(const char *name, const dt_tensor *t)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_tensor back;
     if (!CHECK(dt_pb_serialize(t, &buf, &len, &err) == DTCAST_OK, name, "%s", err.message))
         return;
@@ -748,7 +748,7 @@ static void test_pb_write(void)
 
 typedef struct conformance_tally {
     int files, failures;
-    char first_failure[512];
+    char first_failure[2048];
 } conformance_tally;
 
 /* Parses a TensorProto and writes it again: ONNX's own files come back byte for byte. */
@@ -765,7 +765,7 @@ static dtcast_status parse_and_rewrite(const uint8_t *buf, size_t len, dt_io_err
         /* A file that keeps its values in typed fields (int32_data, ...: the Q/DQ tests) is
          * rewritten with raw_data: the rewrite must then hold the same tensor. */
         dt_pb_info info;
-        dt_io_error e2 = {""};
+        dt_io_error e2 = DT_IO_ERROR_INIT;
         if (dt_pb_locate(buf, len, &info, &e2) == DTCAST_OK) {
             const bool typed = info.where == DT_PB_TYPED;
             dt_pb_info_free(&info);
@@ -793,7 +793,7 @@ static void parse_one(const char *path, bool model, conformance_tally *c)
 {
     uint8_t *buf;
     size_t len;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_read_file(path, &buf, &len, &err);
     if (st == DTCAST_OK) {
         if (model) {
@@ -960,7 +960,7 @@ static void test_model(void)
     put_field_bytes(&model, 8, op.b, op.n);
 
     dt_onnx_model m;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_onnx_model_parse(model.b, model.n, &m, &err);
     const dt_onnx_attr *to = dt_onnx_model_attr(&m, "to");
     const dt_onnx_attr *rm = dt_onnx_model_attr(&m, "round_mode");

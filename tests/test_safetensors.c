@@ -47,7 +47,7 @@ static void expect_bad_n(const char *name, const char *text, size_t n, uint64_t 
                          dtcast_status want, const char *what, uint64_t at)
 {
     dt_st_header h;
-    dt_io_error err = {{0}};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = parse_n(text, n, data_len, &h, &err);
     char where[48] = "";
     if (at != UINT64_MAX)
@@ -209,7 +209,7 @@ static int dims_are(const dt_st_tensor *t, int ndim, const int64_t *dims)
 static void test_parse_valid(void)
 {
     dt_st_header h;
-    dt_io_error err = {{0}};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = parse("{}      ", 0, &h, &err);
     CHECK(st == DTCAST_OK && h.ntensors == 0 && !h.has_meta && h.json_len == 8 &&
               h.data_start == 16,
@@ -627,7 +627,7 @@ static void expect_prefix(const char *name, dt_st_tensor *ts, size_t n, int has_
 {
     uint8_t *prefix;
     size_t len;
-    dt_io_error err = {{0}};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_st_build(ts, n, has_meta, meta, nmeta, &prefix, &len, &err);
     size_t tl = strlen(text);
     uint64_t N = 0;
