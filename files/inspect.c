@@ -2,12 +2,11 @@
  * results gathered into a dt_inspect; nothing printed. */
 #include "files/inspect.h"
 
+#include "files/checkpoint.h"
 #include "files/file.h"
 #include "files/json.h"
 #include "files/npy.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +47,7 @@ typedef struct insp {
     dt_io_error *err;    /* the first error's message */
     dtcast_status first; /* the first error's status */
     int oom;             /* out of memory: stop */
+    int ckpt_refused;    /* dt_ckpt_open's own error was recorded (two names, ...) */
 } insp;
 
 static int has_prefix_path(const char *message, const char *path)
@@ -65,7 +65,7 @@ static void problem(insp *c, int warning, dtcast_status status, const char *file
 static void problem(insp *c, int warning, dtcast_status status, const char *file,
                     const char *fmt, ...)
 {
-    char body[512], line[1024];
+    char body[1200], line[1800];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
@@ -213,7 +213,7 @@ static dtcast_status source_read(source *s, uint64_t at, void *buf, size_t len, 
  * (empty on failure) for the caller's checks. Returns the parser's status. */
 static dtcast_status read_safetensors(insp *c, size_t fi, source *s, dt_st_header *h)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dt_insp_file *f = &c->r->files[fi];
     memset(h, 0, sizeof *h);
     uint8_t first8[8] = {0};
@@ -272,7 +272,7 @@ static char *stem_of(const char *path)
 
 static void read_npy(insp *c, size_t fi, source *s)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     const uint8_t *buf = NULL;
     size_t len = 0;
     dt_npy_info info;
@@ -346,7 +346,7 @@ static void read_external(insp *c, size_t pbi, const dt_pb_info *info, size_t ti
         return;
     dt_insp_file *f = &c->r->files[fi];
     source s;
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     if (source_open(&s, f->path, &err) != DTCAST_OK) {
         source_close(&s);
         problem(c, 0, DTCAST_ERR_BAD_FILE, pbpath, "external data: %s", err.message);
@@ -367,7 +367,7 @@ static void read_external(insp *c, size_t pbi, const dt_pb_info *info, size_t ti
 
 static void read_pb(insp *c, size_t fi, source *s)
 {
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     const uint8_t *buf = NULL;
     size_t len = 0;
     dt_pb_info info;
@@ -411,54 +411,7 @@ static void read_pb(insp *c, size_t fi, source *s)
     dt_pb_info_free(&info);
 }
 
-/* ---- checkpoints: an index, a folder ------------------------------------------------------- */
-
-static char *join(const char *dir, const char *name)
-{
-    size_t d = strlen(dir);
-    char *p = malloc(d + strlen(name) + 2);
-    if (p)
-        sprintf(p, "%s%s%s", dir, d && dir[d - 1] != '/' ? "/" : "", name);
-    return p;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static int by_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* A shard: its header read into files[] (a problem recorded when it cannot be); *h keeps the
- * header for the index checks. */
-static size_t read_shard(insp *c, const char *dir, const char *name, dt_st_header *h)
-{
-    memset(h, 0, sizeof *h);
-    char *path = join(dir, name);
-    if (!path) {
-        no_memory(c, name);
-        return (size_t)-1;
-    }
-    size_t fi = add_file(c, path, DT_FILE_SAFETENSORS);
-    free(path);
-    if (fi == (size_t)-1)
-        return fi;
-    source s;
-    dt_io_error err = {""};
-    dt_insp_file *f = &c->r->files[fi];
-    if (source_open(&s, f->path, &err) == DTCAST_OK) {
-        f->size = s.size;
-        read_safetensors(c, fi, &s, h);
-    } else {
-        problem(c, 0, DTCAST_ERR_BAD_FILE, f->path, "%s", err.message);
-    }
-    source_close(&s);
-    return fi;
-}
+/* ---- checkpoints: an index, a folder (files/checkpoint.h finds the shards) ---------------- */
 
 typedef struct named {
     const char *name;
@@ -472,13 +425,13 @@ static int by_named(const void *a, const void *b)
     return k ? k : x->file < y->file ? -1 : x->file > y->file;
 }
 
-/* The index's entries against the shards' headers: every entry's tensor in the shard it names,
- * every shard tensor listed, total_size the sum of the tensors' bytes. */
-static void check_index(insp *c, const dt_st_index *ix, const size_t *shard_file)
+/* The index's entries against the shards' headers: every entry's tensor in the shard it names
+ * (shard k of the index is files[first_shard + k]), every shard tensor listed. */
+static void check_index(insp *c, const dt_st_index *ix, size_t first_shard)
 {
+    enum { SHOWN = 20 };
     dt_inspect *r = c->r;
     const char *ixpath = r->files[0].path;
-    /* The tensors read, sorted by name. */
     named *have = malloc((r->ntensors ? r->ntensors : 1) * sizeof *have);
     unsigned char *listed = calloc(r->ntensors ? r->ntensors : 1, 1);
     if (!have || !listed) {
@@ -490,208 +443,172 @@ static void check_index(insp *c, const dt_st_index *ix, const size_t *shard_file
     for (size_t i = 0; i < r->ntensors; i++)
         have[i] = (named){r->tensors[i].name, r->tensors[i].file};
     qsort(have, r->ntensors, sizeof *have, by_named);
-    size_t reported = 0;
+    size_t missing = 0, unlisted = 0;
     for (size_t e = 0; e < ix->nentries && !c->oom; e++) {
         const dt_st_index_entry *en = &ix->entries[e];
-        size_t fi = shard_file[en->shard];
-        if (fi == (size_t)-1 || !r->files[fi].ok)
+        size_t fi = first_shard + en->shard;
+        if (fi >= r->nfiles || !r->files[fi].ok)
             continue; /* the shard's own problem is reported */
         named key = {en->name, fi};
         named *hit = bsearch(&key, have, r->ntensors, sizeof *have, by_named);
         if (hit) {
-            size_t k = (size_t)(hit - have);
-            listed[k] = 1;
+            listed[hit - have] = 1;
             continue;
         }
-        if (++reported <= 20) {
-            /* In another shard? */
-            named any = {en->name, 0};
-            size_t lo = 0, hi = r->ntensors;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(have[mid].name, any.name) < 0)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < r->ntensors && strcmp(have[lo].name, en->name) == 0)
-                problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
-                        "weight_map puts tensor '%s' in %s, but it is in %s", en->name,
-                        ix->shards[en->shard], r->files[have[lo].file].path);
+        if (++missing > SHOWN)
+            continue;
+        size_t lo = 0, hi = r->ntensors; /* the first tensor of that name, in another shard? */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(have[mid].name, en->name) < 0)
+                lo = mid + 1;
             else
-                problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
-                        "weight_map puts tensor '%s' in %s, which has no such tensor", en->name,
-                        ix->shards[en->shard]);
+                hi = mid;
         }
+        if (lo < r->ntensors && strcmp(have[lo].name, en->name) == 0)
+            problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
+                    "weight_map puts tensor '%s' in %s, but it is in %s", en->name,
+                    ix->shards[en->shard], r->files[have[lo].file].path);
+        else
+            problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
+                    "weight_map puts tensor '%s' in %s, which has no such tensor", en->name,
+                    ix->shards[en->shard]);
     }
-    size_t unlisted = 0;
-    for (size_t k = 0; k < r->ntensors && !c->oom; k++) {
-        if (listed[k] || !r->files[have[k].file].ok)
-            continue;
-        if (++unlisted <= 20)
+    for (size_t k = 0; k < r->ntensors && !c->oom; k++)
+        if (!listed[k] && r->files[have[k].file].ok && ++unlisted <= SHOWN)
             problem(c, 0, DTCAST_ERR_BAD_FILE, r->files[have[k].file].path,
                     "tensor '%s' is not in the index's weight_map", have[k].name);
-    }
-    if (reported > 20)
+    if (missing > SHOWN)
         problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
-                "... and %zu more weight_map entries not found in their shards", reported - 20);
-    if (unlisted > 20)
+                "... and %zu more weight_map entries not found in their shards", missing - SHOWN);
+    if (unlisted > SHOWN)
         problem(c, 0, DTCAST_ERR_BAD_FILE, ixpath,
-                "... and %zu more shard tensors not in the weight_map", unlisted - 20);
+                "... and %zu more shard tensors not in the weight_map", unlisted - SHOWN);
     free(have);
     free(listed);
 }
 
-/* The index at files[0] (already added), then its shards from dir. */
-static void read_index(insp *c, const char *dir, source *s)
+static uint64_t size_of(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : UINT64_MAX;
+}
+
+/* Shard headers dt_ckpt_open read, into files[fi] and the tensors (names copied). */
+static void take_header(insp *c, size_t fi, const dt_st_header *h)
+{
+    dt_insp_file *f = &c->r->files[fi];
+    f->data_start = h->data_start;
+    f->has_meta = h->has_meta;
+    if (h->nmeta && !(f->meta = calloc(h->nmeta, sizeof *f->meta))) {
+        no_memory(c, f->path);
+        return;
+    }
+    for (size_t k = 0; k < h->nmeta; k++) {
+        f->meta[k].key = strdup(h->meta[k].key);
+        f->meta[k].value = strdup(h->meta[k].value);
+        f->nmeta++;
+        if (!f->meta[k].key || !f->meta[k].value) {
+            no_memory(c, f->path);
+            return;
+        }
+    }
+    for (size_t i = 0; i < h->ntensors && !c->oom; i++) {
+        const dt_st_tensor *e = &h->tensors[i];
+        dt_insp_tensor *t = add_tensor(c, fi);
+        if (!t)
+            return;
+        if (!(t->name = strdup(e->name))) {
+            no_memory(c, c->r->files[fi].path);
+            return;
+        }
+        t->type = e->type;
+        set_shape(t, e->ndim, e->dims, e->count);
+        t->begin = e->begin;
+        t->end = e->end;
+        t->bytes = e->end - e->begin;
+        t->offset = h->data_start + e->begin;
+    }
+    c->r->files[fi].ok = !c->oom;
+}
+
+/* An index or a folder. dt_ckpt_open finds the index and the shards and checks every header;
+ * it stops at the first problem, so after one each shard is read again on its own (the same
+ * reader, so the same message) to report every shard's problem and list the others. */
+static void read_checkpoint(insp *c, const char *path)
 {
     dt_inspect *r = c->r;
-    dt_io_error err = {""};
-    const uint8_t *buf = NULL;
-    size_t len = 0;
-    dt_st_index ix;
-    memset(&ix, 0, sizeof ix);
-    dtcast_status st = source_all(s, &buf, &len, &err);
-    if (st == DTCAST_OK)
-        st = dt_st_index_parse(buf, len, &ix, &err);
-    if (st != DTCAST_OK) {
-        problem(c, 0, st, r->files[0].path, "%s", err.message);
+    dt_ckpt ck;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_ckpt_open(&ck, path, 0, &err);
+    if (st == NOMEM) {
+        no_memory(c, path);
+        dt_ckpt_close(&ck);
         return;
     }
-    r->files[0].ok = 1;
-    r->has_index = 1;
-    r->index_entries = ix.nentries;
-    r->has_total_size = ix.has_total_size;
-    r->total_size = ix.total_size;
-    size_t *shard_file = malloc((ix.nshards ? ix.nshards : 1) * sizeof *shard_file);
-    if (!shard_file) {
-        dt_st_index_free(&ix);
-        no_memory(c, r->files[0].path);
-        return;
+    if (ck.index_name) {
+        char *ixpath = dt_path_join(ck.dir, ck.index_name);
+        size_t fi = ixpath ? add_file(c, ixpath, DT_FILE_SAFETENSORS_INDEX) : (size_t)-1;
+        if (!ixpath)
+            no_memory(c, path);
+        free(ixpath);
+        if (fi != (size_t)-1) {
+            r->files[fi].size = size_of(r->files[fi].path);
+            r->files[fi].ok = ck.has_index;
+        }
+        if (ck.has_index) {
+            r->has_index = 1;
+            r->index_entries = ck.ix.nentries;
+            r->has_total_size = ck.ix.has_total_size;
+            r->total_size = ck.ix.total_size;
+        }
     }
-    for (size_t i = 0; i < ix.nshards; i++) {
+    size_t first_shard = r->nfiles, before = r->nerrors;
+    for (size_t i = 0; i < ck.nshards && !c->oom; i++) {
+        const dt_ckpt_shard *s = &ck.shards[i];
+        size_t fi = add_file(c, s->path, DT_FILE_SAFETENSORS);
+        if (fi == (size_t)-1)
+            break;
+        if (st == DTCAST_OK) {
+            r->files[fi].size = s->file.size;
+            take_header(c, fi, &s->h);
+            continue;
+        }
+        source src;
+        dt_io_error e = DT_IO_ERROR_INIT;
         dt_st_header h;
-        shard_file[i] = c->oom ? (size_t)-1 : read_shard(c, dir, ix.shards[i], &h);
-        dt_st_header_free(&h);
+        if (source_open(&src, r->files[fi].path, &e) == DTCAST_OK) {
+            r->files[fi].size = src.size;
+            read_safetensors(c, fi, &src, &h);
+            dt_st_header_free(&h);
+        } else {
+            problem(c, 0, DTCAST_ERR_BAD_FILE, r->files[fi].path, "%s", e.message);
+        }
+        source_close(&src);
     }
-    if (!c->oom)
-        check_index(c, &ix, shard_file);
-    if (!c->oom && ix.has_total_size) {
+    /* What dt_ckpt_open refused beyond the shards' own problems (the index, the folder, two
+     * tensors of one name, too many axes). */
+    if (st != DTCAST_OK && r->nerrors == before) {
+        problem(c, 0, st, err.file[0] ? err.file : path, "%s", err.message);
+        c->ckpt_refused = 1;
+    }
+    for (size_t i = 0; i < ck.nwarnings; i++)
+        problem(c, 1, DTCAST_OK, NULL, "%s", ck.warnings[i]);
+    if (ck.has_index && !c->oom)
+        check_index(c, &ck.ix, first_shard);
+    if (ck.has_index && ck.ix.has_total_size && !c->oom) {
         uint64_t sum = 0;
+        int all_ok = 1;
         for (size_t i = 0; i < r->ntensors; i++)
             sum += r->tensors[i].bytes;
-        int all_ok = 1;
         for (size_t i = 0; i < r->nfiles; i++)
             all_ok &= r->files[i].ok;
-        if (all_ok && sum != ix.total_size)
-            problem(c, 1, DTCAST_ERR_BAD_FILE, r->files[0].path,
+        if (all_ok && sum != ck.ix.total_size)
+            problem(c, 1, DTCAST_OK, r->files[0].path,
                     "metadata.total_size is %llu, but the shards' tensors hold %llu bytes",
-                    (unsigned long long)ix.total_size, (unsigned long long)sum);
+                    (unsigned long long)ck.ix.total_size, (unsigned long long)sum);
     }
-    free(shard_file);
-    dt_st_index_free(&ix);
-}
-
-static void open_index(insp *c, const char *dir, const char *name)
-{
-    char *path = join(dir, name);
-    if (!path) {
-        no_memory(c, name);
-        return;
-    }
-    size_t fi = add_file(c, path, DT_FILE_SAFETENSORS_INDEX);
-    free(path);
-    if (fi == (size_t)-1)
-        return;
-    source s;
-    dt_io_error err = {""};
-    dt_insp_file *f = &c->r->files[fi];
-    if (source_open(&s, f->path, &err) == DTCAST_OK) {
-        f->size = s.size;
-        read_index(c, dir, &s);
-    } else {
-        problem(c, 0, DTCAST_ERR_BAD_FILE, f->path, "%s", err.message);
-    }
-    source_close(&s);
-}
-
-/* A folder: its index (model.safetensors.index.json, else the only *.safetensors.index.json)
- * and the shards it names, or every *.safetensors file when it has no index. */
-static void read_folder(insp *c, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        problem(c, 0, DTCAST_ERR_IO, dir, "cannot read the folder: %s", strerror(errno));
-        return;
-    }
-    char **names = NULL;
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (!ends_with(e->d_name, ".safetensors") &&
-            !ends_with(e->d_name, ".safetensors.index.json"))
-            continue;
-        char **grown = realloc(names, (n + 1) * sizeof *grown);
-        if (!grown || !(grown[n] = strdup(e->d_name))) {
-            names = grown ? grown : names;
-            no_memory(c, dir);
-            break;
-        }
-        names = grown;
-        n++;
-    }
-    closedir(d);
-    if (!c->oom)
-        qsort(names, n, sizeof *names, by_str);
-    const char *ixname = NULL;
-    size_t nindex = 0;
-    for (size_t i = 0; !c->oom && i < n; i++)
-        if (ends_with(names[i], ".safetensors.index.json")) {
-            nindex++;
-            if (!ixname || strcmp(names[i], "model.safetensors.index.json") == 0)
-                ixname = names[i];
-        }
-    if (!c->oom && nindex > 1 && strcmp(ixname, "model.safetensors.index.json") != 0) {
-        problem(c, 0, DTCAST_ERR_BAD_FILE, dir,
-                "%zu *.safetensors.index.json files and none is model.safetensors.index.json: "
-                "inspect the one to use",
-                nindex);
-    } else if (!c->oom && ixname) {
-        open_index(c, dir, ixname);
-        /* Files the index does not name. */
-        for (size_t i = 0; !c->oom && i < n; i++) {
-            if (strcmp(names[i], ixname) == 0)
-                continue;
-            char *path = join(dir, names[i]);
-            int known = 0;
-            for (size_t k = 0; path && k < c->r->nfiles; k++)
-                known |= strcmp(c->r->files[k].path, path) == 0;
-            if (!path)
-                no_memory(c, dir);
-            else if (!known)
-                problem(c, 1, DTCAST_OK, path, ends_with(names[i], ".json")
-                                                   ? "another index: not read"
-                                                   : "not in the index: not read");
-            free(path);
-        }
-    } else if (!c->oom) {
-        size_t shards = 0;
-        for (size_t i = 0; !c->oom && i < n; i++) {
-            dt_st_header h;
-            if (!ends_with(names[i], ".safetensors"))
-                continue;
-            shards++;
-            read_shard(c, dir, names[i], &h);
-            dt_st_header_free(&h);
-        }
-        if (!c->oom && shards == 0)
-            problem(c, 0, DTCAST_ERR_BAD_FILE, dir,
-                    "no *.safetensors file (and no *.safetensors.index.json)");
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    dt_ckpt_close(&ck);
 }
 
 /* ---- after reading: names, layouts, totals ------------------------------------------------- */
@@ -748,7 +665,7 @@ static void layouts(insp *c)
     qsort(all, r->ntensors, sizeof *all, by_named);
     int dup = 0;
     for (size_t i = 1; i < r->ntensors && !c->oom; i++)
-        if (strcmp(all[i - 1].name, all[i].name) == 0 && dup++ < 20)
+        if (strcmp(all[i - 1].name, all[i].name) == 0 && dup++ < 20 && !c->ckpt_refused)
             problem(c, 0, DTCAST_ERR_BAD_FILE, r->files[all[i].file].path,
                     "tensor '%s' is also in %s", all[i].name, r->files[all[i - 1].file].path);
     free(all);
@@ -763,7 +680,7 @@ static void layouts(insp *c)
         qt[i].ndim = t->ndim;
         memcpy(qt[i].dims, t->dims, sizeof qt[i].dims);
     }
-    dt_io_error err = {""};
+    dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_qplan_make(qt, r->ntensors, &r->plan, &err);
     free(qt);
     if (st != DTCAST_OK) {
@@ -841,7 +758,7 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
         return dt_io_fail(err, NOMEM, "out of memory");
     if (is_dir(path)) {
         r->kind = DT_INSP_FOLDER;
-        read_folder(&c, path);
+        read_checkpoint(&c, path);
         return finish(&c);
     }
     dt_file_kind kind = dt_file_kind_of(path);
@@ -861,21 +778,14 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
     }
     }
     if (r->kind == DT_INSP_INDEX) {
-        const char *slash = strrchr(path, '/');
-        char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup("");
-        if (!dir) {
-            no_memory(&c, path);
-            return finish(&c);
-        }
-        open_index(&c, dir, slash ? slash + 1 : path);
-        free(dir);
+        read_checkpoint(&c, path);
         return finish(&c);
     }
     size_t fi = add_file(&c, path, kind);
     if (fi == (size_t)-1)
         return finish(&c);
     source s;
-    dt_io_error e = {""};
+    dt_io_error e = DT_IO_ERROR_INIT;
     if (source_open(&s, path, &e) == DTCAST_OK) {
         r->files[fi].size = s.size;
         read_single(&c, r->kind, fi, &s);
