@@ -577,12 +577,13 @@ static void read_checkpoint(insp *c, const char *path)
         source src;
         dt_io_error e = DT_IO_ERROR_INIT;
         dt_st_header h;
-        if (source_open(&src, r->files[fi].path, &e) == DTCAST_OK) {
+        dtcast_status os = source_open(&src, r->files[fi].path, &e);
+        if (os == DTCAST_OK) {
             r->files[fi].size = src.size;
             read_safetensors(c, fi, &src, &h);
             dt_st_header_free(&h);
         } else {
-            problem(c, 0, DTCAST_ERR_BAD_FILE, r->files[fi].path, "%s", e.message);
+            problem(c, 0, os, r->files[fi].path, "%s", e.message);
         }
         source_close(&src);
     }
@@ -786,11 +787,12 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
         return finish(&c);
     source s;
     dt_io_error e = DT_IO_ERROR_INIT;
-    if (source_open(&s, path, &e) == DTCAST_OK) {
+    dtcast_status os = source_open(&s, path, &e);
+    if (os == DTCAST_OK) {
         r->files[fi].size = s.size;
         read_single(&c, r->kind, fi, &s);
     } else {
-        problem(&c, 0, DTCAST_ERR_BAD_FILE, path, "%s", e.message);
+        problem(&c, 0, os, path, "%s", e.message);
     }
     source_close(&s);
     return finish(&c);
