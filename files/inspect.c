@@ -582,6 +582,9 @@ static void read_checkpoint(insp *c, const char *path)
             r->files[fi].size = src.size;
             read_safetensors(c, fi, &src, &h);
             dt_st_header_free(&h);
+        } else if (ck.has_index) {
+            problem(c, 0, os, r->files[fi].path, "%s (a shard the index %s names)", e.message,
+                    r->files[0].path);
         } else {
             problem(c, 0, os, r->files[fi].path, "%s", e.message);
         }

@@ -151,7 +151,9 @@ static void print_file(const dt_inspect *r, const dt_insp_file *f)
     } else {
         group_digits(size, sizeof size, f->size);
         human_bytes(human, sizeof human, f->size);
-        printf(" (%s, %s bytes = %s", kinds[(unsigned)f->kind < 6 ? f->kind : 5], size, human);
+        printf(" (%s, %s bytes", kinds[(unsigned)f->kind < 6 ? f->kind : 5], size);
+        if (f->size >= 1024)
+            printf(" = %s", human);
         if (f->kind == DT_FILE_SAFETENSORS && f->ok)
             printf(", header %llu bytes", (unsigned long long)f->data_start);
         if (f->kind == DT_FILE_SAFETENSORS_INDEX && r->has_index) {
