@@ -646,7 +646,8 @@ static void summarise(insp *c)
         r->elements += t->count;
         r->bytes += t->bytes;
     }
-    qsort(r->totals, r->ntotals, sizeof *r->totals, by_total);
+    if (r->ntotals > 1)
+        qsort(r->totals, r->ntotals, sizeof *r->totals, by_total);
 }
 
 /* Names must be distinct over the files; then the quantized layouts (a layout that does not fit
