@@ -7,6 +7,7 @@
 #include "files/json.h"
 #include "files/npy.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ const char *dt_insp_kind_name(dt_insp_kind kind)
     case DT_INSP_SAFETENSORS: return "safetensors";
     case DT_INSP_INDEX: return "index";
     case DT_INSP_FOLDER: return "folder";
+    case DT_INSP_UNKNOWN: return "unknown";
     }
     return "?";
 }
@@ -712,12 +714,6 @@ static void layouts(insp *c)
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
 {
     dt_st_header h;
@@ -761,7 +757,13 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
     start(&c, r, err);
     if (!(r->path = strdup(path)))
         return dt_io_fail(err, NOMEM, "out of memory");
-    if (is_dir(path)) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        r->kind = DT_INSP_UNKNOWN;
+        problem(&c, 0, DTCAST_ERR_IO, NULL, "cannot open '%s': %s", path, strerror(errno));
+        return finish(&c);
+    }
+    if (S_ISDIR(sb.st_mode)) {
         r->kind = DT_INSP_FOLDER;
         read_checkpoint(&c, path);
         return finish(&c);
@@ -773,12 +775,18 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
     case DT_FILE_SAFETENSORS: r->kind = DT_INSP_SAFETENSORS; break;
     case DT_FILE_SAFETENSORS_INDEX: r->kind = DT_INSP_INDEX; break;
     default: {
+        /* what the file probably is, when its name says (not raw data: inspect reads none) */
         char why[512];
-        problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL,
-                "%s (inspect reads .npy, .pb, .safetensors, *.safetensors.index.json and "
-                "checkpoint folders)",
-                dt_file_kind_refusal(path, why, sizeof why) ? why
-                                                            : "not a file kind inspect reads");
+        const char *what = kind == DT_FILE_UNKNOWN ? dt_file_kind_refusal(path, why, sizeof why)
+                                                   : NULL;
+        r->kind = DT_INSP_UNKNOWN;
+        if (what && !strstr(what, "--format raw"))
+            problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL, "%s", what);
+        else
+            problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL,
+                    "'%s': not a file inspect reads (give a .npy, .pb, .safetensors, "
+                    "*.safetensors.index.json or a checkpoint folder)",
+                    path);
         return finish(&c);
     }
     }

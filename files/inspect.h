@@ -22,10 +22,11 @@ typedef enum dt_insp_kind {
     DT_INSP_PB,
     DT_INSP_SAFETENSORS,
     DT_INSP_INDEX, /* a *.safetensors.index.json */
-    DT_INSP_FOLDER /* a folder of shards (with or without an index) */
+    DT_INSP_FOLDER, /* a folder of shards (with or without an index) */
+    DT_INSP_UNKNOWN /* missing, or not a kind inspect reads (the one error says which) */
 } dt_insp_kind;
 
-/* "npy", "pb", "safetensors", "index", "folder". */
+/* "npy", "pb", "safetensors", "index", "folder", "unknown". */
 const char *dt_insp_kind_name(dt_insp_kind kind);
 
 /* One file read: the input itself, a shard, the index, or a .pb's external data file. */

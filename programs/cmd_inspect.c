@@ -194,7 +194,8 @@ static void print_tensors(const dt_inspect *r, const dt_insp_file *f)
         wshape = n > wshape ? n : wshape;
         n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->bytes);
         wbytes = n > wbytes ? n : wbytes;
-        n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->offset);
+        n = t->offset == UINT64_MAX ? 1
+                                    : snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->offset);
         woff = n > woff ? n : woff;
     }
     if (wname > 64)
@@ -350,7 +351,7 @@ int cmd_inspect(int argc, char **argv)
         else
             fwrite(text, 1, len, stdout);
         free(text);
-    } else {
+    } else if (r.kind != DT_INSP_UNKNOWN) {
         print_text(&r, summary);
     }
     if (status == CLI_OK && st != DTCAST_OK) {

@@ -336,3 +336,40 @@ def test_bad_files(tmp_path):
     assert rc == 2
     rc, _, err = cli("inspect", str(tmp_path / "x.onnx"))
     assert rc == 1 and "x.onnx" in err
+
+
+def test_pb_external_and_typed(tmp_path):
+    """A TensorProto with external data (the offset is in the data file), a typed field (no
+    offset: the values are not one run of bytes), and a location leaving the folder (refused,
+    as dtcast cast refuses it)."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with open(tmp_path / "data.bin", "wb") as f:
+        f.write(b"\0" * 16 + a.tobytes())
+    t = numpy_helper.from_array(a, "ext")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "data.bin"), ("offset", "16"), ("length", "48")):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    ext = str(tmp_path / "ext.pb")
+    with open(ext, "wb") as f:
+        f.write(t.SerializeToString())
+    doc = dtcast.inspect(ext)
+    (x,) = doc["tensors"]
+    assert (x["name"], x["file"], x["offset"], x["bytes"]) == \
+        ("ext", str(tmp_path / "data.bin"), 16, 48)
+    assert [f["kind"] for f in doc["files"]] == ["pb", "raw"]
+    typed = str(tmp_path / "typed.pb")
+    with open(typed, "wb") as f:
+        f.write(helper.make_tensor("typed", TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])
+                .SerializeToString())
+    (x,) = dtcast.inspect(typed)["tensors"]
+    assert (x["shape"], x["offset"], x["storage"]) == ([2, 2], None, "typed field")
+    t.external_data[0].value = "../data.bin"
+    escape = str(tmp_path / "escape.pb")
+    with open(escape, "wb") as f:
+        f.write(t.SerializeToString())
+    bad(escape, "leaves the folder", "at byte")
+    same_doc(doc, cli_json(ext)[1])
