@@ -373,3 +373,35 @@ def test_pb_external_and_typed(tmp_path):
         f.write(t.SerializeToString())
     bad(escape, "leaves the folder", "at byte")
     same_doc(doc, cli_json(ext)[1])
+
+
+def test_quantized_across_shards(tmp_path):
+    """The codes in one shard, their scales in another: one group over the checkpoint."""
+    folder = tmp_path / "q"
+    folder.mkdir()
+    raw_safetensors(str(folder / "model-00001-of-00002.safetensors"),
+                    [("l.weight", "F8_E4M3", [130, 64], bytes(130 * 64))])
+    raw_safetensors(str(folder / "model-00002-of-00002.safetensors"),
+                    [("l.weight_scale_inv", "F32", [2, 1], bytes(8))])
+    with open(folder / "model.safetensors.index.json", "w") as f:
+        json.dump({"metadata": {"total_size": 130 * 64 + 8},
+                   "weight_map": {"l.weight": "model-00001-of-00002.safetensors",
+                                  "l.weight_scale_inv": "model-00002-of-00002.safetensors"}}, f)
+    doc = dtcast.inspect(folder)
+    assert doc["valid"] and doc["problems"] == [], doc["problems"]
+    (g,) = doc["quantized"]
+    assert (g["layout"], g["block"], g["codes"], g["scales"]) == \
+        ("fp8-block", [128, 128], "l.weight", "l.weight_scale_inv")
+    files = {t["name"]: os.path.basename(t["file"]) for t in doc["tensors"]}
+    assert files == {"l.weight": "model-00001-of-00002.safetensors",
+                     "l.weight_scale_inv": "model-00002-of-00002.safetensors"}
+    # a total_size that is not the tensors' bytes is a warning only
+    with open(folder / "model.safetensors.index.json", "r+") as f:
+        ix = json.load(f)
+        ix["metadata"]["total_size"] = 5
+        f.seek(0)
+        f.truncate()
+        json.dump(ix, f)
+    doc = dtcast.inspect(folder)
+    assert doc["valid"] and [p["severity"] for p in doc["problems"]] == ["warning"]
+    assert "total_size" in doc["problems"][0]["message"]
