@@ -31,6 +31,7 @@ class Status(enum.IntEnum):
 class Error(ValueError):
     status: Status
     index: int | None
+    result: dict[str, Any] | None
     def __init__(self, message: str, status: int = ..., index: int | None = ...) -> None: ...
 
 class Report:
