@@ -115,8 +115,8 @@ dtcast_status dt_ckpt_load_index(const char *path, dt_st_index *ix, dt_io_error 
         if (st != DTCAST_OK) {
             dt_io_error inner = *err;
             dt_io_fail(err, st, "%s: %s", path, inner.message);
-            snprintf(err->file, sizeof err->file, "%s", path);
             err->offset = inner.offset;
+            dt_io_where(st, err, path, NULL);
         }
     }
     free(json);
@@ -131,7 +131,7 @@ static dtcast_status scan_folder(dt_ckpt *c, const char *index_name, dt_io_error
     if (!d) {
         dtcast_status st = dt_io_fail(err, DTCAST_ERR_IO, "cannot read the folder '%s': %s",
                                       c->dir, strerror(errno));
-        snprintf(err->file, sizeof err->file, "%s", c->dir);
+        dt_io_where(st, err, c->dir, NULL);
         return st;
     }
     char **names = NULL;
@@ -165,7 +165,7 @@ static dtcast_status scan_folder(dt_ckpt *c, const char *index_name, dt_io_error
         st = dt_io_fail(err, DTCAST_ERR_BAD_FILE,
                         "%s holds %zu *.safetensors.index.json files: give the one to use", c->dir,
                         nindex);
-        snprintf(err->file, sizeof err->file, "%s", c->dir);
+        dt_io_where(st, err, c->dir, NULL);
     }
     if (st == DTCAST_OK && ixname && !(c->index_name = strdup(ixname)))
         st = oom(err);
@@ -208,7 +208,7 @@ static dtcast_status scan_folder(dt_ckpt *c, const char *index_name, dt_io_error
     if (st == DTCAST_OK && c->nshards == 0) {
         st = dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: no *.safetensors file (and no index)",
                         c->dir);
-        snprintf(err->file, sizeof err->file, "%s", c->dir);
+        dt_io_where(st, err, c->dir, NULL);
     }
     return st;
 }
@@ -222,8 +222,8 @@ static dtcast_status open_npy(dt_ckpt *c, dt_ckpt_shard *s, dt_io_error *err)
     if (st != DTCAST_OK) {
         dt_io_error inner = *err;
         dt_io_fail(err, st, "%s: %s", c->in, inner.message);
-        snprintf(err->file, sizeof err->file, "%s", c->in);
         err->offset = inner.offset;
+        dt_io_where(st, err, c->in, NULL);
         return st;
     }
     if (info.strings || info.fortran || !dt_layout_is_native(&info.layout)) {
@@ -231,7 +231,7 @@ static dtcast_status open_npy(dt_ckpt *c, dt_ckpt_shard *s, dt_io_error *err)
                         "%s: %s arrays are not quantized (give a C-order little-endian float "
                         "array)",
                         c->in, info.descr);
-        snprintf(err->file, sizeof err->file, "%s", c->in);
+        dt_io_where(st, err, c->in, NULL);
         return st;
     }
     s->h.tensors = calloc(1, sizeof *s->h.tensors);
@@ -303,8 +303,7 @@ static dtcast_status list_tensors(dt_ckpt *c, size_t total, dt_io_error *err)
                 dtcast_status st =
                     dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s' has %d axes (at most %d)",
                                c->shards[i].path, e->name, e->ndim, DTCAST_MAX_DIMS);
-                snprintf(err->file, sizeof err->file, "%s", c->shards[i].path);
-                snprintf(err->tensor, sizeof err->tensor, "%s", e->name);
+                dt_io_where(st, err, c->shards[i].path, e->name);
                 return st;
             }
             t->name = e->name;
@@ -329,8 +328,7 @@ static dtcast_status list_tensors(dt_ckpt *c, size_t total, dt_io_error *err)
         if (strcmp(names[i - 1].name, names[i].name) == 0) {
             st = dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: two tensors are named '%s'", c->in,
                             names[i].name);
-            snprintf(err->file, sizeof err->file, "%s", c->in);
-            snprintf(err->tensor, sizeof err->tensor, "%s", names[i].name);
+            dt_io_where(st, err, c->in, names[i].name);
         }
     free(names);
     return st;
@@ -371,7 +369,7 @@ dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_err
                             dt_file_kind_refusal(in, why, sizeof why) ? why : "not one of those");
         else
             st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "IN '%s' is not a checkpoint", in);
-        snprintf(err->file, sizeof err->file, "%s", in);
+        dt_io_where(st, err, in, NULL);
         return st;
     }
     size_t total = 0;
@@ -381,7 +379,7 @@ dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_err
         if (st == DTCAST_OK)
             st = dt_infile_map(&s->file, &s->map, &s->map_len, err);
         if (st != DTCAST_OK) {
-            snprintf(err->file, sizeof err->file, "%s", s->path);
+            dt_io_where(st, err, s->path, NULL);
             break;
         }
         if (c->npy) {
@@ -390,9 +388,8 @@ dtcast_status dt_ckpt_open(dt_ckpt *c, const char *in, unsigned flags, dt_io_err
             dt_io_error inner = *err;
             if (!strstr(inner.message, s->path))
                 dt_io_fail(err, st, "%s: %s", s->path, inner.message);
-            snprintf(err->file, sizeof err->file, "%s", s->path);
-            snprintf(err->tensor, sizeof err->tensor, "%s", inner.tensor);
             err->offset = inner.offset;
+            dt_io_where(st, err, s->path, inner.tensor);
         }
         total += s->h.ntensors;
     }
@@ -444,8 +441,7 @@ dtcast_status dt_ckpt_read(const dt_ckpt *c, size_t i, uint8_t **buf, dt_io_erro
         st = dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for tensor '%s' (%llu bytes)",
                         c->t[i].name, (unsigned long long)t->bytes);
     if (st != DTCAST_OK) {
-        snprintf(err->file, sizeof err->file, "%s", c->shards[t->shard].path);
-        snprintf(err->tensor, sizeof err->tensor, "%s", c->t[i].name);
+        dt_io_where(st, err, c->shards[t->shard].path, c->t[i].name);
         err->offset = (int64_t)t->at;
         return st;
     }

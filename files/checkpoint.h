@@ -111,4 +111,64 @@ dtcast_status dt_st_read_header(dt_infile *f, dt_st_header *h, dt_io_error *err)
  * string, or NULL when out of memory. */
 char *dt_path_join(const char *dir, const char *name);
 
+/* ---- the write side (checkpoint_write.c) ------------------------------------------------------
+ * Every output is a temporary file beside its destination, renamed only by a commit: a job that
+ * fails leaves nothing behind (dt_outfile_abort removes what was written). */
+
+/* Writes the bytes of output tensor `item` (an index into the caller's items) to out: exactly
+ * nbytes bytes (safetensors' layout). Returns its status; err names what failed. */
+typedef dtcast_status (*dt_ckpt_fill_fn)(void *ctx, size_t item, dt_outfile *out,
+                                         uint64_t nbytes, dt_io_error *err);
+
+/* THE shard writer: one safetensors file of the tensors items[0, n) (name, type, ndim, dims; the
+ * rest is ignored), in the reference writer's order (dt_st_build), with the __metadata__ of meta
+ * (NULL: none). When path is not NULL out is opened there first (else it is open already and
+ * positioned at the file's start). Then fill writes each tensor's data in file order. Two items
+ * of one name are an error "SHOWN: two output tensors would be named 'X'". *tensor_bytes gets the
+ * bytes of the tensors' data added (the index's total_size). out is not committed. */
+dtcast_status dt_ckpt_write_shard(dt_outfile *out, const char *path, const dt_st_tensor *items,
+                                  size_t n, const dt_st_header *meta, const char *shown,
+                                  dt_ckpt_fill_fn fill, void *ctx, uint64_t *tensor_bytes,
+                                  dt_io_error *err);
+/* THE index writer: ix as read (its other keys kept, dt_st_index_build) with weight_map
+ * entries[0, n) (NULL: ix's own) and total_size, into out opened at path (not committed). A
+ * failure to build it is "SHOWN: <why>". */
+dtcast_status dt_ckpt_write_index(dt_outfile *out, const char *path, const dt_st_index *ix,
+                                  const dt_st_index_entry *entries, size_t n,
+                                  uint64_t total_size, const char *shown, dt_io_error *err);
+
+/* The outputs of a job that rewrites a whole checkpoint (quantize, dequantize): one shard per
+ * input shard, of the same name in the folder OUT (a lone file: OUT itself), the index under the
+ * input index's name, config.json, and the other files copied. */
+typedef struct dt_ckpt_out {
+    const dt_ckpt *in;
+    char *path;          /* OUT */
+    char **shard_path;   /* [in->nshards] */
+    dt_outfile *shard;   /* [in->nshards] */
+    dt_outfile index, config;
+    dt_outfile *other;   /* [in->nother] */
+} dt_ckpt_out;
+
+/* Paths for the outputs of in (nothing is created). */
+dtcast_status dt_ckpt_out_init(dt_ckpt_out *o, const dt_ckpt *in, const char *out,
+                               dt_io_error *err);
+/* Creates OUT as a folder when the input is one; DTCAST_ERR_INVALID_ARGUMENT (a usage error)
+ * when OUT exists and is not a folder. */
+dtcast_status dt_ckpt_out_make_dir(const dt_ckpt_out *o, dt_io_error *err);
+/* Shard s of the output (dt_ckpt_write_shard with the input shard's metadata; a .npy has none). */
+dtcast_status dt_ckpt_out_shard(dt_ckpt_out *o, size_t s, const dt_st_tensor *items, size_t n,
+                                dt_ckpt_fill_fn fill, void *ctx, uint64_t *tensor_bytes,
+                                dt_io_error *err);
+/* The index (when the input has one) with weight_map entries[0, n) and total_size. */
+dtcast_status dt_ckpt_out_index(dt_ckpt_out *o, const dt_st_index_entry *entries, size_t n,
+                                uint64_t total_size, dt_io_error *err);
+/* A folder's config.json with quantization_config removed (qconfig NULL) or set to the JSON text
+ * qconfig, and its other files copied (hf_quant_config.json left out when drop_hf_quant). */
+dtcast_status dt_ckpt_out_extras(dt_ckpt_out *o, const char *qconfig, int drop_hf_quant,
+                                 dt_io_error *err);
+/* Renames every output into place: the shards, the other files, config.json, the index last. */
+dtcast_status dt_ckpt_out_commit(dt_ckpt_out *o, dt_io_error *err);
+/* Removes every output not committed and frees o (safe on a zeroed or failed o). */
+void dt_ckpt_out_close(dt_ckpt_out *o);
+
 #endif /* DTCAST_FILES_CHECKPOINT_H */

@@ -199,6 +199,8 @@ static dtcast_status convert_one(const dt_stream_job *job, block_set *b, uint64_
     *out_len = (size_t)out_bytes;
     if (job->progress)
         dt_progress_add(job->progress, in_bytes);
+    if (dt_progress_cancelled(job->progress))
+        return dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
     return DTCAST_OK;
 }
 
@@ -263,6 +265,8 @@ dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_ou
             st = dt_outfile_write(out, buf, n, err);
         if (progress)
             dt_progress_add(progress, n);
+        if (st == DTCAST_OK && dt_progress_cancelled(progress))
+            st = dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
         done += n;
     }
     dt_stream_buffers_free(&own);

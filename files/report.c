@@ -1,9 +1,12 @@
 /* The conversion report and the NaN/Inf watch (report.h). */
 #include "files/report.h"
+#include "files/json.h"
 #include "files/layout.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,20 +544,49 @@ static int digits(uint64_t n)
     return k;
 }
 
-static void print_count(FILE *out, const dt_report *r, const char *label, uint64_t n, int width,
+/* printf into the text. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void outf(dt_json_buf *out, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof line) {
+        dt_json_put(out, line, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        out->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    dt_json_put(out, big, (size_t)n);
+    free(big);
+}
+
+static void print_count(dt_json_buf *out, const dt_report *r, const char *label, uint64_t n, int width,
                         const char *detail)
 {
-    fprintf(out, "  %-14s %*llu", label, width, (unsigned long long)n);
+    outf(out, "  %-14s %*llu", label, width, (unsigned long long)n);
     if (r->values) {
         const double pct = 100.0 * (double)n / (double)r->values;
         if (n && pct < 0.005) /* not 0.00%: there are some */
-            fprintf(out, "  %7s", "<0.01%");
+            outf(out, "  %7s", "<0.01%");
         else
-            fprintf(out, "  %6.2f%%", pct);
+            outf(out, "  %6.2f%%", pct);
     }
     if (detail && *detail)
-        fprintf(out, "  %s", detail);
-    fputc('\n', out);
+        outf(out, "  %s", detail);
+    dt_json_puts(out, "\n");
 }
 
 /* Appends ", label N" (the first without the comma) for a nonzero n. */
@@ -568,30 +600,30 @@ static void append_part(char *buf, size_t size, const char *label, uint64_t n)
                  (unsigned long long)n);
 }
 
-static void print_worst(FILE *out, const dt_report *r, const char *label,
+static void print_worst(dt_json_buf *out, const dt_report *r, const char *label,
                         const dt_report_worst *w)
 {
     if (w->error < 0) {
-        fprintf(out, "  %-14s -\n", label);
+        outf(out, "  %-14s -\n", label);
         return;
     }
     if (w->error == 0) {
-        fprintf(out, "  %-14s 0\n", label);
+        outf(out, "  %-14s 0\n", label);
         return;
     }
     char at[48], sv[DTCAST_FORMAT_MAX], dv[DTCAST_FORMAT_MAX];
     format_index(at, sizeof at, r, w->index);
     format_value(sv, sizeof sv, &w->src, r->src_type);
     format_value(dv, sizeof dv, &w->dst, DTCAST_UNDEFINED);
-    fprintf(out, "  %-14s %.6Lg  at %s: %s -> %s\n", label, w->error, at, sv, dv);
+    outf(out, "  %-14s %.6Lg  at %s: %s -> %s\n", label, w->error, at, sv, dv);
 }
 
-void dt_report_print(const dt_report *r, const char *tensor_name, FILE *out)
+static void report_text(const dt_report *r, const char *tensor_name, dt_json_buf *out)
 {
     const char *sn = dtcast_type_name(r->src_type), *dn = dtcast_type_name(r->dst_type);
     if (tensor_name)
-        fprintf(out, "%s: ", tensor_name);
-    fprintf(out, "%s -> %s (round %s, %s %s), %llu values", sn ? sn : "?", dn ? dn : "?",
+        outf(out, "%s: ", tensor_name);
+    outf(out, "%s -> %s (round %s, %s %s), %llu values", sn ? sn : "?", dn ? dn : "?",
             dtcast_round_name(r->opts.round), r->priv.dst_int ? "int overflow" : "overflow",
             r->priv.dst_int
                 ? (r->opts.int_overflow == DTCAST_INT_OVERFLOW_SATURATE ? "saturate" : "wrap")
@@ -600,11 +632,11 @@ void dt_report_print(const dt_report *r, const char *tensor_name, FILE *out)
                                                                              : "ieee"),
             (unsigned long long)r->values);
     if (r->parts == 2)
-        fprintf(out, " (%llu elements, real and imaginary parts counted separately)",
+        outf(out, " (%llu elements, real and imaginary parts counted separately)",
                 (unsigned long long)r->elements);
     else if (r->priv.src_drop_imag)
-        fputs(" (real parts; the imaginary parts were discarded)", out);
-    fputc('\n', out);
+        dt_json_puts(out, " (real parts; the imaginary parts were discarded)");
+    dt_json_puts(out, "\n");
 
     const uint64_t overflow = r->overflow_inf + r->overflow_nan + r->overflow_max +
                               r->overflow_wrap + r->overflow_saturate;
@@ -630,15 +662,27 @@ void dt_report_print(const dt_report *r, const char *tensor_name, FILE *out)
     print_worst(out, r, "max abs error", &r->max_abs);
     print_worst(out, r, "max rel error", &r->max_rel);
     if (r->finite == 0)
-        fprintf(out, "  %-14s -\n", "SQNR");
+        outf(out, "  %-14s -\n", "SQNR");
     else if (r->sum_err2 == 0)
-        fprintf(out, "  %-14s inf dB  over %llu values\n", "SQNR", (unsigned long long)r->finite);
+        outf(out, "  %-14s inf dB  over %llu values\n", "SQNR", (unsigned long long)r->finite);
     else if (r->sum_src2 == 0)
-        fprintf(out, "  %-14s -inf dB  over %llu values\n", "SQNR",
+        outf(out, "  %-14s -inf dB  over %llu values\n", "SQNR",
                 (unsigned long long)r->finite);
     else
-        fprintf(out, "  %-14s %.2Lf dB  over %llu values\n", "SQNR",
+        outf(out, "  %-14s %.2Lf dB  over %llu values\n", "SQNR",
                 10.0L * log10l(r->sum_src2 / r->sum_err2), (unsigned long long)r->finite);
+}
+
+char *dt_report_text(const dt_report *r, const char *tensor_name)
+{
+    dt_json_buf b = {0};
+    report_text(r, tensor_name, &b);
+    dt_json_put(&b, "", 1);
+    if (b.oom) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
 }
 
 /* ---- the watch ----------------------------------------------------------------------------- */

@@ -40,7 +40,6 @@
 #include "dtcast.h"
 
 #include <stdint.h>
-#include <stdio.h>
 
 /* A decoded value as the report keeps it for printing: float64, int64 or uint64. */
 typedef struct dt_report_value {
@@ -107,7 +106,7 @@ dtcast_status dt_report_init(dt_report *r, dtcast_type src_type, dtcast_type dst
 dtcast_status dt_report_add(dt_report *r, const void *src, const void *dst, size_t count);
 /* Adds the counts and figures of `from` (same pair and options) into `into`. */
 void dt_report_merge(dt_report *into, const dt_report *from);
-/* Prints the report, e.g. (float32 [0.1, -1.5, 3.14159, 100, 448, 500, -0, 0.001, 7, -8.5, 0.333,
+/* The report as text (one line, then one per count; what the CLI prints), e.g. (float32 [0.1, -1.5, 3.14159, 100, 448, 500, -0, 0.001, 7, -8.5, 0.333,
  * 65504, 1e-10, NaN] -> float8e4m3fn, the defaults):
  *
  *   weights: float32 -> float8e4m3fn (round rne, overflow ieee), 14 values
@@ -130,7 +129,7 @@ void dt_report_merge(dt_report *into, const dt_report *from);
  * ("inf dB" for no error at all). Complex pairs add "(N elements, real and imaginary parts
  * counted separately)" to the header, complex -> real "(real parts; the imaginary parts were
  * discarded)". */
-void dt_report_print(const dt_report *r, const char *tensor_name, FILE *out);
+char *dt_report_text(const dt_report *r, const char *tensor_name); /* malloc'd; NULL: no memory */
 void dt_report_free(dt_report *r);
 
 /* ---- the watch ----------------------------------------------------------------------------

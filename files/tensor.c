@@ -24,6 +24,7 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
         memcpy(err->message, text, sizeof text);
         err->file[0] = err->tensor[0] = '\0';
         err->offset = -1;
+        err->usage = 0;
     }
     return status;
 }
@@ -54,6 +55,27 @@ dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset)
         if (n < sizeof err->message)
             snprintf(err->message + n, sizeof err->message - n, " at byte %zu", offset);
         err->offset = (int64_t)offset;
+    }
+    return status;
+}
+
+dtcast_status dt_io_where(dtcast_status status, dt_io_error *err, const char *file,
+                          const char *tensor)
+{
+    if (!err)
+        return status;
+    if (file && file != err->file)
+        snprintf(err->file, sizeof err->file, "%s", file);
+    if (tensor && tensor != err->tensor)
+        snprintf(err->tensor, sizeof err->tensor, "%s", tensor);
+    const char *at = NULL;
+    for (const char *p = strstr(err->message, " at byte "); p; p = strstr(p + 1, " at byte "))
+        at = p;
+    if (err->offset < 0 && at && at[9] >= '0' && at[9] <= '9') {
+        int64_t v = 0;
+        for (const char *d = at + 9; *d >= '0' && *d <= '9' && v < INT64_MAX / 10 - 9; d++)
+            v = v * 10 + (*d - '0');
+        err->offset = v;
     }
     return status;
 }

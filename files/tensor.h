@@ -31,6 +31,7 @@ typedef struct dt_io_error {
     char file[512];
     char tensor[256];
     int64_t offset;
+    int usage; /* 1: the request itself is wrong, not a file (the command line's usage error) */
 } dt_io_error;
 /* An empty record: dt_io_error err = DT_IO_ERROR_INIT; */
 #define DT_IO_ERROR_INIT {.offset = -1}
@@ -47,8 +48,12 @@ dtcast_status dt_tensor_set_shape(dt_tensor *t, int ndim, const int64_t *dims, c
 /* Appends " at byte OFFSET" to the message of a failed status (readers name the offset of every
  * problem) and sets err->offset; returns status unchanged. */
 dtcast_status dt_io_at(dtcast_status status, dt_io_error *err, size_t offset);
-/* Writes a one-line message into err (may be NULL), clears file and tensor, sets offset to -1,
- * and returns status. */
+/* Records where a failure is: file and tensor (NULL leaves each as it is) and, while the offset
+ * is unknown (-1), the last " at byte N" of the message. Returns status unchanged. */
+dtcast_status dt_io_where(dtcast_status status, dt_io_error *err, const char *file,
+                          const char *tensor);
+/* Writes a one-line message into err (may be NULL), clears file, tensor and usage, sets offset
+ * to -1, and returns status. */
 dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -8,6 +8,7 @@
 
 #include "dtcast.h"
 #include "files/npy.h"
+#include "files/progress.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,27 @@ void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
  * through it, so names, values and arguments from the command line or a file print safely.
  * out is always terminated; size of at least 4 * strlen(text) + 1 holds all of it. */
 void cli_escape(char *out, size_t size, const char *text);
+
+/* ---- the progress line (cli_progress.c) ------------------------------------------------------ */
+
+typedef struct cli_progress_line {
+    int enabled;
+    double start, last; /* seconds */
+    int shown;          /* a line is on the terminal */
+} cli_progress_line;
+/* Starts p counting toward total, drawn on stderr through line when want and stderr is a
+ * terminal. */
+void cli_progress_start(dt_progress *p, cli_progress_line *line, uint64_t total, int want);
+/* Clears the line (before other output on stderr, and at the end). */
+void cli_progress_clear(dt_progress *p);
+/* The same over a line: a job's hooks (files/job.h) take cli_progress_draw with the line as its
+ * context, and cli_print_warning / cli_print_report (which clear the line first; a report's
+ * lines are escaped as messages are). */
+void cli_progress_line_init(cli_progress_line *line, int want);
+void cli_progress_line_clear(cli_progress_line *line);
+int cli_progress_draw(void *line, uint64_t done, uint64_t total);
+void cli_print_warning(void *line, const char *text);
+void cli_print_report(void *line, const char *text);
 
 /* ---- suggestions (cli_args.c) --------------------------------------------------------------- */
 
@@ -144,7 +166,7 @@ const char *cli_type_label(dtcast_type type, char *buf, size_t size);
 /* "2x3x4" (or "scalar"). */
 void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims);
 
-/* ---- conversion settings shared by cast and compare (cmd_cast.c) ------------------------------ */
+/* ---- conversion settings shared by cast and compare (cli_settings.c) -------------------------- */
 
 typedef enum cli_profile { CLI_PROFILE_EXACT, CLI_PROFILE_ONNX, CLI_PROFILE_PYPTO } cli_profile;
 

@@ -1,6 +1,7 @@
 /* Tensors in files for the CLI (.npy, .pb, raw bytes, text lines for strings) and the small
  * helpers that show one element: its encoding in hex or binary, its value as text. */
 #include "cli.h"
+#include "files/job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,26 +351,10 @@ void cli_format_value(char *buf, size_t size, const dt_tensor *t, size_t index,
 
 const char *cli_type_label(dtcast_type type, char *buf, size_t size)
 {
-    const char *name = dtcast_type_name(type);
-    if (name)
-        snprintf(buf, size, "%s", name);
-    else
-        snprintf(buf, size, "type %d", (int)type);
-    return buf;
+    return dt_type_label(type, buf, size);
 }
 
 void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims)
 {
-    if (ndim == 0) {
-        snprintf(buf, size, "scalar");
-        return;
-    }
-    size_t at = 0;
-    buf[0] = 0;
-    for (int i = 0; i < ndim && at < size; i++) {
-        int n = snprintf(buf + at, size - at, "%s%lld", i ? "x" : "", (long long)dims[i]);
-        if (n < 0)
-            break;
-        at += (size_t)n;
-    }
+    dt_format_shape(buf, size, ndim, dims);
 }

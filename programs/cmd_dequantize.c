@@ -179,7 +179,7 @@ static void report_scales(const dq_job *j, const dt_qgroup *g, const uint8_t *sc
     char name[1024], shape[160], tn[32];
     cli_escape(name, sizeof name, g->name);
     cli_format_shape(shape, sizeof shape, g->ndim, g->dims);
-    dt_progress_clear(j->progress);
+    cli_progress_clear(j->progress);
     fprintf(stderr, "%s: %s %s, %zu %s scales", name, dt_qlayout_name(g->layout), shape, count,
             cli_type_label(type, tn, sizeof tn));
     if (count > bad)
@@ -332,7 +332,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     }
     int werr = write_at(t->fd, y.data, y.bytes, t->base + row * t->row_out);
     if (werr) {
-        tensor_fail(t, "cannot write '%s' at byte %llu: %s", c->out_path[cat->shard],
+        tensor_fail(t, "cannot write '%s' at byte %llu: %s", c->o.shard_path[cat->shard],
                     (unsigned long long)(t->base + row * t->row_out), strerror(werr));
         return;
     }
@@ -449,9 +449,74 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
 
 /* ---- the checkpoint ----------------------------------------------------------------------- */
 
+typedef struct shard_fill {
+    dq_job *j;
+    const dt_qplan *plan;
+    size_t s;
+    const size_t *tensor; /* output tensor k: the plain tensor, or the group's codes */
+    dt_stream_buffers copy_bufs;
+} shard_fill;
+
+static dtcast_status fill_tensor(void *ctx, size_t k, dt_outfile *out, uint64_t nbytes,
+                                 dt_io_error *err)
+{
+    shard_fill *f = ctx;
+    qf_ckpt *c = f->j->c;
+    size_t t = f->tensor[k];
+    (void)nbytes;
+    if (f->plan->role[t] == DT_QR_CODES)
+        return dequantize_group(f->j, &f->plan->groups[f->plan->group[t]], out) == CLI_OK
+                   ? DTCAST_OK
+                   : dt_io_fail(err, DTCAST_ERR_IO, "%s", ""); /* printed */
+    dtcast_status st = dt_stream_copy(&c->ck.shards[f->s].file, c->ck.at[t].at,
+                                      c->ck.at[t].bytes, out, &f->copy_bufs, f->j->progress, err);
+    if (st != DTCAST_OK) {
+        dt_io_error inner = *err;
+        dt_io_fail(err, st, "%s: tensor '%s': %s", c->ck.shards[f->s].path, c->ck.t[t].name,
+                   inner.message);
+        return dt_io_where(st, err, c->ck.shards[f->s].path, c->ck.t[t].name);
+    }
+    qf_release(c, f->s, c->ck.at[t].at, c->ck.at[t].bytes);
+    return DTCAST_OK;
+}
+
+/* Shard s: the groups dequantized under their names, the other tensors copied. */
+static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tensor_bytes)
+{
+    qf_ckpt *c = j->c;
+    size_t n = 0;
+    for (size_t i = 0; i < c->ck.n; i++)
+        n += c->ck.at[i].shard == s && plan->role[i] != DT_QR_PART;
+    dt_st_tensor *e = calloc(n ? n : 1, sizeof *e);
+    size_t *tensor = calloc(n ? n : 1, sizeof *tensor);
+    if (!e || !tensor) {
+        free(e);
+        free(tensor);
+        return cli_fail("out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->ck.n; i++) {
+        if (c->ck.at[i].shard != s || plan->role[i] == DT_QR_PART)
+            continue;
+        const dt_qgroup *g = plan->role[i] == DT_QR_CODES ? &plan->groups[plan->group[i]] : NULL;
+        e[k].name = g ? g->name : (char *)c->ck.t[i].name;
+        e[k].type = g ? j->r->to : c->ck.t[i].type;
+        e[k].ndim = g ? g->ndim : c->ck.t[i].ndim;
+        memcpy(e[k].dims, g ? g->dims : c->ck.t[i].dims, (size_t)e[k].ndim * sizeof e[k].dims[0]);
+        tensor[k++] = i;
+    }
+    shard_fill f = {j, plan, s, tensor, {{{0}}}};
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_ckpt_out_shard(&c->o, s, e, n, fill_tensor, &f, tensor_bytes, &err);
+    dt_stream_buffers_free(&f.copy_bufs);
+    free(e);
+    free(tensor);
+    return qf_fail(c, st, &err);
+}
+
 typedef struct out_ref {
     const char *name;
-    size_t tensor; /* the plain tensor, or the group's codes */
+    size_t tensor;
 } out_ref;
 
 static int by_ref_name(const void *a, const void *b)
@@ -459,83 +524,13 @@ static int by_ref_name(const void *a, const void *b)
     return strcmp(((const out_ref *)a)->name, ((const out_ref *)b)->name);
 }
 
-static int write_shard(dq_job *j, const dt_qplan *plan, size_t s, uint64_t *tensor_bytes)
-{
-    qf_ckpt *c = j->c;
-    dt_ckpt_shard *sh = &c->ck.shards[s];
-    size_t n = 0;
-    for (size_t i = 0; i < c->ck.n; i++)
-        n += c->ck.at[i].shard == s && plan->role[i] != DT_QR_PART;
-    dt_st_tensor *e = calloc(n ? n : 1, sizeof *e);
-    out_ref *refs = calloc(n ? n : 1, sizeof *refs);
-    if (!e || !refs) {
-        free(e);
-        free(refs);
-        return cli_fail("out of memory");
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < c->ck.n; i++) {
-        if (c->ck.at[i].shard != s || plan->role[i] == DT_QR_PART)
-            continue;
-        if (plan->role[i] == DT_QR_CODES) {
-            const dt_qgroup *g = &plan->groups[plan->group[i]];
-            e[k].name = g->name;
-            e[k].type = j->r->to;
-            e[k].ndim = g->ndim;
-            memcpy(e[k].dims, g->dims, (size_t)g->ndim * sizeof g->dims[0]);
-        } else {
-            e[k].name = (char *)c->ck.t[i].name;
-            e[k].type = c->ck.t[i].type;
-            e[k].ndim = c->ck.t[i].ndim;
-            memcpy(e[k].dims, c->ck.t[i].dims, (size_t)c->ck.t[i].ndim * sizeof c->ck.t[i].dims[0]);
-        }
-        refs[k] = (out_ref){e[k].name, i};
-        k++;
-    }
-    qsort(refs, n, sizeof *refs, by_ref_name);
-    int status = CLI_OK;
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(refs[i - 1].name, refs[i].name) == 0)
-            status = cli_fail("%s: two output tensors would be named '%s'", sh->path,
-                              refs[i].name);
-    dt_io_error err = DT_IO_ERROR_INIT;
-    uint8_t *prefix = NULL;
-    size_t prefix_len = 0;
-    if (status == CLI_OK && dt_st_build(e, n, sh->h.has_meta, sh->h.meta, sh->h.nmeta, &prefix,
-                                        &prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", c->out_path[s], err.message);
-    if (status == CLI_OK && (dt_outfile_open(&c->shard_out[s], c->out_path[s], &err) != DTCAST_OK ||
-                             dt_outfile_write(&c->shard_out[s], prefix, prefix_len, &err) != DTCAST_OK))
-        status = cli_fail("%s", err.message);
-    free(prefix);
-    dt_stream_buffers copy_bufs;
-    memset(&copy_bufs, 0, sizeof copy_bufs);
-    for (size_t i = 0; status == CLI_OK && i < n; i++) {
-        out_ref key = {e[i].name, 0};
-        const out_ref *ref = bsearch(&key, refs, n, sizeof *refs, by_ref_name);
-        size_t t = ref->tensor;
-        *tensor_bytes += e[i].end - e[i].begin;
-        if (plan->role[t] == DT_QR_CODES) {
-            status = dequantize_group(j, &plan->groups[plan->group[t]], &c->shard_out[s]);
-        } else if (dt_stream_copy(&sh->file, c->ck.at[t].at, c->ck.at[t].bytes, &c->shard_out[s], &copy_bufs,
-                                  j->progress, &err) != DTCAST_OK) {
-            status = cli_fail("%s: tensor '%s': %s", sh->path, c->ck.t[t].name, err.message);
-        } else {
-            qf_release(c, s, c->ck.at[t].at, c->ck.at[t].bytes);
-        }
-    }
-    dt_stream_buffers_free(&copy_bufs);
-    free(e);
-    free(refs);
-    return status;
-}
-
-/* The new weight_map: plain tensors as they were, a group under its new name in its codes'
+/* The index, config.json and the other files, then every output renamed into place. The new
+ * weight_map: plain tensors as they were, a group under its new name in its codes'
  * shard, the scales gone. */
-static int write_index(qf_ckpt *c, const dt_qplan *plan, uint64_t total_size)
+static int finish(qf_ckpt *c, const dt_qplan *plan, uint64_t total_size)
 {
     if (!c->ck.has_index)
-        return CLI_OK;
+        return qf_finish(c, NULL, 0, total_size, NULL, 1);
     dt_st_index_entry *e = calloc(c->ck.ix.nentries ? c->ck.ix.nentries : 1, sizeof *e);
     if (!e)
         return cli_fail("out of memory");
@@ -573,7 +568,7 @@ static int write_index(qf_ckpt *c, const dt_qplan *plan, uint64_t total_size)
         k++;
     }
     if (status == CLI_OK)
-        status = qf_write_index(c, e, k, total_size);
+        status = qf_finish(c, e, k, total_size, NULL, 1);
     free(refs);
     free(e);
     return status;
@@ -591,9 +586,10 @@ static int run(const dq_request *r)
     if (status == CLI_OK && plan.ngroups == 0)
         cli_warn("%s: no quantized tensor found; the tensors are copied as they are", r->in);
     if (status == CLI_OK)
-        status = qf_make_out_dir(&c);
+        status = qf_fail(&c, dt_ckpt_out_make_dir(&c.o, &err), &err);
     dt_progress progress;
-    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
+    cli_progress_line line;
+    cli_progress_start(&progress, &line, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     dq_buffers bufs[MAX_WORKERS];
     memset(bufs, 0, sizeof bufs);
     /* Workers: --threads, else one per CPU. */
@@ -608,13 +604,9 @@ static int run(const dq_request *r)
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(&j, &plan, s, &total);
-    dt_progress_clear(&progress);
+    cli_progress_clear(&progress);
     if (status == CLI_OK)
-        status = write_index(&c, &plan, total);
-    if (status == CLI_OK)
-        status = qf_write_extras(&c, NULL, 1);
-    if (status == CLI_OK)
-        status = qf_commit(&c);
+        status = finish(&c, &plan, total);
     for (unsigned i = 0; i < MAX_WORKERS; i++) {
         free(bufs[i].out);
         free(bufs[i].f6);

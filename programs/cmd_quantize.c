@@ -1,7 +1,7 @@
 /* dtcast quantize: the chosen tensors of a checkpoint (or a .npy) into a scheme's checkpoint
  * layout (docs/cli.md, "Quantized checkpoints"; the names in files/quant_layout.h). Each chosen
  * tensor is quantized whole in memory by the library (on every thread); the others are copied. */
-#include "cast_files.h"
+#include "files/job.h"
 #include "cli.h"
 #include "files/pipeline.h"
 #include "quant_files.h"
@@ -84,7 +84,7 @@ typedef struct q_request {
     dtcast_quant_params p;
     int variant_given;
     dt_qlayout layout;
-    cli_globs select, exclude;
+    dt_globs select, exclude;
     int report, quiet;
 } q_request;
 
@@ -96,7 +96,7 @@ static int is_input_type(dtcast_type t)
            t == DTCAST_FLOAT64;
 }
 
-static int glob_any(const cli_globs *g, const char *name)
+static int glob_any(const dt_globs *g, const char *name)
 {
     for (int i = 0; i < g->n; i++)
         if (fnmatch(g->pattern[i], name, 0) == 0)
@@ -291,7 +291,7 @@ static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtens
                     at = k;
                 }
             }
-            dt_progress_clear(progress);
+            cli_progress_clear(progress);
             fprintf(stderr, "%s: %s %s", what, r->scheme_name, r->layout_name);
             if (noise == 0)
                 fprintf(stderr, ", SQNR inf dB");
@@ -328,16 +328,20 @@ static int quantize_tensor(const q_request *r, const qf_ckpt *c, size_t i, qtens
 
 /* ---- the checkpoint ------------------------------------------------------------------------- */
 
+/* What output tensor k of a shard is: tensor `tensor` copied (part -1) or part p of it. */
 typedef struct out_ref {
-    const char *name;
     size_t tensor;
-    int part; /* -1: a plain tensor copied */
+    int part;
 } out_ref;
 
-static int by_ref_name(const void *a, const void *b)
-{
-    return strcmp(((const out_ref *)a)->name, ((const out_ref *)b)->name);
-}
+typedef struct shard_fill {
+    const q_request *r;
+    qf_ckpt *c;
+    qtensor *q;
+    size_t s;
+    const out_ref *refs;
+    dt_progress *progress;
+} shard_fill;
 
 static int write_part(const q_request *r, qf_ckpt *c, size_t i, qtensor *q, int p,
                       dt_outfile *out, uint64_t file_bytes, dt_progress *progress)
@@ -385,10 +389,32 @@ static int write_part(const q_request *r, qf_ckpt *c, size_t i, qtensor *q, int 
     return status;
 }
 
+static dtcast_status fill_tensor(void *ctx, size_t k, dt_outfile *out, uint64_t nbytes,
+                                 dt_io_error *err)
+{
+    shard_fill *f = ctx;
+    qf_ckpt *c = f->c;
+    size_t t = f->refs[k].tensor;
+    if (f->refs[k].part >= 0)
+        return write_part(f->r, c, t, &f->q[t], f->refs[k].part, out, nbytes, f->progress) ==
+                       CLI_OK
+                   ? DTCAST_OK
+                   : dt_io_fail(err, DTCAST_ERR_IO, "%s", ""); /* printed */
+    dtcast_status st = dt_stream_copy(&c->ck.shards[f->s].file, c->ck.at[t].at,
+                                      c->ck.at[t].bytes, out, NULL, f->progress, err);
+    if (st != DTCAST_OK) {
+        dt_io_error inner = *err;
+        dt_io_fail(err, st, "%s: tensor '%s': %s", c->ck.shards[f->s].path, c->ck.t[t].name,
+                   inner.message);
+        return dt_io_where(st, err, c->ck.shards[f->s].path, c->ck.t[t].name);
+    }
+    qf_release(c, f->s, c->ck.at[t].at, c->ck.at[t].bytes);
+    return DTCAST_OK;
+}
+
 static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uint64_t *bytes,
                        dt_progress *progress)
 {
-    dt_ckpt_shard *sh = &c->ck.shards[s];
     size_t n = 0;
     for (size_t i = 0; i < c->ck.n; i++)
         if (c->ck.at[i].shard == s)
@@ -409,8 +435,7 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
             e[k].type = c->ck.t[i].type;
             e[k].ndim = c->ck.t[i].ndim;
             memcpy(e[k].dims, c->ck.t[i].dims, (size_t)c->ck.t[i].ndim * sizeof c->ck.t[i].dims[0]);
-            refs[k] = (out_ref){e[k].name, i, -1};
-            k++;
+            refs[k++] = (out_ref){i, -1};
             continue;
         }
         for (int p = 0; p < 3; p++) {
@@ -421,51 +446,27 @@ static int write_shard(const q_request *r, qf_ckpt *c, qtensor *q, size_t s, uin
             e[k].type = pt->type;
             e[k].ndim = pt->ndim;
             memcpy(e[k].dims, pt->dims, (size_t)pt->ndim * sizeof pt->dims[0]);
-            refs[k] = (out_ref){e[k].name, i, p};
-            k++;
+            refs[k++] = (out_ref){i, p};
         }
     }
-    qsort(refs, n, sizeof *refs, by_ref_name);
-    int status = CLI_OK;
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(refs[i - 1].name, refs[i].name) == 0)
-            status = cli_fail("%s: two output tensors would be named '%s'", sh->path,
-                              refs[i].name);
+    shard_fill f = {r, c, q, s, refs, progress};
     dt_io_error err = DT_IO_ERROR_INIT;
-    uint8_t *prefix = NULL;
-    size_t prefix_len = 0;
-    int has_meta = c->ck.npy ? 0 : sh->h.has_meta;
-    if (status == CLI_OK && dt_st_build(e, n, has_meta, sh->h.meta, sh->h.nmeta, &prefix,
-                                        &prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", c->out_path[s], err.message);
-    if (status == CLI_OK && (dt_outfile_open(&c->shard_out[s], c->out_path[s], &err) != DTCAST_OK ||
-                             dt_outfile_write(&c->shard_out[s], prefix, prefix_len, &err) != DTCAST_OK))
-        status = cli_fail("%s", err.message);
-    free(prefix);
-    for (size_t i = 0; status == CLI_OK && i < n; i++) {
-        out_ref key = {e[i].name, 0, 0};
-        const out_ref *ref = bsearch(&key, refs, n, sizeof *refs, by_ref_name);
-        size_t t = ref->tensor;
-        uint64_t nb = e[i].end - e[i].begin;
-        *bytes += nb;
-        if (ref->part >= 0) {
-            status = write_part(r, c, t, &q[t], ref->part, &c->shard_out[s], nb, progress);
-        } else if (dt_stream_copy(&sh->file, c->ck.at[t].at, c->ck.at[t].bytes, &c->shard_out[s], NULL,
-                                  progress, &err) != DTCAST_OK) {
-            status = cli_fail("%s: tensor '%s': %s", sh->path, c->ck.t[t].name, err.message);
-        } else {
-            qf_release(c, s, c->ck.at[t].at, c->ck.at[t].bytes);
-        }
-    }
+    dtcast_status st = dt_ckpt_out_shard(&c->o, s, e, n, fill_tensor, &f, bytes, &err);
     free(e);
     free(refs);
-    return status;
+    return qf_fail(c, st, &err);
 }
 
-static int write_index(qf_ckpt *c, const qtensor *q, uint64_t total)
+static void qconfig_text(const q_request *r, char *buf, size_t size);
+
+/* The index, config.json and the other files, then every output renamed into place. */
+static int finish(const q_request *r, qf_ckpt *c, const qtensor *q, uint64_t total)
 {
-    if (!c->ck.has_index)
-        return CLI_OK;
+    if (!c->ck.has_index) {
+        char qconfig[2048];
+        qconfig_text(r, qconfig, sizeof qconfig);
+        return qf_finish(c, NULL, 0, total, qconfig, 0);
+    }
     size_t n = 0;
     for (size_t i = 0; i < c->ck.n; i++)
         n += q[i].chosen ? 3 : 1;
@@ -487,7 +488,9 @@ static int write_index(qf_ckpt *c, const qtensor *q, uint64_t total)
             if (q[i].parts[p].name)
                 e[k++] = (dt_st_index_entry){q[i].parts[p].name, shard};
     }
-    int status = qf_write_index(c, e, k, total);
+    char qconfig[2048];
+    qconfig_text(r, qconfig, sizeof qconfig);
+    int status = qf_finish(c, e, k, total, qconfig, 0);
     free(e);
     return status;
 }
@@ -581,22 +584,17 @@ static int run(q_request *r)
         cli_warn("%s: no tensor is chosen (see --select); the tensors are copied as they are",
                  r->in);
     if (status == CLI_OK)
-        status = qf_make_out_dir(&c);
+        status = qf_fail(&c, dt_ckpt_out_make_dir(&c.o, &err), &err);
     dt_progress progress;
-    dt_progress_init(&progress, dt_ckpt_input_bytes(&c.ck), !r->quiet);
+    cli_progress_line line;
+    cli_progress_start(&progress, &line, dt_ckpt_input_bytes(&c.ck), !r->quiet);
     (void)chosen_bytes;
     uint64_t total = 0;
     for (size_t s = 0; status == CLI_OK && s < c.ck.nshards; s++)
         status = write_shard(r, &c, q, s, &total, &progress);
-    dt_progress_clear(&progress);
+    cli_progress_clear(&progress);
     if (status == CLI_OK)
-        status = write_index(&c, q, total);
-    char qconfig[2048];
-    qconfig_text(r, qconfig, sizeof qconfig);
-    if (status == CLI_OK)
-        status = qf_write_extras(&c, qconfig, 0);
-    if (status == CLI_OK)
-        status = qf_commit(&c);
+        status = finish(r, &c, q, total);
     for (size_t i = 0; q && i < c.ck.n; i++) {
         for (int p = 0; p < 3; p++)
             free(q[i].parts[p].name);
@@ -744,9 +742,9 @@ int cmd_quantize(int argc, char **argv)
             break;
         case OPT_SELECT:
         case OPT_EXCLUDE: {
-            cli_globs *g = id == OPT_SELECT ? &r.select : &r.exclude;
-            if (g->n == CLI_MAX_GLOBS)
-                return cli_usage(cmd, "%s: at most %d patterns", a.spelled, CLI_MAX_GLOBS);
+            dt_globs *g = id == OPT_SELECT ? &r.select : &r.exclude;
+            if (g->n == DT_MAX_GLOBS)
+                return cli_usage(cmd, "%s: at most %d patterns", a.spelled, DT_MAX_GLOBS);
             g->pattern[g->n++] = a.value;
             break;
         }

@@ -466,13 +466,7 @@ static PyObject *worst_tuple(const dt_report_worst *w)
 
 static PyObject *report_dict(const dt_report *r)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f) {
-        dt_report_print(r, NULL, f);
-        fclose(f);
-    }
+    char *text = dt_report_text(r, NULL);
     double sqnr = r->sum_err2 > 0 ? (double)(10 * log10l(r->sum_src2 / r->sum_err2)) : INFINITY;
     if (r->finite == 0)
         sqnr = NAN;

@@ -3,19 +3,20 @@
  * bounded by the block buffers whatever the file size; only string tensors, TensorProto typed
  * fields, Fortran-order arrays written in C order, and formats that cannot be streamed from a
  * pipe are held whole in memory. */
-#include "cast_files.h"
+#include "files/cast.h"
 
 #include "files/checkpoint.h"
 #include "files/file.h"
 #include "files/npy.h"
 #include "files/pipeline.h"
 #include "files/progress.h"
+#include "files/job.h"
 #include "files/report.h"
 #include "files/quant_layout.h"
 #include "files/safetensors.h"
 
 #include <errno.h>
-#include <fnmatch.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,52 @@
 #include <sys/stat.h>
 
 #define PB_LIMIT ((uint64_t)INT32_MAX) /* protobuf messages stop at 2 GiB */
+
+/* The job's steps return JOB_OK, JOB_FAIL (the error in err_out), JOB_USAGE (the same, a usage
+ * error) or JOB_IN_MEMORY (strings: converted whole by the caller). */
+enum { JOB_OK = 0, JOB_FAIL = 1, JOB_USAGE = 2, JOB_IN_MEMORY = -2 };
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int job_fail(dt_io_error *err, int usage, const char *fmt, ...)
+{
+    char text[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    dt_job_fail(err, usage, usage ? DTCAST_ERR_INVALID_ARGUMENT : DTCAST_ERR_BAD_FILE, "%s",
+                text);
+    return usage ? JOB_USAGE : JOB_FAIL;
+}
+
+/* X is the request or a source: both know where the error goes. */
+#define FAIL(x, ...) job_fail((x)->err_out, 0, __VA_ARGS__)
+#define USAGE(x, ...) job_fail((x)->err_out, 1, __VA_ARGS__)
+
+/* The status of a finished job: a usage error is DTCAST_ERR_INVALID_ARGUMENT; others are
+ * classed by their message (the message is the error). */
+static dtcast_status job_status(int status, const dt_io_error *err)
+{
+    if (status == JOB_OK)
+        return DTCAST_OK;
+    if (err->usage)
+        return DTCAST_ERR_INVALID_ARGUMENT;
+    if (strncmp(err->message, "out of memory", 13) == 0)
+        return DTCAST_ERR_OUT_OF_MEMORY;
+    if (strncmp(err->message, "cannot ", 7) == 0)
+        return DTCAST_ERR_IO;
+    return DTCAST_ERR_BAD_FILE;
+}
+
+static const char *error_text(const dt_cast_request *r, dtcast_status st, const char *message,
+                              char *buf, size_t size)
+{
+    if (r->error_text)
+        return r->error_text(r->error_text_ctx, st, message, buf, size);
+    return message && message[0] ? message : dtcast_status_string(st);
+}
 
 /* ---- the input ------------------------------------------------------------------------------ */
 
@@ -48,6 +95,7 @@ typedef struct source {
     size_t n;
     dt_st_header st;
     int checkpoint;           /* safetensors: only floating-point tensors are converted */
+    dt_io_error *err_out;     /* the job's error */
 } source;
 
 static void source_free(source *s)
@@ -65,8 +113,8 @@ static void source_free(source *s)
 static int fail_io(const source *s, const dt_io_error *err)
 {
     if (s && strstr(err->message, s->shown) == NULL)
-        return cli_fail("%s: %s", s->shown, err->message);
-    return cli_fail("%s", err->message);
+        return FAIL(s, "%s: %s", s->shown, err->message);
+    return FAIL(s, "%s", err->message);
 }
 
 static src_tensor *add_tensor(source *s, const char *name)
@@ -108,16 +156,16 @@ static int use_memory(source *s, const char *name)
 {
     src_tensor *t = add_tensor(s, name);
     if (!t)
-        return cli_fail("out of memory");
+        return FAIL(s, "out of memory");
     t->type = s->mem.type;
     set_shape(t, s->mem.ndim, s->mem.dims, s->mem.count);
     t->mem = s->mem.data;
     t->layout = (dt_layout){s->mem.type, DT_STORE_NATIVE};
     dt_native_bytes(t->type, t->count, &t->file_bytes);
-    return CLI_OK;
+    return JOB_OK;
 }
 
-static int open_npy(source *s, const cast_request *r)
+static int open_npy(source *s, const dt_cast_request *r)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     dt_npy_info info;
@@ -129,7 +177,7 @@ static int open_npy(source *s, const cast_request *r)
     if (s->file.seekable) {
         st = dt_infile_map(&s->file, &buf, &len, &err);
         if (st == DTCAST_OK)
-            st = dt_npy_read_header(buf, len, s->file.size, r->settings.input.from, &info, &err);
+            st = dt_npy_read_header(buf, len, s->file.size, r->input.from, &info, &err);
     } else { /* a pipe: the preamble says how long the header is */
         st = dt_infile_read_some(&s->file, head, 12, &got, &err);
         if (st == DTCAST_OK)
@@ -144,30 +192,30 @@ static int open_npy(source *s, const cast_request *r)
             st = dt_infile_read(&s->file, got, piped + got, total - got, &err);
         }
         if (st == DTCAST_OK)
-            st = dt_npy_read_header(piped, total, UINT64_MAX, r->settings.input.from, &info,
+            st = dt_npy_read_header(piped, total, UINT64_MAX, r->input.from, &info,
                                     &err);
         free(piped);
     }
     if (st != DTCAST_OK)
         return fail_io(s, &err);
-    if (r->settings.input.from != DTCAST_UNDEFINED && r->settings.input.from != info.type) {
+    if (r->input.from != DTCAST_UNDEFINED && r->input.from != info.type) {
         char a[32], b[32];
-        return cli_fail("%s holds %s data, but --from says %s", s->shown,
-                        cli_type_label(info.type, a, sizeof a),
-                        cli_type_label(r->settings.input.from, b, sizeof b));
+        return FAIL(r, "%s holds %s data, but --from says %s", s->shown,
+                        dt_type_label(info.type, a, sizeof a),
+                        dt_type_label(r->input.from, b, sizeof b));
     }
     if (info.strings && !s->file.seekable)
-        return cli_fail("%s: string arrays are converted whole: give a file, not a pipe",
+        return FAIL(r, "%s: string arrays are converted whole: give a file, not a pipe",
                         s->shown);
     if (info.strings)
-        return CLI_IN_MEMORY;
+        return JOB_IN_MEMORY;
     /* Fortran order into a format that has none is read whole. */
     dt_file_kind out = dt_file_kind_of(r->out);
     if ((info.fortran && (out != DT_FILE_NPY || r->to == DTCAST_STRING))) {
         if (!s->file.seekable)
-            return cli_fail("%s: %s arrays are read whole: give a file, not a pipe", s->shown,
+            return FAIL(r, "%s: %s arrays are read whole: give a file, not a pipe", s->shown,
                             "Fortran-order");
-        if (dt_npy_parse(buf, len, r->settings.input.from, &s->mem, &err) != DTCAST_OK)
+        if (dt_npy_parse(buf, len, r->input.from, &s->mem, &err) != DTCAST_OK)
             return fail_io(s, &err);
         return use_memory(s, NULL);
     }
@@ -175,7 +223,7 @@ static int open_npy(source *s, const cast_request *r)
     src_tensor *t = stem ? add_tensor(s, stem) : NULL;
     free(stem);
     if (!t)
-        return cli_fail("out of memory");
+        return FAIL(r, "out of memory");
     t->type = info.type;
     set_shape(t, info.ndim, info.dims, info.count);
     t->fortran = info.fortran;
@@ -183,7 +231,7 @@ static int open_npy(source *s, const cast_request *r)
     t->offset = info.data_offset;
     t->file_bytes = info.data_bytes;
     t->layout = info.layout;
-    return CLI_OK;
+    return JOB_OK;
 }
 
 /* External data lives beside the .pb: a relative path that stays inside its folder. */
@@ -192,34 +240,34 @@ static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
     const char *loc = info->location;
     if (loc[0] == '/' || strcmp(loc, "..") == 0 || strncmp(loc, "../", 3) == 0 ||
         strstr(loc, "/../") || (strlen(loc) >= 3 && strcmp(loc + strlen(loc) - 3, "/..") == 0))
-        return cli_fail("%s: external_data location '%s' leaves the folder of the .pb at byte "
+        return FAIL(s, "%s: external_data location '%s' leaves the folder of the .pb at byte "
                         "%zu",
                         s->shown, loc, info->location_at);
     const char *slash = strrchr(s->path, '/');
     size_t dir = slash ? (size_t)(slash - s->path) + 1 : 0;
     char *path = malloc(dir + strlen(loc) + 1);
     if (!path)
-        return cli_fail("out of memory");
+        return FAIL(s, "out of memory");
     memcpy(path, s->path, dir);
     strcpy(path + dir, loc);
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_open(&s->external, path, &err);
     free(path);
     if (st != DTCAST_OK)
-        return cli_fail("%s: external data: %s", s->shown, err.message);
+        return FAIL(s, "%s: external data: %s", s->shown, err.message);
     uint64_t end;
     if (!s->external.seekable || __builtin_add_overflow(info->ext_offset, info->nbytes, &end) ||
         end > s->external.size)
-        return cli_fail("%s: external data '%s' holds %llu bytes, but offset %llu + length %zu "
+        return FAIL(s, "%s: external data '%s' holds %llu bytes, but offset %llu + length %zu "
                         "go beyond it",
                         s->shown, loc, (unsigned long long)s->external.size,
                         (unsigned long long)info->ext_offset, info->nbytes);
     t->file = &s->external;
     t->offset = info->ext_offset;
-    return CLI_OK;
+    return JOB_OK;
 }
 
-static int open_pb(source *s, const cast_request *r)
+static int open_pb(source *s, const dt_cast_request *r)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     const uint8_t *buf = NULL;
@@ -237,26 +285,26 @@ static int open_pb(source *s, const cast_request *r)
     memset(&info, 0, sizeof info);
     if (st == DTCAST_OK)
         st = dt_pb_locate(buf, len, &info, &err);
-    if (st == DTCAST_OK && r->settings.input.from != DTCAST_UNDEFINED &&
-        r->settings.input.from != info.type) {
+    if (st == DTCAST_OK && r->input.from != DTCAST_UNDEFINED &&
+        r->input.from != info.type) {
         char a[32], b[32];
         free(whole);
         dt_pb_info_free(&info);
-        return cli_fail("%s holds %s data, but --from says %s", s->shown,
-                        cli_type_label(info.type, a, sizeof a),
-                        cli_type_label(r->settings.input.from, b, sizeof b));
+        return FAIL(r, "%s holds %s data, but --from says %s", s->shown,
+                        dt_type_label(info.type, a, sizeof a),
+                        dt_type_label(r->input.from, b, sizeof b));
     }
-    int status = CLI_OK;
+    int status = JOB_OK;
     if (st != DTCAST_OK) {
         status = fail_io(s, &err);
     } else if (info.type == DTCAST_STRING) {
-        status = whole ? cli_fail("%s: string tensors are converted whole: give a file, not a "
+        status = whole ? FAIL(r, "%s: string tensors are converted whole: give a file, not a "
                                   "pipe",
                                   s->shown)
-                       : CLI_IN_MEMORY;
+                       : JOB_IN_MEMORY;
     } else if (info.where == DT_PB_TYPED || whole) {
         if (info.where == DT_PB_EXTERNAL)
-            status = cli_fail("%s: external data is read from a file, not a pipe", s->shown);
+            status = FAIL(r, "%s: external data is read from a file, not a pipe", s->shown);
         else if (dt_pb_parse(buf, len, &s->mem, &err) != DTCAST_OK)
             status = fail_io(s, &err);
         else
@@ -264,7 +312,7 @@ static int open_pb(source *s, const cast_request *r)
     } else {
         src_tensor *t = add_tensor(s, info.name);
         if (!t) {
-            status = cli_fail("out of memory");
+            status = FAIL(r, "out of memory");
         } else {
             t->type = info.type;
             set_shape(t, info.ndim, info.dims, info.count);
@@ -290,7 +338,7 @@ static int open_safetensors(source *s)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     if (!s->file.seekable)
-        return cli_fail("%s: a safetensors file is read out of order: give a file, not a pipe",
+        return FAIL(s, "%s: a safetensors file is read out of order: give a file, not a pipe",
                         s->shown);
     if (dt_st_read_header(&s->file, &s->st, &err) != DTCAST_OK)
         return fail_io(s, &err);
@@ -299,7 +347,7 @@ static int open_safetensors(source *s)
         const dt_st_tensor *e = &s->st.tensors[i];
         src_tensor *t = add_tensor(s, e->name);
         if (!t)
-            return cli_fail("out of memory");
+            return FAIL(s, "out of memory");
         t->type = e->type;
         set_shape(t, e->ndim, e->dims, e->count);
         t->file = &s->file;
@@ -309,21 +357,21 @@ static int open_safetensors(source *s)
                                              ? DT_STORE_F6_PACKED
                                              : DT_STORE_NATIVE};
     }
-    return CLI_OK;
+    return JOB_OK;
 }
 
-static int open_raw(source *s, const cast_request *r)
+static int open_raw(source *s, const dt_cast_request *r)
 {
-    const cli_input_spec *spec = &r->settings.input;
+    const dt_input *spec = &r->input;
     if (spec->from == DTCAST_UNDEFINED)
-        return cli_usage("cast", "reading raw data from '%s' needs --from TYPE", s->shown);
+        return USAGE(r, "reading raw data from '%s' needs --from TYPE", s->shown);
     char *stem = stem_of(s->path);
     src_tensor *t = stem ? add_tensor(s, stem) : NULL;
     free(stem);
     if (!t)
-        return cli_fail("out of memory");
+        return FAIL(r, "out of memory");
     char tname[32];
-    cli_type_label(spec->from, tname, sizeof tname);
+    dt_type_label(spec->from, tname, sizeof tname);
     t->type = spec->from;
     const int packed6 = r->float6_packed && dtcast_type_bits(spec->from) == 6;
     t->layout = (dt_layout){spec->from, packed6 ? DT_STORE_F6_PACKED : DT_STORE_NATIVE};
@@ -334,23 +382,23 @@ static int open_raw(source *s, const cast_request *r)
         dt_io_error err = DT_IO_ERROR_INIT;
         dt_tensor_init(&shape);
         if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
-            return cli_fail("%s", err.message);
+            return FAIL(r, "%s", err.message);
         set_shape(t, shape.ndim, shape.dims, shape.count);
         if (dt_layout_bytes(&t->layout, t->count, &t->file_bytes) != DTCAST_OK)
-            return cli_fail("--shape: too many %s elements", tname);
+            return FAIL(r, "--shape: too many %s elements", tname);
         if (s->file.seekable && s->file.size != t->file_bytes)
-            return cli_fail("%s: %llu bytes, but --shape asks for %llu %s elements (%llu bytes)",
+            return FAIL(r, "%s: %llu bytes, but --shape asks for %llu %s elements (%llu bytes)",
                             s->shown, (unsigned long long)s->file.size,
                             (unsigned long long)t->count, tname,
                             (unsigned long long)t->file_bytes);
-        return CLI_OK;
+        return JOB_OK;
     }
     if (!s->file.seekable) { /* a pipe without --shape: its length is known at its end */
         uint8_t *all = NULL;
         size_t len = 0;
         dt_io_error err = DT_IO_ERROR_INIT;
         if (dt_infile_slurp(&s->file, &all, &len, &err) != DTCAST_OK)
-            return cli_fail("%s", err.message);
+            return FAIL(r, "%s", err.message);
         s->mem.data = all;
         s->mem.nbytes = len;
         t->mem = all;
@@ -359,7 +407,7 @@ static int open_raw(source *s, const cast_request *r)
     }
     uint64_t size = s->file.size;
     if (stride >= 8 && size % (stride / 8))
-        return cli_fail("%s: %llu bytes is not a whole number of %s elements (%u bytes each)",
+        return FAIL(r, "%s: %llu bytes is not a whole number of %s elements (%u bytes each)",
                         s->shown, (unsigned long long)size, tname, stride / 8);
     uint64_t count = stride >= 8 ? size / (stride / 8) : size * (8 / stride);
     if (packed6) /* every whole 6 bits: ceil(6n/8) bytes hold n elements for two n, the larger */
@@ -367,53 +415,54 @@ static int open_raw(source *s, const cast_request *r)
     int64_t dim = (int64_t)count;
     set_shape(t, 1, &dim, count);
     t->file_bytes = size;
-    return CLI_OK;
+    return JOB_OK;
 }
 
 /* --shape on a file that has a shape of its own: a reshape to the same element count. */
-static int reshape(source *s, const cli_input_spec *spec)
+static int reshape(source *s, const dt_input *spec)
 {
     if (!spec->has_shape || s->kind == DT_FILE_RAW)
-        return CLI_OK;
+        return JOB_OK;
     if (s->n != 1)
-        return cli_usage("cast", "--shape: %s holds %zu tensors", s->shown, s->n);
+        return USAGE(s, "--shape: %s holds %zu tensors", s->shown, s->n);
     dt_tensor shape;
     dt_io_error err = DT_IO_ERROR_INIT;
     dt_tensor_init(&shape);
     if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
-        return cli_fail("%s", err.message);
+        return FAIL(s, "%s", err.message);
     src_tensor *t = &s->t[0];
     if (shape.count != t->count) {
         char a[64], b[64];
-        cli_format_shape(a, sizeof a, t->ndim, t->dims);
-        cli_format_shape(b, sizeof b, shape.ndim, shape.dims);
-        return cli_fail("%s: --shape %s has %zu elements, but the tensor (%s) has %llu", s->shown,
+        dt_format_shape(a, sizeof a, t->ndim, t->dims);
+        dt_format_shape(b, sizeof b, shape.ndim, shape.dims);
+        return FAIL(s, "%s: --shape %s has %zu elements, but the tensor (%s) has %llu", s->shown,
                         b, shape.count, a, (unsigned long long)t->count);
     }
     if (t->fortran)
-        return cli_fail("%s: --shape cannot reshape a Fortran-order array", s->shown);
+        return FAIL(s, "%s: --shape cannot reshape a Fortran-order array", s->shown);
     set_shape(t, shape.ndim, shape.dims, shape.count);
-    return CLI_OK;
+    return JOB_OK;
 }
 
-static int open_source(source *s, const cast_request *r, const char *path, dt_file_kind kind)
+static int open_source(source *s, const dt_cast_request *r, const char *path, dt_file_kind kind)
 {
     memset(s, 0, sizeof *s);
     s->file.fd = s->external.fd = -1;
     s->path = path;
     s->shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
     s->kind = kind;
+    s->err_out = r->err_out;
     dt_tensor_init(&s->mem);
     dt_io_error err = DT_IO_ERROR_INIT;
     if (dt_infile_open(&s->file, path, &err) != DTCAST_OK)
-        return cli_fail("%s", err.message);
+        return FAIL(r, "%s", err.message);
     /* Without --from, raw input that starts as a .npy file does is one (e.g. a pipe). */
-    if (kind == DT_FILE_RAW && r->settings.input.from == DTCAST_UNDEFINED &&
-        !r->settings.input.format_raw) {
+    if (kind == DT_FILE_RAW && r->input.from == DTCAST_UNDEFINED &&
+        !r->input.format_raw) {
         uint8_t magic[6];
         size_t got = 0;
         if (dt_infile_peek(&s->file, magic, 6, &got, &err) != DTCAST_OK)
-            return cli_fail("%s", err.message);
+            return FAIL(r, "%s", err.message);
         if (got == 6 && memcmp(magic, "\x93NUMPY", 6) == 0)
             s->kind = kind = DT_FILE_NPY;
     }
@@ -424,28 +473,20 @@ static int open_source(source *s, const cast_request *r, const char *path, dt_fi
     case DT_FILE_SAFETENSORS: status = open_safetensors(s); break;
     default: status = open_raw(s, r); break;
     }
-    if (status == CLI_OK)
-        status = reshape(s, &r->settings.input);
+    if (status == JOB_OK)
+        status = reshape(s, &r->input);
     return status;
 }
 
 /* ---- choosing and converting ----------------------------------------------------------------- */
 
-static int glob_any(const cli_globs *g, const char *name)
-{
-    for (int i = 0; i < g->n; i++)
-        if (fnmatch(g->pattern[i], name, 0) == 0)
-            return 1;
-    return 0;
-}
-
 /* Whether a tensor is converted: it matches --select (default all) and no --exclude; in a
  * checkpoint, only floating-point tensors are (the others are copied as they are). */
-static int chosen(const cast_request *r, const source *s, const src_tensor *t)
+static int chosen(const dt_cast_request *r, const source *s, const src_tensor *t)
 {
-    if (r->select.n && !glob_any(&r->select, t->name))
+    if (r->select.n && !dt_glob_any(&r->select, t->name))
         return 0;
-    if (glob_any(&r->exclude, t->name))
+    if (dt_glob_any(&r->exclude, t->name))
         return 0;
     return !s->checkpoint || dt_st_is_float(t->type) || r->single_output;
 }
@@ -468,9 +509,9 @@ static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t
 }
 
 /* The options a profile gives this pair (its checks included), once per tensor. */
-static int resolve(const cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
+static int resolve(const dt_cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
 {
-    const cli_settings *s = &r->settings;
+    const dt_conversion *s = &r->conversion;
     dtcast_error error;
     memset(&error, 0, sizeof error);
     dtcast_options base = s->options;
@@ -478,10 +519,10 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
     c->from = t->type;
     c->to = r->to;
     switch (s->profile) {
-    case CLI_PROFILE_EXACT:
+    case DT_PROFILE_EXACT:
         c->options = base;
         break;
-    case CLI_PROFILE_ONNX:
+    case DT_PROFILE_ONNX:
         /* On a refusal the profile leaves c->options untouched: start it from base. */
         c->options = base;
         st = dtcast_onnx_options(&c->options, (int64_t)r->to, t->type, s->opset, s->saturate,
@@ -492,7 +533,7 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
             c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
         }
         break;
-    case CLI_PROFILE_PYPTO:
+    case DT_PROFILE_PYPTO:
         c->options = base;
         st = dtcast_pypto_check_shape(t->dims, t->ndim, &error);
         if (st == DTCAST_OK)
@@ -505,12 +546,12 @@ static int resolve(const cast_request *r, const src_tensor *t, const char *what,
         st = dtcast_convert(probe_out, r->to, probe_in, t->type, 0, &c->options, &error);
     }
     if (st == DTCAST_OK)
-        return CLI_OK;
+        return JOB_OK;
     char a[32], b[32], profile[32], why[sizeof error.message + 64];
-    cli_profile_label(s, profile, sizeof profile);
-    return cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
-                    cli_type_label(t->type, a, sizeof a), cli_type_label(r->to, b, sizeof b),
-                    profile, cli_error_text(s, st, error.message, why, sizeof why));
+    snprintf(profile, sizeof profile, "%s", r->profile_label ? r->profile_label : "exact");
+    return FAIL(r, "%s: cannot cast %s to %s (profile %s): %s", what,
+                    dt_type_label(t->type, a, sizeof a), dt_type_label(r->to, b, sizeof b),
+                    profile, error_text(r, st, error.message, why, sizeof why));
 }
 
 /* What a conversion job sees of each block: the report and the NaN/Inf watch. */
@@ -542,7 +583,7 @@ typedef struct warnings {
 /* ---- the output ------------------------------------------------------------------------------ */
 
 typedef struct job {
-    const cast_request *r;
+    const dt_cast_request *r;
     source *s;
     dt_progress *progress;
     warnings *warn;
@@ -553,7 +594,7 @@ typedef struct job {
 static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, dt_outfile *out,
                       const char *where)
 {
-    const cast_request *r = j->r;
+    const dt_cast_request *r = j->r;
     char what[512];
     if (j->s->n > 1 || j->s->checkpoint)
         snprintf(what, sizeof what, "%s: tensor '%s'", j->s->shown, t->name);
@@ -564,19 +605,19 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     if (!convert && t->file && t->layout.store == dst.store) {
         if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->buffers, j->progress,
                            &err) != DTCAST_OK)
-            return cli_fail("%s: %s", what, err.message);
-        return CLI_OK;
+            return FAIL(r, "%s: %s", what, err.message);
+        return JOB_OK;
     }
     convert_ctx c;
     memset(&c, 0, sizeof c);
     observer o;
     memset(&o, 0, sizeof o);
-    if (convert && resolve(r, t, what, &c) != CLI_OK)
-        return CLI_FAIL;
+    if (convert && resolve(r, t, what, &c) != JOB_OK)
+        return JOB_FAIL;
     if (convert && r->report &&
         dt_report_init(&o.report, t->type, r->to, &c.options) == DTCAST_OK)
         o.reporting = 1;
-    if (convert && !r->quiet)
+    if (convert && r->watch)
         o.watching = dt_nonfinite_watch_init(&o.watch, t->type, r->to);
     dt_stream_job sj = {
         .in = t->mem ? NULL : t->file,
@@ -593,19 +634,21 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         .buffers = j->buffers,
     };
     dtcast_status st = dt_stream_run(&sj, out, &err);
-    int status = CLI_OK;
+    int status = JOB_OK;
     if (st != DTCAST_OK) {
         char a[32], b[32];
-        status = convert ? cli_fail("%s: cannot cast %s to %s: %s", what,
-                                    cli_type_label(t->type, a, sizeof a),
-                                    cli_type_label(r->to, b, sizeof b), err.message)
-                         : cli_fail("%s: %s", what, err.message);
+        status = convert ? FAIL(r, "%s: cannot cast %s to %s: %s", what,
+                                    dt_type_label(t->type, a, sizeof a),
+                                    dt_type_label(r->to, b, sizeof b), err.message)
+                         : FAIL(r, "%s: %s", what, err.message);
     }
-    if (status == CLI_OK && o.reporting) {
-        char shown[2048]; /* the name escaped as messages are */
-        dt_progress_clear(j->progress);
-        cli_escape(shown, sizeof shown, where ? where : t->name);
-        dt_report_print(&o.report, shown, stderr);
+    if (status == JOB_OK && o.reporting) {
+        char *text = dt_report_text(&o.report, where ? where : t->name);
+        if (!text)
+            status = FAIL(r, "out of memory for the report of '%s'", t->name);
+        else
+            dt_job_report(&r->hooks, text);
+        free(text);
     }
     if (o.nonfinite) {
         if (j->warn->tensors++ == 0) {
@@ -626,7 +669,7 @@ static dtcast_type out_type(const job *j, const src_tensor *t)
 
 static int single_tensor(job *j, const src_tensor **t)
 {
-    const cast_request *r = j->r;
+    const dt_cast_request *r = j->r;
     size_t found = 0;
     for (size_t i = 0; i < j->s->n; i++)
         if (chosen(r, j->s, &j->s->t[i])) {
@@ -634,10 +677,10 @@ static int single_tensor(job *j, const src_tensor **t)
             found++;
         }
     if (found == 1)
-        return CLI_OK;
+        return JOB_OK;
     if (found == 0)
-        return cli_fail("%s: no tensor matches --select/--exclude", j->s->shown);
-    return cli_usage("cast",
+        return FAIL(r, "%s: no tensor matches --select/--exclude", j->s->shown);
+    return USAGE(r,
                      "%s holds %zu tensors, and %s holds one: choose it with --select NAME, or "
                      "write .safetensors",
                      j->s->shown, found, r->out);
@@ -646,10 +689,10 @@ static int single_tensor(job *j, const src_tensor **t)
 /* .npy, .pb and raw outputs: one tensor. */
 static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *data)
 {
-    const cast_request *r = j->r;
+    const dt_cast_request *r = j->r;
     const src_tensor *t = NULL;
-    if (single_tensor(j, &t) != CLI_OK)
-        return CLI_FAIL;
+    if (single_tensor(j, &t) != JOB_OK)
+        return JOB_FAIL;
     dt_io_error err = DT_IO_ERROR_INIT;
     uint8_t *head = NULL;
     size_t head_len = 0;
@@ -660,7 +703,7 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
                                 : DT_STORE_NATIVE};
     uint64_t nbytes = 0;
     if (dt_layout_bytes(&dst, t->count, &nbytes) != DTCAST_OK)
-        return cli_fail("%s: %llu %s elements are too many", j->s->shown,
+        return FAIL(r, "%s: %llu %s elements are too many", j->s->shown,
                         (unsigned long long)t->count, dtcast_type_name(r->to));
     dtcast_status st = DTCAST_OK;
     dt_outfile *payload = out;
@@ -669,15 +712,15 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
                                  &err);
     } else if (kind == DT_FILE_PB) {
         const char *name = j->s->kind == DT_FILE_PB && t->name[0] ? t->name : NULL;
-        int external = r->external_data == CLI_EXTERNAL_ALWAYS ||
-                       (r->external_data == CLI_EXTERNAL_AUTO && nbytes + 4096 > PB_LIMIT);
+        int external = r->external_data == DT_EXTERNAL_ALWAYS ||
+                       (r->external_data == DT_EXTERNAL_AUTO && nbytes + 4096 > PB_LIMIT);
         if (!external && nbytes + 4096 > PB_LIMIT)
-            return cli_fail("%s: %llu bytes do not fit in one protobuf message (2 GiB); drop "
+            return FAIL(r, "%s: %llu bytes do not fit in one protobuf message (2 GiB); drop "
                             "--external-data never",
                             r->out, (unsigned long long)nbytes);
         if (external) {
             if (!data)
-                return cli_fail("%s: a tensor over 2 GiB is written as ONNX external data, which "
+                return FAIL(r, "%s: a tensor over 2 GiB is written as ONNX external data, which "
                                 "needs a file, not stdout",
                                 r->out);
             const char *slash = strrchr(data->path, '/');
@@ -692,91 +735,81 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
         st = dt_outfile_write(out, head, head_len, &err);
     free(head);
     if (st != DTCAST_OK)
-        return cli_fail("%s: %s", r->out, err.message);
+        return FAIL(r, "%s: %s", r->out, err.message);
     return run_tensor(j, t, 1, dst, payload, NULL);
 }
 
-/* Tensors sorted by name, to find a source tensor after the writer sorted its own order. */
-static int by_name(const void *a, const void *b)
+/* Output tensor `item` (= source tensor item) of a safetensors output. */
+static dtcast_status fill_tensor(void *ctx, size_t item, dt_outfile *out, uint64_t nbytes,
+                                 dt_io_error *err)
 {
-    return strcmp((*(const src_tensor *const *)a)->name, (*(const src_tensor *const *)b)->name);
+    job *j = ctx;
+    const src_tensor *t = &j->s->t[item];
+    dtcast_type type = out_type(j, t);
+    dt_layout dst = {type, dt_stride_bits(type) == 8 && dtcast_type_bits(type) == 6
+                               ? DT_STORE_F6_PACKED
+                               : DT_STORE_NATIVE};
+    (void)nbytes;
+    if (run_tensor(j, t, chosen(j->r, j->s, t), dst, out, NULL) == JOB_OK)
+        return DTCAST_OK;
+    return dt_io_fail(err, DTCAST_ERR_IO, "%s", ""); /* printed */
 }
 
 static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
 {
-    const cast_request *r = j->r;
+    const dt_cast_request *r = j->r;
     source *s = j->s;
     if (!dt_st_dtype_name(r->to))
-        return cli_usage("cast", "%s %s: safetensors cannot hold it; it holds %s",
-                         cli_settings_flag(&r->settings, CLI_OPT_TO, "--to"),
+        return USAGE(r, "%s %s: safetensors cannot hold it; it holds %s",
+                         r->to_flag,
                          dtcast_type_name(r->to), dt_st_dtype_list());
     dt_st_tensor *entries = calloc(s->n ? s->n : 1, sizeof *entries);
-    src_tensor **sorted = calloc(s->n ? s->n : 1, sizeof *sorted);
-    int status = entries && sorted ? CLI_OK : cli_fail("out of memory");
-    for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
+    int status = entries ? JOB_OK : FAIL(r, "out of memory");
+    for (size_t i = 0; status == JOB_OK && i < s->n; i++) {
         src_tensor *t = &s->t[i];
-        sorted[i] = t;
         entries[i].name = t->name;
         entries[i].type = out_type(j, t);
         entries[i].ndim = t->ndim;
         memcpy(entries[i].dims, t->dims, sizeof t->dims);
         if (!dt_st_dtype_name(entries[i].type))
-            status = cli_fail("%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
+            status = FAIL(r, "%s: tensor '%s' is %s, which safetensors cannot hold", s->shown,
                               t->name, dtcast_type_name(entries[i].type));
     }
-    if (status == CLI_OK)
-        qsort(sorted, s->n, sizeof *sorted, by_name);
-    for (size_t i = 1; status == CLI_OK && i < s->n; i++)
-        if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
-            status = cli_fail("%s: two tensors are named '%s'", s->shown, sorted[i]->name);
-    uint8_t *prefix = NULL;
-    size_t prefix_len = 0;
-    dt_io_error err = DT_IO_ERROR_INIT;
-    if (status == CLI_OK &&
-        dt_st_build(entries, s->n, s->st.has_meta, s->st.meta, s->st.nmeta, &prefix, &prefix_len,
-                    &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", r->out, err.message);
-    if (status == CLI_OK && dt_outfile_write(out, prefix, prefix_len, &err) != DTCAST_OK)
-        status = cli_fail("%s", err.message);
-    free(prefix);
-    *tensor_bytes = 0;
-    for (size_t i = 0; status == CLI_OK && i < s->n; i++) {
-        src_tensor key = {.name = entries[i].name}, *pkey = &key;
-        src_tensor **found = bsearch(&pkey, sorted, s->n, sizeof *sorted, by_name);
-        const src_tensor *t = *found;
-        dt_layout dst = {entries[i].type, dt_stride_bits(entries[i].type) == 8 &&
-                                                  dtcast_type_bits(entries[i].type) == 6
-                                              ? DT_STORE_F6_PACKED
-                                              : DT_STORE_NATIVE};
-        status = run_tensor(j, t, chosen(r, s, t), dst, out, NULL);
-        *tensor_bytes += entries[i].end - entries[i].begin;
+    if (status != JOB_OK) {
+        free(entries);
+        return status;
     }
+    dt_io_error err = DT_IO_ERROR_INIT;
+    *tensor_bytes = 0;
+    dtcast_status st = dt_ckpt_write_shard(out, NULL, entries, s->n, &s->st, s->shown,
+                                           fill_tensor, j, tensor_bytes, &err);
     free(entries);
-    free(sorted);
-    return status;
+    if (st == DTCAST_OK)
+        return JOB_OK;
+    return err.message[0] ? FAIL(r, "%s", err.message) : JOB_FAIL;
 }
 
 /* The data file of a TensorProto written as external data: OUT.data beside OUT. */
-static int open_outputs(const cast_request *r, dt_file_kind kind, dt_outfile *out,
+static int open_outputs(const dt_cast_request *r, dt_file_kind kind, dt_outfile *out,
                         dt_outfile *data, int *has_data)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     *has_data = 0;
     if (dt_outfile_open(out, r->out, &err) != DTCAST_OK)
-        return cli_fail("%s", err.message);
+        return FAIL(r, "%s", err.message);
     if (kind == DT_FILE_PB && strcmp(r->out, "-") != 0 &&
-        r->external_data != CLI_EXTERNAL_NEVER) {
+        r->external_data != DT_EXTERNAL_NEVER) {
         char *name = malloc(strlen(r->out) + 8);
         if (!name)
-            return cli_fail("out of memory");
+            return FAIL(r, "out of memory");
         sprintf(name, "%s.data", r->out);
         dtcast_status st = dt_outfile_open(data, name, &err);
         free(name);
         if (st != DTCAST_OK)
-            return cli_fail("%s", err.message);
+            return FAIL(r, "%s", err.message);
         *has_data = 1;
     }
-    return CLI_OK;
+    return JOB_OK;
 }
 
 static uint64_t source_bytes(const source *s)
@@ -787,16 +820,16 @@ static uint64_t source_bytes(const source *s)
     return total;
 }
 
-static void print_warning(const cast_request *r, const warnings *w)
+static void print_warning(const dt_cast_request *r, const warnings *w)
 {
-    if (r->quiet || r->report || w->nonfinite == 0)
+    if (!r->watch || r->report || w->nonfinite == 0)
         return;
     char line[512];
     dt_nonfinite_warning(line, sizeof line, w->to, w->nonfinite, w->first);
     if (w->tensors > 1)
-        cli_warn("%s (and in %zu more tensors)", line, w->tensors - 1);
+        dt_job_warn(&r->hooks, "%s (and in %zu more tensors)", line, w->tensors - 1);
     else
-        cli_warn("%s", line);
+        dt_job_warn(&r->hooks, "%s", line);
 }
 
 /* One input file to one output file. */
@@ -808,20 +841,20 @@ static void print_warning(const cast_request *r, const warnings *w)
  * --raw-codes casts the codes on purpose. q[0, n) is every tensor of the checkpoint (all its
  * shards: a weight and its scale may be in two). Names that only look like a layout's (a plan
  * that does not fit) are left to the cast. */
-static int refuse_scaled(const cast_request *r, const char *shown, const dt_qt *q, size_t n)
+static int refuse_scaled(const dt_cast_request *r, const char *shown, const dt_qt *q, size_t n)
 {
     if (r->raw_codes || n == 0)
-        return CLI_OK;
+        return JOB_OK;
     dt_qplan plan;
     dt_io_error err;
-    int status = CLI_OK;
+    int status = JOB_OK;
     if (dt_qplan_make(q, n, &plan, &err) == DTCAST_OK) {
-        for (size_t i = 0; i < n && status == CLI_OK; i++) {
-            if (plan.role[i] == DT_QR_PLAIN || (r->select.n && !glob_any(&r->select, q[i].name)) ||
-                glob_any(&r->exclude, q[i].name))
+        for (size_t i = 0; i < n && status == JOB_OK; i++) {
+            if (plan.role[i] == DT_QR_PLAIN || (r->select.n && !dt_glob_any(&r->select, q[i].name)) ||
+                dt_glob_any(&r->exclude, q[i].name))
                 continue;
             const dt_qgroup *g = &plan.groups[plan.group[i]];
-            status = cli_fail("%s: tensor '%s' holds %s codes scaled by '%s' (%s layout): cast "
+            status = FAIL(r, "%s: tensor '%s' holds %s codes scaled by '%s' (%s layout): cast "
                               "would not give their values; 'dtcast dequantize' does, "
                               "--raw-codes casts the codes",
                               shown, q[g->codes].name, dtcast_type_name(q[g->codes].type),
@@ -837,7 +870,7 @@ static int append_qt(const source *s, dt_qt **q, size_t *n)
 {
     dt_qt *grown = realloc(*q, (*n + s->n + 1) * sizeof *grown);
     if (!grown)
-        return cli_fail("out of memory");
+        return FAIL(s, "out of memory");
     *q = grown;
     for (size_t i = 0; i < s->n; i++) {
         dt_qt *t = &grown[(*n)++];
@@ -846,48 +879,48 @@ static int append_qt(const source *s, dt_qt **q, size_t *n)
         t->ndim = s->t[i].ndim;
         memcpy(t->dims, s->t[i].dims, sizeof t->dims);
     }
-    return CLI_OK;
+    return JOB_OK;
 }
 
-static int refuse_scaled_source(const cast_request *r, const source *s)
+static int refuse_scaled_source(const dt_cast_request *r, const source *s)
 {
     if (!s->checkpoint || r->raw_codes)
-        return CLI_OK;
+        return JOB_OK;
     dt_qt *q = NULL;
     size_t n = 0;
     int status = append_qt(s, &q, &n);
-    if (status == CLI_OK)
+    if (status == JOB_OK)
         status = refuse_scaled(r, s->shown, q, n);
     free(q);
     return status;
 }
 
-static int cast_one(const cast_request *r, const char *in, const char *outpath,
+static int cast_one(const dt_cast_request *r, const char *in, const char *outpath,
                     dt_file_kind in_kind, dt_file_kind out_kind, dt_progress *progress,
                     warnings *warn, dt_stream_buffers *buffers, dt_outfile *out,
                     dt_outfile *data, int *has_data, uint64_t *tensor_bytes)
 {
     source s;
     int status = open_source(&s, r, in, in_kind);
-    if (status != CLI_OK) {
+    if (status != JOB_OK) {
         source_free(&s);
         return status;
     }
     status = refuse_scaled_source(r, &s);
-    if (status != CLI_OK) {
+    if (status != JOB_OK) {
         source_free(&s);
         return status;
     }
-    cast_request sub = *r;
+    dt_cast_request sub = *r;
     sub.out = outpath;
     sub.single_output = out_kind != DT_FILE_SAFETENSORS;
     job j = {&sub, &s, progress, warn, buffers};
     if (progress->total == 0)
         progress->total = source_bytes(&s);
     status = open_outputs(&sub, out_kind, out, data, has_data);
-    if (status == CLI_OK && out_kind == DT_FILE_SAFETENSORS)
+    if (status == JOB_OK && out_kind == DT_FILE_SAFETENSORS)
         status = write_checkpoint(&j, out, tensor_bytes);
-    else if (status == CLI_OK)
+    else if (status == JOB_OK)
         status = write_single(&j, out_kind, out, *has_data ? data : NULL);
     source_free(&s);
     return status;
@@ -911,12 +944,12 @@ static char *join_path(const char *dir, size_t dir_len, const char *name)
     return p;
 }
 
-static int load_index(const cast_request *r, dt_st_index *ix)
+static int load_index(const dt_cast_request *r, dt_st_index *ix)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     if (dt_ckpt_load_index(r->in, ix, &err) != DTCAST_OK)
-        return cli_fail("%s", err.message);
-    return CLI_OK;
+        return FAIL(r, "%s", err.message);
+    return JOB_OK;
 }
 
 static int by_string(const void *a, const void *b)
@@ -934,50 +967,49 @@ static size_t shard_named(const dt_st_index *ix, const char *name)
 
 /* One item of --shards: a shard file name of the index, else a 0-based position in the sorted
  * list of its shard names (a name is looked up first, so a shard file named "2" is that file). */
-static int pick_one(const cast_request *r, const dt_st_index *ix, const char **sorted,
+static int pick_one(const dt_cast_request *r, const dt_st_index *ix, const char **sorted,
                     const char *item, unsigned char *want)
 {
     size_t i = shard_named(ix, item);
     if (i < ix->nshards) {
         want[i] = 1;
-        return CLI_OK;
+        return JOB_OK;
     }
     size_t digits = strspn(item, "0123456789");
     if (item[0] && !item[digits]) {
         unsigned long long pos = digits <= 19 ? strtoull(item, NULL, 10) : ULLONG_MAX;
         if (pos >= ix->nshards)
-            return cli_fail("--shards: position %s is beyond the %zu shards of %s (0 to %zu)",
+            return FAIL(r, "--shards: position %s is beyond the %zu shards of %s (0 to %zu)",
                             item, ix->nshards, r->in, ix->nshards - 1);
         want[shard_named(ix, sorted[pos])] = 1;
-        return CLI_OK;
+        return JOB_OK;
     }
-    cli_suggest sg;
-    char hint[256];
-    cli_suggest_init(&sg, item);
-    for (size_t k = 0; k < ix->nshards; k++)
-        cli_suggest_add(&sg, ix->shards[k], NULL);
-    return cli_fail("--shards: '%s' is not a shard of %s%s", item, r->in,
-                    cli_suggest_hint(&sg, hint, sizeof hint));
+    char hint[256] = "";
+    const char *shown_hint =
+        r->suggest ? r->suggest(r->suggest_ctx, item, (const char *const *)ix->shards,
+                                ix->nshards, hint, sizeof hint)
+                   : "";
+    return FAIL(r, "--shards: '%s' is not a shard of %s%s", item, r->in, shown_hint);
 }
 
 /* --shards LIST: want[i] = 1 for the shards of ix to convert. */
-static int pick_shards(const cast_request *r, const dt_st_index *ix, unsigned char *want)
+static int pick_shards(const dt_cast_request *r, const dt_st_index *ix, unsigned char *want)
 {
     if (ix->nshards == 0)
-        return cli_fail("--shards: %s names no shard", r->in);
+        return FAIL(r, "--shards: %s names no shard", r->in);
     const char **sorted = malloc(ix->nshards * sizeof *sorted);
     char *list = strdup(r->shards);
-    int status = sorted && list ? CLI_OK : cli_fail("out of memory");
-    if (status == CLI_OK) {
+    int status = sorted && list ? JOB_OK : FAIL(r, "out of memory");
+    if (status == JOB_OK) {
         memcpy(sorted, ix->shards, ix->nshards * sizeof *sorted);
         qsort(sorted, ix->nshards, sizeof *sorted, by_string);
     }
-    for (char *item = list; status == CLI_OK && item;) {
+    for (char *item = list; status == JOB_OK && item;) {
         char *comma = strchr(item, ',');
         if (comma)
             *comma = '\0';
         if (!item[0])
-            status = cli_usage("cast", "--shards: an empty item in '%s'", r->shards);
+            status = USAGE(r, "--shards: an empty item in '%s'", r->shards);
         else
             status = pick_one(r, ix, sorted, item, want);
         item = comma ? comma + 1 : NULL;
@@ -988,23 +1020,17 @@ static int pick_shards(const cast_request *r, const dt_st_index *ix, unsigned ch
 }
 
 /* Opens out at OUT/<the index's own name> and writes the index for the converted shards. */
-static int write_index(const cast_request *r, const dt_st_index *ix, uint64_t total_size,
+static int write_index(const dt_cast_request *r, const dt_st_index *ix, uint64_t total_size,
                        dt_outfile *out)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     const char *slash = strrchr(r->in, '/');
-    char *path = join_path(r->out, strlen(r->out), slash ? slash + 1 : r->in);
-    uint8_t *index = NULL;
-    size_t len = 0;
-    int status = path ? CLI_OK : cli_fail("out of memory");
-    if (status == CLI_OK && dt_st_index_build(ix, total_size, &index, &len, &err) != DTCAST_OK)
-        status = cli_fail("%s: %s", r->in, err.message);
-    if (status == CLI_OK && (dt_outfile_open(out, path, &err) != DTCAST_OK ||
-                             dt_outfile_write(out, index, len, &err) != DTCAST_OK))
-        status = cli_fail("%s", err.message);
-    free(index);
+    char *path = dt_path_join(r->out, slash ? slash + 1 : r->in);
+    if (!path)
+        return FAIL(r, "out of memory");
+    dtcast_status st = dt_ckpt_write_index(out, path, ix, NULL, 0, total_size, r->in, &err);
     free(path);
-    return status;
+    return st == DTCAST_OK ? JOB_OK : FAIL(r, "%s", err.message);
 }
 
 static int by_tensor_name(const void *a, const void *b)
@@ -1015,11 +1041,12 @@ static int by_tensor_name(const void *a, const void *b)
 /* --index-only: the tensor bytes of the converted shard `shard` at path (what the one-step
  * conversion adds to total_size), after checking that it is a valid safetensors file holding
  * every tensor the index puts in it. */
-static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, uint64_t *bytes)
+static int shard_bytes(const dt_cast_request *r, const dt_st_index *ix, size_t shard,
+                       const char *path, uint64_t *bytes)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 && errno == ENOENT)
-        return cli_fail("--index-only: shard %s is missing: convert every shard first "
+        return FAIL(r, "--index-only: shard %s is missing: convert every shard first "
                         "(--shards)",
                         path);
     dt_io_error err = DT_IO_ERROR_INIT;
@@ -1027,22 +1054,22 @@ static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, ui
     dt_st_header h;
     memset(&h, 0, sizeof h);
     if (dt_infile_open(&f, path, &err) != DTCAST_OK)
-        return cli_fail("%s", err.message);
-    int status = CLI_OK;
+        return FAIL(r, "%s", err.message);
+    int status = JOB_OK;
     if (dt_st_read_header(&f, &h, &err) != DTCAST_OK)
-        status = strstr(err.message, path) ? cli_fail("%s", err.message)
-                                            : cli_fail("%s: %s", path, err.message);
+        status = strstr(err.message, path) ? FAIL(r, "%s", err.message)
+                                            : FAIL(r, "%s: %s", path, err.message);
     dt_infile_close(&f);
     *bytes = 0;
-    for (size_t i = 0; status == CLI_OK && i < h.ntensors; i++)
+    for (size_t i = 0; status == JOB_OK && i < h.ntensors; i++)
         *bytes += h.tensors[i].end - h.tensors[i].begin;
-    if (status == CLI_OK)
+    if (status == JOB_OK)
         qsort(h.tensors, h.ntensors, sizeof *h.tensors, by_tensor_name);
-    for (size_t i = 0; status == CLI_OK && i < ix->nentries; i++) {
+    for (size_t i = 0; status == JOB_OK && i < ix->nentries; i++) {
         dt_st_tensor key = {.name = ix->entries[i].name};
         if (ix->entries[i].shard == shard &&
             !bsearch(&key, h.tensors, h.ntensors, sizeof *h.tensors, by_tensor_name))
-            status = cli_fail("--index-only: %s has no tensor '%s', which the index puts there "
+            status = FAIL(r, "--index-only: %s has no tensor '%s', which the index puts there "
                               "(a shard of another checkpoint?)",
                               path, ix->entries[i].name);
     }
@@ -1050,20 +1077,20 @@ static int shard_bytes(const dt_st_index *ix, size_t shard, const char *path, ui
     return status;
 }
 
-static int index_only(const cast_request *r, const dt_st_index *ix, dt_outfile *out)
+static int index_only(const dt_cast_request *r, const dt_st_index *ix, dt_outfile *out)
 {
     struct stat sb;
     if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return cli_fail("--index-only: OUT '%s' is not a folder (the folder the shards were "
+        return FAIL(r, "--index-only: OUT '%s' is not a folder (the folder the shards were "
                         "converted into)",
                         r->out);
     uint64_t total_size = 0;
     for (size_t i = 0; i < ix->nshards; i++) {
         char *path = join_path(r->out, strlen(r->out), ix->shards[i]);
         uint64_t bytes = 0;
-        int status = path ? shard_bytes(ix, i, path, &bytes) : cli_fail("out of memory");
+        int status = path ? shard_bytes(r, ix, i, path, &bytes) : FAIL(r, "out of memory");
         free(path);
-        if (status != CLI_OK)
+        if (status != JOB_OK)
             return status;
         total_size += bytes;
     }
@@ -1072,7 +1099,7 @@ static int index_only(const cast_request *r, const dt_st_index *ix, dt_outfile *
 
 /* Converts the shards of ix that want marks into OUT (outs[i] for shard i, not committed);
  * adds their tensor bytes to *total_size. */
-static int convert_shards(const cast_request *r, const dt_st_index *ix,
+static int convert_shards(const dt_cast_request *r, const dt_st_index *ix,
                           const unsigned char *want, dt_outfile *outs, uint64_t *total_size,
                           dt_progress *progress, warnings *warn, dt_stream_buffers *buffers)
 {
@@ -1086,8 +1113,8 @@ static int convert_shards(const cast_request *r, const dt_st_index *ix,
             progress->total += (uint64_t)sb.st_size;
         free(p);
     }
-    int status = CLI_OK;
-    for (size_t i = 0; status == CLI_OK && i < ix->nshards; i++) {
+    int status = JOB_OK;
+    for (size_t i = 0; status == JOB_OK && i < ix->nshards; i++) {
         if (!want[i])
             continue;
         char *in = join_path(r->in, in_dir, ix->shards[i]);
@@ -1097,7 +1124,7 @@ static int convert_shards(const cast_request *r, const dt_st_index *ix,
         uint64_t bytes = 0;
         memset(&unused, 0, sizeof unused);
         if (!in || !out)
-            status = cli_fail("out of memory");
+            status = FAIL(r, "out of memory");
         else
             status = cast_one(r, in, out, DT_FILE_SAFETENSORS, DT_FILE_SAFETENSORS, progress, warn,
                               buffers, &outs[i], &unused, &has_data, &bytes);
@@ -1109,29 +1136,29 @@ static int convert_shards(const cast_request *r, const dt_st_index *ix,
 }
 
 /* The scaled-tensor refusal over every shard's header (a weight and its scale may be in two). */
-static int refuse_scaled_shards(const cast_request *r, const dt_st_index *ix)
+static int refuse_scaled_shards(const dt_cast_request *r, const dt_st_index *ix)
 {
     if (r->raw_codes)
-        return CLI_OK;
+        return JOB_OK;
     const char *slash = strrchr(r->in, '/');
     size_t in_dir = slash ? (size_t)(slash - r->in) + 1 : 0;
     source *src = calloc(ix->nshards + 1, sizeof *src);
     dt_qt *q = NULL;
     size_t n = 0, opened = 0;
-    int status = src ? CLI_OK : cli_fail("out of memory");
-    for (size_t i = 0; status == CLI_OK && i < ix->nshards; i++) {
+    int status = src ? JOB_OK : FAIL(r, "out of memory");
+    for (size_t i = 0; status == JOB_OK && i < ix->nshards; i++) {
         char *in = join_path(r->in, in_dir, ix->shards[i]);
         if (!in) {
-            status = cli_fail("out of memory");
+            status = FAIL(r, "out of memory");
             break;
         }
         status = open_source(&src[i], r, in, DT_FILE_SAFETENSORS);
         opened = i + 1;
-        if (status == CLI_OK)
+        if (status == JOB_OK)
             status = append_qt(&src[i], &q, &n);
         free(in);
     }
-    if (status == CLI_OK)
+    if (status == JOB_OK)
         status = refuse_scaled(r, r->in, q, n);
     for (size_t i = 0; i < opened; i++)
         source_free(&src[i]);
@@ -1140,12 +1167,12 @@ static int refuse_scaled_shards(const cast_request *r, const dt_st_index *ix)
     return status;
 }
 
-static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *warn,
+static int cast_sharded(const dt_cast_request *r, dt_progress *progress, warnings *warn,
                         dt_stream_buffers *buffers)
 {
     dt_st_index ix;
     int status = load_index(r, &ix);
-    if (status != CLI_OK) {
+    if (status != JOB_OK) {
         dt_st_index_free(&ix);
         return status;
     }
@@ -1156,33 +1183,33 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
     struct stat sb;
     uint64_t total_size = 0;
     if (!outs || !want)
-        status = cli_fail("out of memory");
+        status = FAIL(r, "out of memory");
     else if (strcmp(r->out, "-") == 0)
-        status = cli_usage("cast", "a sharded checkpoint is written to a folder, not stdout");
-    if (status == CLI_OK && r->index_only) {
+        status = USAGE(r, "a sharded checkpoint is written to a folder, not stdout");
+    if (status == JOB_OK && r->index_only) {
         status = index_only(r, &ix, &outs[ix.nshards]);
-    } else if (status == CLI_OK) {
+    } else if (status == JOB_OK) {
         /* Before anything is written: no scaled tensor is cast as values. Another process may
          * create the folder at the same time (--shards). */
         status = refuse_scaled_shards(r, &ix);
-        if (status == CLI_OK && mkdir(r->out, 0777) != 0 && errno != EEXIST)
-            status = cli_fail("cannot create the folder '%s': %s", r->out, strerror(errno));
-        else if (status == CLI_OK && (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-            status = cli_usage("cast", "OUT '%s' must be a folder for a sharded checkpoint",
+        if (status == JOB_OK && mkdir(r->out, 0777) != 0 && errno != EEXIST)
+            status = FAIL(r, "cannot create the folder '%s': %s", r->out, strerror(errno));
+        else if (status == JOB_OK && (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+            status = USAGE(r, "OUT '%s' must be a folder for a sharded checkpoint",
                                r->out);
-        else if (status == CLI_OK && r->shards)
+        else if (status == JOB_OK && r->shards)
             status = pick_shards(r, &ix, want);
-        else if (status == CLI_OK)
+        else if (status == JOB_OK)
             memset(want, 1, ix.nshards);
-        if (status == CLI_OK)
+        if (status == JOB_OK)
             status = convert_shards(r, &ix, want, outs, &total_size, progress, warn, buffers);
-        if (status == CLI_OK && !r->shards)
+        if (status == JOB_OK && !r->shards)
             status = write_index(r, &ix, total_size, &outs[ix.nshards]);
     }
     dt_io_error err = DT_IO_ERROR_INIT;
-    for (size_t i = 0; status == CLI_OK && i <= ix.nshards; i++)
+    for (size_t i = 0; status == JOB_OK && i <= ix.nshards; i++)
         if (dt_outfile_commit(&outs[i], &err) != DTCAST_OK)
-            status = cli_fail("%s", err.message);
+            status = FAIL(r, "%s", err.message);
     for (size_t i = 0; outs && i <= ix.nshards; i++)
         dt_outfile_abort(&outs[i]);
     free(outs);
@@ -1193,17 +1220,14 @@ static int cast_sharded(const cast_request *r, dt_progress *progress, warnings *
 
 /* ---- the command's file job ----------------------------------------------------------------------- */
 
-int cli_cast_files(const cast_request *r)
+static int cast_files(dt_cast_request *r)
 {
-    dt_file_kind in_kind, out_kind;
-    if (cli_file_kind(r->in, r->settings.input.format_raw, &in_kind) != CLI_OK)
-        return CLI_FAIL;
+    dt_file_kind in_kind = r->in_kind, out_kind = r->out_kind;
     /* A sharded checkpoint goes to a folder: OUT has no kind of its own. */
-    out_kind = DT_FILE_UNKNOWN;
-    if (in_kind != DT_FILE_SAFETENSORS_INDEX && cli_file_kind(r->out, 0, &out_kind) != CLI_OK)
-        return CLI_FAIL;
+    if (in_kind == DT_FILE_SAFETENSORS_INDEX)
+        out_kind = DT_FILE_UNKNOWN;
     dt_progress progress;
-    dt_progress_init(&progress, 0, !r->quiet);
+    dt_progress_init(&progress, 0, r->hooks.progress, r->hooks.progress_ctx);
     warnings warn;
     memset(&warn, 0, sizeof warn);
     dt_stream_buffers buffers;
@@ -1212,7 +1236,7 @@ int cli_cast_files(const cast_request *r)
     if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
         status = cast_sharded(r, &progress, &warn, &buffers);
     } else if (out_kind == DT_FILE_SAFETENSORS_INDEX) {
-        status = cli_usage("cast", "OUT: a sharded checkpoint is written as a folder; give the "
+        status = USAGE(r, "OUT: a sharded checkpoint is written as a folder; give the "
                                    "input's *.safetensors.index.json and a folder");
     } else {
         dt_outfile out, data;
@@ -1224,20 +1248,33 @@ int cli_cast_files(const cast_request *r)
         status = cast_one(r, r->in, r->out, in_kind, out_kind, &progress, &warn, &buffers, &out,
                           &data, &has_data, &bytes);
         /* The data file of external data only when it was used. */
-        if (status == CLI_OK && has_data && data.written == 0) {
+        if (status == JOB_OK && has_data && data.written == 0) {
             dt_outfile_abort(&data);
             has_data = 0;
         }
-        if (status == CLI_OK && has_data && dt_outfile_commit(&data, &err) != DTCAST_OK)
-            status = cli_fail("%s", err.message);
-        if (status == CLI_OK && dt_outfile_commit(&out, &err) != DTCAST_OK)
-            status = cli_fail("%s", err.message);
+        if (status == JOB_OK && has_data && dt_outfile_commit(&data, &err) != DTCAST_OK)
+            status = FAIL(r, "%s", err.message);
+        if (status == JOB_OK && dt_outfile_commit(&out, &err) != DTCAST_OK)
+            status = FAIL(r, "%s", err.message);
         dt_outfile_abort(&data);
         dt_outfile_abort(&out);
     }
     dt_stream_buffers_free(&buffers);
-    dt_progress_clear(&progress);
-    if (status == CLI_OK)
+    if (status == JOB_OK)
         print_warning(r, &warn);
     return status;
+}
+
+dtcast_status dt_cast_files(dt_cast_request *r, dt_io_error *err)
+{
+    dt_io_error local = DT_IO_ERROR_INIT;
+    r->err_out = err ? err : &local;
+    r->in_memory = 0;
+    int status = cast_files(r);
+    r->err_out = NULL;
+    if (status == JOB_IN_MEMORY) {
+        r->in_memory = 1;
+        return DTCAST_OK;
+    }
+    return job_status(status, err ? err : &local);
 }

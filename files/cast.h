@@ -1,0 +1,82 @@
+/* The cast job (docs/files.md, "The file layer as a library"): a tensor file (.npy, .pb, raw,
+ * .safetensors) into another type and format, streamed, or a sharded checkpoint's shards and
+ * index (in one step, or in steps: --shards, --index-only). Never prints: errors fill a
+ * dt_io_error, progress, warnings and --report text go through the hooks. */
+#ifndef DTCAST_FILES_CAST_H
+#define DTCAST_FILES_CAST_H
+
+#include "files/job.h"
+#include "files/tensor.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The conversion profile and its settings. */
+typedef enum dt_profile { DT_PROFILE_EXACT, DT_PROFILE_ONNX, DT_PROFILE_PYPTO } dt_profile;
+
+typedef struct dt_conversion {
+    dt_profile profile;
+    int opset;                   /* onnx */
+    dtcast_options options;      /* exact (and the fields the others share) */
+    int64_t saturate;            /* onnx */
+    const char *round_mode;      /* onnx, or NULL */
+    dtcast_pypto_mode cast_mode; /* pypto */
+} dt_conversion;
+
+/* How the input is read. */
+typedef struct dt_input {
+    dtcast_type from;    /* the type of raw data (and what a .npy holds), or DTCAST_UNDEFINED */
+    int format_raw;      /* read IN as raw data whatever its name */
+    int has_shape;       /* a shape was given (raw input; a reshape of others) */
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+} dt_input;
+
+typedef enum dt_external {
+    DT_EXTERNAL_AUTO,   /* a TensorProto over 2 GiB: external data */
+    DT_EXTERNAL_ALWAYS,
+    DT_EXTERNAL_NEVER
+} dt_external;
+
+/* A conversion error's text for the user, with the library's option field names replaced by
+ * what the user gave (the CLI's flags); returns message itself or buf. */
+typedef const char *(*dt_error_text_fn)(void *ctx, dtcast_status status, const char *message,
+                                        char *buf, size_t size);
+/* A hint for a name the user typed that is none of candidates (" (did you mean 'x'?)" or ""). */
+typedef const char *(*dt_suggest_fn)(void *ctx, const char *typed, const char *const *candidates,
+                                     size_t n, char *buf, size_t size);
+
+typedef struct dt_cast_request {
+    const char *in, *out;          /* "-": stdin / stdout */
+    dt_file_kind in_kind, out_kind; /* as the caller decided (out_kind: unused for an index) */
+    dtcast_type to;
+    dt_conversion conversion;
+    dt_input input;
+    int report;                    /* a dt_report per converted tensor, through hooks.report */
+    int watch;                     /* warn about finite values that became NaN or Inf */
+    dt_globs select, exclude;
+    dt_external external_data;
+    int float6_packed;             /* raw float6 input and output four in three bytes */
+    const char *shards;            /* convert only these shards (a list), write no index */
+    int index_only;                /* convert nothing: the index of the shards in OUT */
+    int raw_codes;                 /* cast the codes of scaled tensors as values */
+    /* For messages: */
+    const char *profile_label;     /* "exact", "onnx:25", "pypto" */
+    const char *to_flag;           /* how the user spelled --to */
+    dt_error_text_fn error_text;   /* NULL: the library's message as it is */
+    void *error_text_ctx;
+    dt_suggest_fn suggest;         /* NULL: no hint */
+    void *suggest_ctx;
+    dt_job_hooks hooks;
+    /* Set by the job: */
+    int single_output;             /* OUT holds one tensor */
+    int in_memory;                 /* DTCAST_OK without writing anything: IN holds strings,
+                                    * which the caller converts whole in memory */
+    dt_io_error *err_out;          /* where the job writes its error (while it runs) */
+} dt_cast_request;
+
+/* Converts r->in to r->out (every output a temporary file renamed at the end: nothing is left
+ * on error). Usage errors set err->usage. */
+dtcast_status dt_cast_files(dt_cast_request *r, dt_io_error *err);
+
+#endif /* DTCAST_FILES_CAST_H */

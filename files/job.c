@@ -1,0 +1,72 @@
+/* What the jobs share (job.h). */
+#include "files/job.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+int dt_glob_any(const dt_globs *g, const char *name)
+{
+    for (int i = 0; i < g->n; i++)
+        if (fnmatch(g->pattern[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+void dt_job_warn(const dt_job_hooks *h, const char *fmt, ...)
+{
+    if (!h || !h->warn)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    h->warn(h->warn_ctx, line);
+}
+
+void dt_job_report(const dt_job_hooks *h, const char *text)
+{
+    if (h && h->report)
+        h->report(h->report_ctx, text);
+}
+
+dtcast_status dt_job_fail(dt_io_error *err, int usage, dtcast_status status, const char *fmt, ...)
+{
+    if (!err)
+        return status;
+    char text[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    dt_io_fail(err, status, "%s", text);
+    err->usage = usage;
+    return status;
+}
+
+const char *dt_type_label(dtcast_type type, char *buf, size_t size)
+{
+    const char *name = dtcast_type_name(type);
+    if (name)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "type %d", (int)type);
+    return buf;
+}
+
+void dt_format_shape(char *buf, size_t size, int ndim, const int64_t *dims)
+{
+    if (ndim == 0) {
+        snprintf(buf, size, "scalar");
+        return;
+    }
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < ndim && at < size; i++) {
+        int n = snprintf(buf + at, size - at, "%s%lld", i ? "x" : "", (long long)dims[i]);
+        if (n < 0)
+            break;
+        at += (size_t)n;
+    }
+}
