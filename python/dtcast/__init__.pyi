@@ -31,6 +31,7 @@ class Status(enum.IntEnum):
 class Error(ValueError):
     status: Status
     index: int | None
+    result: dict[str, Any] | None
     def __init__(self, message: str, status: int = ..., index: int | None = ...) -> None: ...
 
 class Report:
@@ -144,3 +145,5 @@ def dequantize(codes: Any, scales: Any, scheme: str, *, axis: int = ...,
                single_level: bool = ..., ue8m0: bool = ..., threads: int = ...) -> npt.NDArray[Any]: ...
 def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                           to: _Type = ..., threads: int = ...) -> str: ...
+def inspect(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *,
+            strict: bool = ...) -> dict[str, Any]: ...

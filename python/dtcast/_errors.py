@@ -27,7 +27,10 @@ class Error(ValueError):
 
     ``str(e)`` is the library's message (it names the type, the element or the byte);
     ``e.status`` is a :class:`Status`; ``e.index`` is the element the error is about, or None.
+    ``e.result``: for :func:`dtcast.inspect`, the document of what could be read (else None).
     """
+
+    result = None
 
     def __init__(self, message, status=Status.INVALID_ARGUMENT, index=None):
         super().__init__(message)

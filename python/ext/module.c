@@ -22,6 +22,7 @@
 #include "parallel.h"
 #include "onnx_qdq.h"
 #include "py_quant.h"
+#include "py_inspect.h"
 
 #include <pthread.h>
 
@@ -868,6 +869,7 @@ static PyMethodDef methods[] = {
     {"onnx_dynamic", dtc_onnx_dynamic, METH_VARARGS,
      "onnx_dynamic(x, x_shape, threads) -> (bytearray, scale, zero_point)"},
     DTC_QUANT_METHODS
+    DTC_INSPECT_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "dtcast._core",
