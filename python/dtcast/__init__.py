@@ -18,6 +18,7 @@ ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
 - ``torch.cast``: torch tensors in and out (torch optional).
 - ``quantize``, ``dequantize``: scaled quantization (MX, NVFP4, block FP8, absmax);
   ``dequantize_checkpoint``: a quantized checkpoint into a plain one.
+- ``diff``: two tensor files or checkpoints compared tensor by tensor (``dtcast diff``).
 """
 
 from . import _core
@@ -32,6 +33,7 @@ from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
 from .files import dequantize_checkpoint  # noqa: E402
 from ._quant import quantize, dequantize, Quantized  # noqa: E402
+from ._diff import diff  # noqa: E402
 from . import onnx, pypto, safetensors, torch  # noqa: E402
 from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  # noqa: E402
 
@@ -42,5 +44,5 @@ __all__ = [
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
-    "quantize", "dequantize", "Quantized", "dequantize_checkpoint",
+    "quantize", "dequantize", "Quantized", "dequantize_checkpoint", "diff",
 ]
