@@ -304,3 +304,37 @@ def test_exit_status_and_errors(tmp_path, base):
             dtcast.diff(tmp_path / "a.npy", tmp_path / b)
     with pytest.raises(dtcast.Error):
         dtcast.diff(tmp_path / "a.npy", tmp_path / "a.npy", atol=-1)
+
+
+def test_edge_values(tmp_path):
+    """The vectorised pass against numpy where it must step aside: relative errors growing
+    along the tensor (a new largest error in many pieces), zeros in A with B nonzero, values
+    whose squares overflow, subnormals, NaN and Inf scattered, a tolerance."""
+    rng = np.random.default_rng(7)
+    n = 300_000
+    a = rng.standard_normal(n)
+    b = a * (1 + np.linspace(0, 1e-3, n) * rng.standard_normal(n))
+    a[::997] = 0
+    b[::1994] = 0.25
+    a[5000:5010] = 1e200
+    b[5000:5010] = 1e200 * (1 + 1e-9)
+    a[7000:7100] = 5e-320
+    b[7000:7100] = 7e-320
+    b[9000] = np.nan
+    a[9500] = np.inf
+    b[9500] = np.inf
+    a[12000] = -np.inf
+    b[200_000] = -np.inf
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    for threads in (1, 2):
+        for atol, rtol in ((0, 0), (1e-6, 1e-4)):
+            r = both(tmp_path / "a.npy", tmp_path / "b.npy", threads=threads, atol=atol,
+                     rtol=rtol)
+            check(r["tensors"][0], a, b, atol, rtol)
+    zeros = np.zeros(50_000, np.float32)
+    np.save(tmp_path / "z.npy", zeros)
+    np.save(tmp_path / "z2.npy", zeros)
+    r = both(tmp_path / "z.npy", tmp_path / "z2.npy")
+    check(r["tensors"][0], zeros, zeros)
+    assert r["ok"] and r["tensors"][0]["max_rel"] is None and r["tensors"][0]["max_abs"]
