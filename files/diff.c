@@ -632,7 +632,16 @@ static void piece_sse2(const double *x, const double *y, double rlo, double atol
     const __m128d vtiny = _mm_set1_pd(0x1p-900), vrlo = _mm_set1_pd(rlo);
     __m128d s1 = zero, s2 = zero, mx = zero, cand = zero;
     __m128i neq_n = _mm_setzero_si128(), nc_n = neq_n;
-    for (size_t i = 0; i < PIECE; i += 2) {
+    if (x == y) { /* B's values are A's: only the signal */
+        __m128d t1 = zero;
+        for (size_t i = 0; i < PIECE; i += 4) {
+            __m128d a = _mm_loadu_pd(x + i), c = _mm_loadu_pd(x + i + 2);
+            s1 = _mm_add_pd(s1, _mm_mul_pd(a, a));
+            t1 = _mm_add_pd(t1, _mm_mul_pd(c, c));
+        }
+        s1 = _mm_add_pd(s1, t1);
+    }
+    for (size_t i = 0; x != y && i < PIECE; i += 2) {
         __m128d a = _mm_loadu_pd(x + i), b = _mm_loadu_pd(y + i);
         __m128d fa = _mm_and_pd(a, absmask);
         __m128d d = _mm_and_pd(_mm_sub_pd(b, a), absmask);
@@ -673,7 +682,16 @@ __attribute__((target("avx2"))) static void piece_avx2(const double *x, const do
     const __m256d vtiny = _mm256_set1_pd(0x1p-900), vrlo = _mm256_set1_pd(rlo);
     __m256d s1 = zero, s2 = zero, mx = zero, cand = zero;
     __m256i neq_n = _mm256_setzero_si256(), nc_n = neq_n;
-    for (size_t i = 0; i < PIECE; i += 4) {
+    if (x == y) { /* B's values are A's: only the signal */
+        __m256d t1 = zero;
+        for (size_t i = 0; i < PIECE; i += 8) {
+            __m256d a = _mm256_loadu_pd(x + i), c = _mm256_loadu_pd(x + i + 4);
+            s1 = _mm256_add_pd(s1, _mm256_mul_pd(a, a));
+            t1 = _mm256_add_pd(t1, _mm256_mul_pd(c, c));
+        }
+        s1 = _mm256_add_pd(s1, t1);
+    }
+    for (size_t i = 0; x != y && i < PIECE; i += 4) {
         __m256d a = _mm256_loadu_pd(x + i), b = _mm256_loadu_pd(y + i);
         __m256d fa = _mm256_and_pd(a, absmask);
         __m256d d = _mm256_and_pd(_mm256_sub_pd(b, a), absmask);

@@ -166,6 +166,16 @@ def test_npy_identical_and_tolerance(tmp_path, base):
     np.save(tmp_path / "c.npy", base)
     r = both(tmp_path / "a.npy", tmp_path / "c.npy")
     assert r["ok"] and r["tensors"][0]["identical"] and r["tensors"][0]["sqnr_db"] == np.inf
+    n = base.copy()  # identical bytes with NaN and Inf: B's values are taken as A's
+    n[0, 5] = np.nan
+    n[900, 3] = np.inf
+    n[999, 1] = -np.inf
+    n[:, 600] = 0
+    np.save(tmp_path / "n.npy", n)
+    np.save(tmp_path / "n2.npy", n)
+    r = both(tmp_path / "n.npy", tmp_path / "n2.npy", threads=2)
+    check(r["tensors"][0], n, n)
+    assert r["ok"] and r["tensors"][0]["identical"]
     b = base * np.float32(1 + 2 ** -20)
     np.save(tmp_path / "b.npy", b)
     for atol, rtol in ((0, 0), (0, 1e-7), (0, 1e-6), (1e-7, 0), (1e-6, 1e-8)):
