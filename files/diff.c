@@ -71,9 +71,15 @@ static dtcast_status prefixed(dt_io_error *err, dtcast_status st, const char *pa
 {
     char msg[sizeof err->message];
     snprintf(msg, sizeof msg, "%s", err->message);
+    int64_t offset = err->offset;
     if (tensor)
-        return dt_io_fail(err, st, "%s: tensor '%s': %s", path, tensor, msg);
-    return dt_io_fail(err, st, "%s: %s", path, msg);
+        dt_io_fail(err, st, "%s: tensor '%s': %s", path, tensor, msg);
+    else
+        dt_io_fail(err, st, "%s: %s", path, msg);
+    snprintf(err->file, sizeof err->file, "%s", path);
+    snprintf(err->tensor, sizeof err->tensor, "%s", tensor ? tensor : "");
+    err->offset = offset;
+    return st;
 }
 
 static int is_complex(dtcast_type type)
