@@ -23,6 +23,7 @@ static const subcommand subcommands[] = {
     {"quantize", cmd_quantize, "quantize a checkpoint's weights (fp8-block, mxfp4, nvfp4, ...)"},
     {"dequantize", cmd_dequantize, "dequantize a quantized checkpoint into a plain one"},
     {"inspect", cmd_inspect, "list a tensor file's or checkpoint's tensors from its headers"},
+    {"diff", cmd_diff, "compare two tensor files or checkpoints tensor by tensor"},
 };
 
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
@@ -54,6 +55,7 @@ static void print_help(void)
            "  dtcast promote --rules torch int32 py:float\n"
            "  dtcast dequantize DeepSeek-V3/ DeepSeek-V3-bf16/\n"
            "  dtcast inspect model.safetensors.index.json\n"
+           "  dtcast diff model-f32.safetensors model-bf16.safetensors\n"
            "\n"
            "Run 'dtcast <command> --help' for the options of a command.\n");
 }

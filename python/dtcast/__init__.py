@@ -20,6 +20,7 @@ ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
   ``dequantize_checkpoint``: a quantized checkpoint into a plain one.
 - ``inspect``: a file's or checkpoint's tensors, offsets, quantized layouts and problems,
   from its headers alone.
+- ``diff``: two tensor files or checkpoints compared tensor by tensor (``dtcast diff``).
 """
 
 from . import _core
@@ -35,6 +36,7 @@ from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: 
 from .files import dequantize_checkpoint  # noqa: E402
 from ._quant import quantize, dequantize, Quantized  # noqa: E402
 from ._inspect import inspect  # noqa: E402
+from ._diff import diff  # noqa: E402
 from . import onnx, pypto, safetensors, torch  # noqa: E402
 from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  # noqa: E402
 
@@ -45,5 +47,5 @@ __all__ = [
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
-    "quantize", "dequantize", "Quantized", "dequantize_checkpoint", "inspect",
+    "quantize", "dequantize", "Quantized", "dequantize_checkpoint", "inspect", "diff",
 ]

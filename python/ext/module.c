@@ -18,6 +18,7 @@
 #include <Python.h>
 
 #include "dtcast.h"
+#include "files/diff.h"
 #include "files/report.h"
 #include "parallel.h"
 #include "onnx_qdq.h"
@@ -846,6 +847,58 @@ static PyObject *promote(PyObject *self, PyObject *args)
     return PyLong_FromLong((long)r);
 }
 
+/* diff(a, b, atol, rtol, no_dequantize, threads) -> JSON text of files/diff.c's result (the
+ * same text as `dtcast diff --json`), the comparison run with the GIL released. */
+static PyObject *dtc_diff(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *pa, *pb;
+    double atol, rtol;
+    int raw;
+    unsigned int threads;
+    if (!PyArg_ParseTuple(args, "O&O&ddpI", PyUnicode_FSConverter, &pa, PyUnicode_FSConverter,
+                          &pb, &atol, &rtol, &raw, &threads))
+        return NULL;
+    dt_diff_options o;
+    dt_diff_options_init(&o);
+    o.atol = atol;
+    o.rtol = rtol;
+    o.no_dequantize = raw;
+    o.threads = threads;
+    dt_diff_result r;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status s;
+    const char *a = PyBytes_AsString(pa), *b = PyBytes_AsString(pb);
+    if (!a || !b) {
+        Py_DECREF(pa);
+        Py_DECREF(pb);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    s = dt_diff_run(a, b, &o, &r, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(pa);
+    Py_DECREF(pb);
+    if (s != DTCAST_OK) {
+        dtcast_error e;
+        e.status = s;
+        e.index = (size_t)-1;
+        size_t n = strlen(err.message);
+        if (n >= sizeof e.message)
+            n = sizeof e.message - 1;
+        memcpy(e.message, err.message, n);
+        e.message[n] = 0;
+        return raise_error(&e);
+    }
+    char *text = dt_diff_json(&r);
+    dt_diff_result_free(&r);
+    if (!text)
+        return PyErr_NoMemory();
+    PyObject *out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict");
+    free(text);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"_set_error_class", set_error_class, METH_O, "Sets the exception raised on errors."},
     {"convert", convert, METH_VARARGS,
@@ -857,6 +910,7 @@ static PyMethodDef methods[] = {
      "onnx_options(to, src_type, opset, saturate, round_mode, base) -> options"},
     {"pypto_options", pypto_options, METH_VARARGS,
      "pypto_options(dst_type, src_type, mode, shape, base) -> options"},
+    {"diff", dtc_diff, METH_VARARGS, "diff(a, b, atol, rtol, no_dequantize, threads) -> json"},
     {"bitcast", bitcast, METH_VARARGS, "bitcast(src, src_type, dst, dst_type, count) -> None"},
     {"type_list", type_list, METH_NOARGS, "type_list() -> [(code, name, onnx_name)]"},
     {"type_from_name", type_from_name, METH_VARARGS, "type_from_name(name) -> code"},
