@@ -93,6 +93,8 @@ typedef struct src_tensor {
     const uint8_t *mem; /* ... or here (dtcast layout) */
     uint64_t offset, file_bytes;
     dt_layout layout;
+    int open_ended;    /* raw data from a pipe to raw output: as many elements as the pipe holds
+                        * (count and file_bytes 0 until then) */
 } src_tensor;
 
 typedef struct source {
@@ -245,6 +247,34 @@ static int open_npy(source *s, const dt_cast_request *r)
     return JOB_OK;
 }
 
+/* A pipe whose length must be known first is copied to an unlinked temporary file: in OUT's
+ * folder (where the output's own temporary file is, so the disk is the one that takes the
+ * output anyway), or in $TMPDIR (default /tmp) when OUT is stdout. */
+static int spool_input(source *s, const dt_cast_request *r)
+{
+    if (s->file.seekable)
+        return JOB_OK;
+    const char *out = r->out ? r->out : "-";
+    char *dir = NULL;
+    if (strcmp(out, "-") == 0) {
+        const char *tmp = getenv("TMPDIR");
+        dir = strdup(tmp && tmp[0] ? tmp : "/tmp");
+    } else {
+        const char *slash = strrchr(out, '/');
+        size_t n = !slash ? 1 : slash == out ? 1 : (size_t)(slash - out);
+        if ((dir = malloc(n + 1)) != NULL) {
+            memcpy(dir, slash ? out : ".", n);
+            dir[n] = '\0';
+        }
+    }
+    if (!dir)
+        return FAIL(r, "out of memory");
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_infile_spool(&s->file, dir, &err);
+    free(dir);
+    return st == DTCAST_OK ? JOB_OK : fail_io(s, &err);
+}
+
 /* External data lives beside the .pb: a relative path that stays inside its folder. */
 static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
 {
@@ -283,15 +313,13 @@ static int open_pb(source *s, const dt_cast_request *r)
     dt_io_error err = DT_IO_ERROR_INIT;
     const uint8_t *buf = NULL;
     size_t len = 0;
-    uint8_t *whole = NULL;
     dtcast_status st;
-    /* A file is mapped and only its field keys are read; a pipe is read whole (< 2 GiB). */
-    if (s->file.seekable) {
-        st = dt_infile_map(&s->file, &buf, &len, &err);
-    } else {
-        st = dt_infile_slurp(&s->file, &whole, &len, &err);
-        buf = whole;
-    }
+    /* A file is mapped and only its field keys are read; a pipe is spooled to a temporary
+     * file first (its fields may come in any order) and read as one. */
+    if (spool_input(s, r) != JOB_OK)
+        return JOB_FAIL;
+    const int piped = s->file.spooled;
+    st = dt_infile_map(&s->file, &buf, &len, &err);
     dt_pb_info info;
     memset(&info, 0, sizeof info);
     if (st == DTCAST_OK)
@@ -299,7 +327,6 @@ static int open_pb(source *s, const dt_cast_request *r)
     if (st == DTCAST_OK && r->input.from != DTCAST_UNDEFINED &&
         r->input.from != info.type) {
         char a[32], b[32];
-        free(whole);
         dt_pb_info_free(&info);
         return FAIL(r, "%s holds %s data, but --from says %s", s->shown,
                         dt_type_label(info.type, a, sizeof a),
@@ -309,14 +336,14 @@ static int open_pb(source *s, const dt_cast_request *r)
     if (st != DTCAST_OK) {
         status = fail_io(s, &err);
     } else if (info.type == DTCAST_STRING) {
-        status = whole ? FAIL(r, "%s: string tensors are converted whole: give a file, not a "
+        status = piped ? FAIL(r, "%s: string tensors are converted whole: give a file, not a "
                                   "pipe",
                                   s->shown)
                        : JOB_IN_MEMORY;
-    } else if (info.where == DT_PB_TYPED || whole) {
-        if (info.where == DT_PB_EXTERNAL)
-            status = FAIL(r, "%s: external data is read from a file, not a pipe", s->shown);
-        else if (dt_pb_parse(buf, len, &s->mem, &err) != DTCAST_OK)
+    } else if (info.where == DT_PB_EXTERNAL && piped) {
+        status = FAIL(r, "%s: external data is read from a file, not a pipe", s->shown);
+    } else if (info.where == DT_PB_TYPED) {
+        if (dt_pb_parse(buf, len, &s->mem, &err) != DTCAST_OK)
             status = fail_io(s, &err);
         else
             status = use_memory(s, info.name);
@@ -340,7 +367,6 @@ static int open_pb(source *s, const dt_cast_request *r)
                 status = open_external(s, &info, t);
         }
     }
-    free(whole);
     dt_pb_info_free(&info);
     return status;
 }
@@ -404,22 +430,25 @@ static int open_raw(source *s, const dt_cast_request *r)
                             (unsigned long long)t->file_bytes);
         return JOB_OK;
     }
-    if (!s->file.seekable) { /* a pipe without --shape: its length is known at its end */
-        uint8_t *all = NULL;
-        size_t len = 0;
-        dt_io_error err = DT_IO_ERROR_INIT;
-        if (dt_infile_slurp(&s->file, &all, &len, &err) != DTCAST_OK)
-            return FAIL(r, "%s", err.message);
-        s->mem.data = all;
-        s->mem.nbytes = len;
-        t->mem = all;
-        t->file = NULL;
-        s->file.size = len;
+    /* A pipe without --shape: its length is known at its end. Raw output needs no count
+     * first, so the elements stream through; the other outputs write the shape before the
+     * data, so the pipe is spooled to a temporary file and read as one. */
+    if (!s->file.seekable && r->out_kind == DT_FILE_RAW) {
+        int64_t none = 0;
+        set_shape(t, 1, &none, 0);
+        t->open_ended = 1;
+        return JOB_OK;
     }
+    if (spool_input(s, r) != JOB_OK)
+        return JOB_FAIL;
     uint64_t size = s->file.size;
-    if (stride >= 8 && size % (stride / 8))
-        return FAIL(r, "%s: %llu bytes is not a whole number of %s elements (%u bytes each)",
-                        s->shown, (unsigned long long)size, tname, stride / 8);
+    if (stride >= 8 && size % (stride / 8)) {
+        FAIL(r, "%s: %llu bytes is not a whole number of %s elements (%u bytes each): the "
+                "last one is cut short at byte %llu",
+             s->shown, (unsigned long long)size, tname, stride / 8,
+             (unsigned long long)(size - size % (stride / 8)));
+        return failed_at(JOB_FAIL, r->err_out, s->shown, NULL);
+    }
     uint64_t count = stride >= 8 ? size / (stride / 8) : size * (8 / stride);
     if (packed6) /* every whole 6 bits: ceil(6n/8) bytes hold n elements for two n, the larger */
         count = size / 3 * 4 + size % 3 * 8 / 6;
@@ -645,10 +674,15 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         .observe_ctx = &o,
         .progress = j->progress,
         .buffers = j->buffers,
+        .open_ended = t->open_ended,
     };
     dtcast_status st = dt_stream_run(&sj, out, &err);
     int status = JOB_OK;
-    if (st != DTCAST_OK) {
+    if (st != DTCAST_OK && t->open_ended && strncmp(err.message, j->s->shown,
+                                                    strlen(j->s->shown)) == 0) {
+        status = FAIL(r, "%s", err.message); /* the input's own length */
+        failed_at(status, r->err_out, j->s->shown, NULL);
+    } else if (st != DTCAST_OK) {
         char a[32], b[32];
         status = convert ? FAIL(r, "%s: cannot cast %s to %s: %s", what,
                                     dt_type_label(t->type, a, sizeof a),
@@ -698,6 +732,27 @@ static int single_tensor(job *j, const src_tensor **t)
                      "%s holds %zu tensors, and %s holds one: choose it with --select NAME, or "
                      "write .safetensors",
                      j->s->shown, found, r->out);
+}
+
+/* A pipe read for a length known up front (a .npy header, --shape) must end there, as a file
+ * of another size is refused. */
+static int pipe_ends(job *j, const src_tensor *t)
+{
+    dt_infile *f = t->file;
+    if (!f || f->seekable || t->open_ended)
+        return JOB_OK;
+    uint8_t more;
+    size_t got = 0;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (dt_infile_peek(f, &more, 1, &got, &err) != DTCAST_OK)
+        return fail_io(j->s, &err);
+    if (got == 0)
+        return JOB_OK;
+    FAIL(j->r, "%s: the data goes on after the %llu bytes %s gives (byte %llu is one too many)",
+         j->s->shown, (unsigned long long)t->file_bytes,
+         j->s->kind == DT_FILE_RAW ? "--shape" : "the header", (unsigned long long)f->pos);
+    j->r->err_out->offset = (int64_t)f->pos;
+    return failed_at(JOB_FAIL, j->r->err_out, j->s->shown, NULL);
 }
 
 /* .npy, .pb and raw outputs: one tensor. */
@@ -752,7 +807,9 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
     free(head);
     if (st != DTCAST_OK)
         return FAIL(r, "%s: %s", r->out, err.message);
-    return run_tensor(j, t, 1, dst, payload, NULL);
+    if (run_tensor(j, t, 1, dst, payload, NULL) != JOB_OK)
+        return JOB_FAIL;
+    return pipe_ends(j, t);
 }
 
 /* Output tensor `item` (= source tensor item) of a safetensors output. */

@@ -221,6 +221,72 @@ dtcast_status dt_infile_slurp(dt_infile *f, uint8_t **buf, size_t *len, dt_io_er
     return DTCAST_OK;
 }
 
+dtcast_status dt_infile_spool(dt_infile *f, const char *dir, dt_io_error *err)
+{
+    if (f->seekable)
+        return DTCAST_OK;
+    if (f->pos != 0)
+        return dt_io_fail(err, DTCAST_ERR_IO, "%s: a pipe is spooled before it is read",
+                          f->shown);
+    size_t size = strlen(dir) + 32;
+    char *name = malloc(size);
+    uint8_t *buf = malloc((size_t)1 << 20);
+    if (!name || !buf) {
+        free(name);
+        free(buf);
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    snprintf(name, size, "%s/.dtcast-spool-XXXXXX", dir);
+    int fd = mkstemp(name);
+    if (fd < 0) {
+        dtcast_status st = dt_io_fail(err, DTCAST_ERR_IO,
+                                      "%s: cannot create a temporary file in '%s' to hold the "
+                                      "pipe: %s",
+                                      f->shown, dir, strerror(errno));
+        free(name);
+        free(buf);
+        return st;
+    }
+    unlink(name); /* gone from the folder now; its space is freed when fd is closed */
+    free(name);
+    dtcast_status st = DTCAST_OK;
+    uint64_t total = 0;
+    while (st == DTCAST_OK && !f->at_eof) {
+        size_t got = 0;
+        st = dt_infile_read_some(f, buf, (size_t)1 << 20, &got, err);
+        for (size_t done = 0; st == DTCAST_OK && done < got;) {
+            ssize_t n = write(fd, buf + done, got - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                st = dt_io_fail(err, DTCAST_ERR_IO,
+                                "%s: cannot copy the pipe to a temporary file in '%s' at byte "
+                                "%llu: %s",
+                                f->shown, dir, (unsigned long long)(total + done),
+                                n < 0 ? strerror(errno) : "no progress");
+            else
+                done += (size_t)n;
+        }
+        total += got;
+    }
+    free(buf);
+    if (st != DTCAST_OK) {
+        close(fd);
+        return st;
+    }
+    if (f->fd > STDIN_FILENO)
+        close(f->fd);
+    f->fd = fd;
+    f->seekable = 1;
+    f->spooled = 1;
+    f->size = total;
+    f->pos = 0;
+    f->at_eof = 0;
+    f->npeeked = 0;
+    (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return DTCAST_OK;
+}
+
 /* ---- output ------------------------------------------------------------------------------ */
 
 /* Creates "<path>.tmp<pid>.<n>" exclusively; open() with 0666 lets the umask choose the mode, as

@@ -20,6 +20,7 @@ typedef struct dt_infile {
     size_t npeeked;
     const uint8_t *map; /* dt_infile_map: the whole file, read-only */
     size_t map_len;
+    int spooled;      /* a pipe copied to an unlinked temporary file (dt_infile_spool) */
 } dt_infile;
 
 dtcast_status dt_infile_open(dt_infile *f, const char *path, dt_io_error *err);
@@ -37,6 +38,12 @@ dtcast_status dt_infile_peek(dt_infile *f, void *buf, size_t len, size_t *got, d
 /* Maps a seekable file read-only (for parsing headers: only the pages touched are read). The
  * mapping lives until dt_infile_close. An empty file maps to a non-NULL empty buffer. */
 dtcast_status dt_infile_map(dt_infile *f, const uint8_t **buf, size_t *len, dt_io_error *err);
+/* Copies a pipe, before any byte of it is consumed (peeked bytes are kept), to a temporary file
+ * created in the folder dir and unlinked at once, and reads that file from then on: seekable,
+ * size known, fd its own (the disk space goes when the file is closed, whatever happens). Memory:
+ * one 1 MiB buffer. A regular file is left as it is. Errors name the input, the folder and the
+ * byte offset (a full disk). */
+dtcast_status dt_infile_spool(dt_infile *f, const char *dir, dt_io_error *err);
 /* Reads a whole pipe (or file) into memory: for formats that cannot be streamed from a pipe. */
 dtcast_status dt_infile_slurp(dt_infile *f, uint8_t **buf, size_t *len, dt_io_error *err);
 

@@ -173,7 +173,9 @@ static dtcast_status convert_one(const dt_stream_job *job, block_set *b, uint64_
 {
     uint64_t out_bytes = 0;
     dt_layout_bytes(&job->dst, n, &out_bytes);
-    dtcast_status st = read_source(job, at, b->file_in, (size_t)in_bytes, err);
+    /* open_ended: the block was read already (read_open_ended) */
+    dtcast_status st = job->open_ended ? DTCAST_OK
+                                       : read_source(job, at, b->file_in, (size_t)in_bytes, err);
     if (st == DTCAST_OK && !src_native)
         st = dt_layout_load(&job->src, b->src, b->file_in, n, first, err);
     if (st == DTCAST_OK && job->convert) {
@@ -204,12 +206,45 @@ static dtcast_status convert_one(const dt_stream_job *job, block_set *b, uint64_
     return DTCAST_OK;
 }
 
+/* open_ended: reads up to max elements of the pipe into buf; *n receives how many, *in_bytes
+ * their bytes (fewer than max only at the end of the pipe, 0 at its end). */
+static dtcast_status read_open_ended(const dt_stream_job *job, uint64_t at, uint8_t *buf,
+                                     size_t max, size_t *n, uint64_t *in_bytes, dt_io_error *err)
+{
+    uint64_t want = 0;
+    dt_layout_bytes(&job->src, max, &want);
+    size_t got = 0;
+    dtcast_status st = dt_infile_read_some(job->in, buf, (size_t)want, &got, err);
+    if (st != DTCAST_OK)
+        return st;
+    *in_bytes = got;
+    if (got == want) {
+        *n = max;
+        return DTCAST_OK;
+    }
+    unsigned stride = dt_stride_bits(job->src.type);
+    if (job->src.store == DT_STORE_F6_PACKED) /* the most whole 6-bit elements in the bytes */
+        *n = got / 3 * 4 + got % 3 * 8 / 6;
+    else if (stride < 8)
+        *n = got * (8 / stride);
+    else if (got % (stride / 8) == 0)
+        *n = got / (stride / 8);
+    else
+        return dt_io_at(dt_io_fail(err, DTCAST_ERR_BAD_FILE,
+                                   "%s: %llu bytes is not a whole number of %s elements (%u "
+                                   "bytes each): the last one is cut short",
+                                   job->in->shown, (unsigned long long)(at + got),
+                                   dtcast_type_name(job->src.type), stride / 8),
+                        err, (size_t)(at + got - got % (stride / 8)));
+    return DTCAST_OK;
+}
+
 dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_error *err)
 {
     size_t per = block_elements(job);
     int src_native = dt_layout_is_native(&job->src), dst_native = dt_layout_is_native(&job->dst);
     /* One block: no thread. More: two buffer sets and the writer thread. */
-    int sets = job->count > per ? 2 : 1;
+    int sets = job->count > per || job->open_ended ? 2 : 1;
     dt_stream_buffers own = {{{NULL}}}, *bufs = job->buffers ? job->buffers : &own;
     block_set b[2];
     memset(b, 0, sizeof b);
@@ -221,14 +256,21 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
     int threaded = st == DTCAST_OK && sets == 2 && writer_start(&w, out);
     uint64_t at = job->offset;
     int k = 0;
-    for (uint64_t first = 0; st == DTCAST_OK && first < job->count; k ^= sets - 1) {
+    uint64_t first = 0;
+    for (; st == DTCAST_OK && (job->open_ended || first < job->count); k ^= sets - 1) {
         size_t n = job->count - first < per ? (size_t)(job->count - first) : per;
         const uint8_t *block = NULL;
         size_t len = 0;
         /* Set k was last written two blocks ago: the writer finished it before taking the
          * block after it (writer_submit waits for that). */
         uint64_t in_bytes = 0;
-        dt_layout_bytes(&job->src, n, &in_bytes);
+        if (job->open_ended) {
+            st = read_open_ended(job, at, b[k].file_in, per, &n, &in_bytes, err);
+            if (st != DTCAST_OK || n == 0)
+                break;
+        } else {
+            dt_layout_bytes(&job->src, n, &in_bytes);
+        }
         st = convert_one(job, &b[k], at, in_bytes, first, n, src_native, dst_native, &block, &len,
                          err);
         if (st == DTCAST_OK)
@@ -236,7 +278,11 @@ dtcast_status dt_stream_run(const dt_stream_job *job, dt_outfile *out, dt_io_err
                           : dt_outfile_write(out, block, len, err);
         at += in_bytes;
         first += n;
+        if (job->open_ended && n < per)
+            break; /* the pipe ended */
     }
+    if (job->counted)
+        *job->counted = first;
     if (threaded) {
         dt_io_error werr = DT_IO_ERROR_INIT;
         dtcast_status wst = writer_wait(&w, &werr);

@@ -38,6 +38,10 @@ typedef struct dt_stream_job {
     void *observe_ctx;
     dt_progress *progress;  /* optional: advanced by the source bytes of each block */
     dt_stream_buffers *buffers; /* optional: reused block buffers */
+    int open_ended;         /* count unknown: the elements run to the end of `in` (a pipe of raw
+                             * data, read forward from where it is); count is ignored. Input
+                             * that ends inside an element is a BAD_FILE error naming the byte */
+    uint64_t *counted;      /* open_ended (optional): receives the elements converted */
 } dt_stream_job;
 
 /* Runs the job, writing to out. Errors name the element or byte. */

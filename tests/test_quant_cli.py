@@ -12,6 +12,8 @@ folder around the tensors: quantization_config removed from config.json, the ind
 and total_size, tokenizer files copied. `dtcast quantize` round trips: its layout (names, dtypes,
 shapes), the quantization_config it writes, block-FP8 codes and scales equal to numpy's `hf`
 variant, and dequantize(quantize(x)) close to x. Bad input fails naming the tensor, OUT untouched.
+`dtcast cast` refuses every layout and naming (hand-built, and as each scheme writes it), --select
+of any part too; --raw-codes and --select/--exclude of unscaled tensors still cast.
 Prints PASS/FAIL lines; exits nonzero on a failure.
 """
 import json
@@ -542,6 +544,172 @@ def test_quantize(tmp, rng):
           "quantize: a quantized input is refused", err)
 
 
+# ---- the cast refusal on every layout and naming ------------------------------------------------
+
+PLAIN = "model.norm.weight"  # an unscaled F32 tensor beside the groups
+
+
+def refusal_cases(rng):
+    """(label, {name: (dtype, shape, array)}, codes name, [companions]) for every layout and
+    naming the recognizer takes (files/quant_layout.h), built by hand."""
+    N, K = 8, 64
+    L = "model.layers.0.mlp.down_proj."
+    E = "model.layers.0.mlp.experts."
+    f32 = lambda *shape: (2.0 ** rng.uniform(-8, -2, shape)).astype(np.float32)
+    u8 = lambda *shape: rng.integers(0, 256, shape, dtype=np.uint8)
+    e8m0 = lambda *shape: rng.integers(110, 130, shape, dtype=np.uint8)
+    cases = [
+        ("fp8-block 2-D", {L + "weight": ("F8_E4M3", [N, K], rand_codes(rng, (N, K))),
+                           L + "weight_scale_inv": ("F32", [1, 1], f32(1, 1))},
+         L + "weight", [L + "weight_scale_inv"]),
+        ("fp8-block expert stack", {E + "w.weight": ("F8_E4M3", [2, N, K], rand_codes(rng, (2, N, K))),
+                                    E + "w.weight_scale_inv": ("F32", [2, 1, 1], f32(2, 1, 1))},
+         E + "w.weight", [E + "w.weight_scale_inv"]),
+        ("mxfp4 gpt-oss U8 scales", {E + "gate_up_proj_blocks": ("U8", [2, N, 2, 16], u8(2, N, 2, 16)),
+                                     E + "gate_up_proj_scales": ("U8", [2, N, 2], e8m0(2, N, 2))},
+         E + "gate_up_proj_blocks", [E + "gate_up_proj_scales"]),
+        ("mxfp4 gpt-oss F8_E8M0 scales", {E + "down_proj_blocks": ("U8", [N, 2, 16], u8(N, 2, 16)),
+                                          E + "down_proj_scales": ("F8_E8M0", [N, 2], e8m0(N, 2))},
+         E + "down_proj_blocks", [E + "down_proj_scales"]),
+    ]
+    for dt, nbytes in (("F8_E4M3", K), ("F8_E5M2", K), ("F6_E2M3", K * 3 // 4),
+                       ("F6_E3M2", K * 3 // 4), ("F4", K // 2), ("I8", K)):
+        cases.append(("mx %s" % dt, {L + "weight": (dt, [N, K], u8(N, nbytes) & 0x3F
+                                                    if dt.startswith("F8") else u8(N, nbytes)),
+                                     L + "weight_scale": ("F8_E8M0", [N, K // 32], e8m0(N, K // 32))},
+                      L + "weight", [L + "weight_scale"]))
+    sc = rand_codes(rng, (N, K // 16)) & 0x7F
+    for shape2 in ([], [1]):
+        cases.append(("nvfp4 ModelOpt, weight_scale_2 %s" % shape2,
+                      {L + "weight": ("U8", [N, K // 2], u8(N, K // 2)),
+                       L + "weight_scale": ("F8_E4M3", [N, K // 16], sc),
+                       L + "weight_scale_2": ("F32", shape2, np.array(np.float32(0.01)).reshape(shape2)),
+                       L + "input_scale": ("F32", [], np.array(np.float32(0.5)))},
+                      L + "weight", [L + "weight_scale", L + "weight_scale_2", L + "input_scale"]))
+    cases.append(("nvfp4 compressed-tensors", {
+        L + "weight_packed": ("U8", [N, K // 2], u8(N, K // 2)),
+        L + "weight_scale": ("F8_E4M3", [N, K // 16], sc),
+        L + "weight_global_scale": ("F32", [1], np.array([np.float32(300)])),
+        L + "input_global_scale": ("F32", [1], np.array([np.float32(300)]))},
+        L + "weight_packed", [L + "weight_scale", L + "weight_global_scale", L + "input_global_scale"]))
+    for codes_dt, sdt, sshape, what in (("F8_E4M3", "F32", [1], "per tensor"),
+                                        ("I8", "F16", [1], "per tensor"),
+                                        ("I8", "BF16", [N, 1], "per channel"),
+                                        ("F8_E4M3", "F32", [N, 1], "per channel"),
+                                        ("F8_E4M3", "F16", [N, 2], "groups"),
+                                        ("I8", "F32", [N, 4], "groups")):
+        s = f32(*sshape)
+        s = (bf16_bits(s) if sdt == "BF16" else s.astype(np.float16) if sdt == "F16" else s)
+        cases.append(("absmax %s %s, %s scale" % (codes_dt, what, sdt),
+                      {L + "weight": (codes_dt, [N, K], rand_codes(rng, (N, K))),
+                       L + "weight_scale": (sdt, sshape, s)},
+                      L + "weight", [L + "weight_scale"]))
+    for with_shape in (False, True):
+        t = {L + "weight_packed": ("U8", [N, K // 2], u8(N, K // 2)),
+             L + "weight_scale": ("BF16", [N, 2], bf16_bits(f32(N, 2)))}
+        parts = [L + "weight_scale"]
+        if with_shape:
+            t[L + "weight_shape"] = ("I64", [2], np.array([N, K], dtype=np.int64))
+            parts.append(L + "weight_shape")
+        cases.append(("int4-group%s" % (" with weight_shape" if with_shape else ""), t,
+                      L + "weight_packed", parts))
+    return cases
+
+
+def refusal_checks(label, src, codes, parts, tmp, plain=True):
+    """cast refuses the group (all tensors; --select of each part), naming the codes, their
+    scale and dequantize, writing nothing; --raw-codes casts the codes as a plain cast of them
+    alone does; --select/--exclude of only the unscaled tensor work."""
+    dst = os.path.join(tmp, "refuse.safetensors")
+    st, out, err = run("cast", "-q", "--to", "bfloat16", src, dst)
+    one = err.strip().splitlines()
+    check(st == 1 and len(one) == 1 and "tensor '%s'" % codes in err and
+          "scaled by '%s'" % parts[0] in err and "'dtcast dequantize'" in err and
+          "--raw-codes" in err and not os.path.exists(dst), label + ": cast refuses it", err)
+    for part in parts:
+        st, out, err = run("cast", "-q", "--select", part, "--to", "bfloat16", src, dst)
+        check(st == 1 and "tensor '%s'" % codes in err and not os.path.exists(dst),
+              label + ": cast --select %s refuses it" % part.rsplit(".", 1)[-1], err)
+    if not plain:
+        return
+    st, out, err = run("cast", "-q", "--raw-codes", "--to", "bfloat16", src, dst)
+    raw = read(dst) if st == 0 else {}
+    alone = os.path.join(tmp, "alone.safetensors")
+    tensors = read(src)
+    ref.write(alone, {n: tensors[n] for n in (codes, PLAIN)}, {"format": "pt"})
+    dst2 = os.path.join(tmp, "alone-bf16.safetensors")
+    st2, out, err2 = run("cast", "-q", "--to", "bfloat16", alone, dst2)
+    plain_cast = read(dst2) if st2 == 0 else {}
+    check(st == 0 and st2 == 0 and codes in raw and raw.get(codes) == plain_cast.get(codes) and
+          raw.get(PLAIN) == plain_cast.get(PLAIN) and all(raw.get(p) is not None for p in parts),
+          label + ": --raw-codes casts the codes as a plain cast of them alone", err + err2)
+    c = tensors[codes]
+    if c[0] == "F8_E4M3":
+        want = bf16_bits(E4M3[np.frombuffer(c[2], np.uint8)])
+        check(raw.get(codes, ("", [], b""))[2] == want.tobytes(),
+              label + ": --raw-codes: bfloat16 of the e4m3 codes (numpy)")
+    elif c[0] in ("U8", "I8"):  # a checkpoint's integer tensors are copied, not converted
+        check(raw.get(codes) == c, label + ": --raw-codes: the %s codes copied as they are" % c[0])
+    norm = np.frombuffer(tensors[PLAIN][2], np.float32)
+    for how in (("--select", PLAIN), ("--exclude", "model.layers.*")):
+        st, out, err = run("cast", "-q", *how, "--to", "bfloat16", src, dst)
+        got = read(dst) if st == 0 else {}
+        check(st == 0 and got.get(PLAIN, ("",))[0] == "BF16" and
+              got[PLAIN][2] == bf16_bits(norm).tobytes() and
+              all(got.get(n) == tensors[n] for n in [codes] + parts),
+              label + ": cast %s of only the unscaled tensor converts it, the group copied" % how[0],
+              err)
+    for f in (dst, dst2, alone):
+        if os.path.exists(f):
+            os.remove(f)
+
+
+def test_cast_refusal_layouts(tmp, rng):
+    """Every layout and naming of files/quant_layout.h, built by hand, then each scheme's layout
+    as dtcast quantize writes it."""
+    norm = rng.standard_normal(16).astype(np.float32)
+    src = os.path.join(tmp, "refusal.safetensors")
+    for label, tensors, codes, parts in refusal_cases(rng):
+        t = dict(tensors)
+        t[PLAIN] = ("F32", [16], norm)
+        write(src, t)
+        refusal_checks(label, src, codes, parts, tmp)
+    x = {"model.layers.0.mlp.down_proj.weight":
+         ("BF16", [128, 256], bf16_bits((rng.standard_normal((128, 256)) * 0.05).astype(np.float32))),
+         PLAIN: ("F32", [16], norm)}
+    model = os.path.join(tmp, "refusal-bf16.safetensors")
+    write(model, x)
+    L = "model.layers.0.mlp.down_proj."
+    for args, codes, scale in ((["fp8-block"], L + "weight", L + "weight_scale_inv"),
+                               (["mxfp4"], L + "weight_blocks", L + "weight_scales"),
+                               (["mxfp4", "--layout", "mx"], L + "weight", L + "weight_scale"),
+                               (["mxfp8"], L + "weight", L + "weight_scale"),
+                               (["mxfp8-e5m2"], L + "weight", L + "weight_scale"),
+                               (["mxfp6-e2m3"], L + "weight", L + "weight_scale"),
+                               (["mxfp6-e3m2"], L + "weight", L + "weight_scale"),
+                               (["mxint8"], L + "weight", L + "weight_scale"),
+                               (["nvfp4"], L + "weight", L + "weight_scale"),
+                               (["nvfp4", "--layout", "ct", "--variant", "ct"], L + "weight_packed",
+                                L + "weight_scale"),
+                               (["fp8-tensor"], L + "weight", L + "weight_scale"),
+                               (["fp8-channel"], L + "weight", L + "weight_scale"),
+                               (["int8-tensor"], L + "weight", L + "weight_scale"),
+                               (["int8-channel"], L + "weight", L + "weight_scale"),
+                               (["int4-group"], L + "weight_packed", L + "weight_scale")):
+        label = "quantize --scheme " + " ".join(args)
+        q = os.path.join(tmp, "refusal-q.safetensors")
+        st, out, err = run("quantize", "-q", "--scheme", *args, model, q)
+        if not check(st == 0, label + ": written", err):
+            continue
+        names = sorted(read(q))
+        parts = [n for n in names if n not in (codes, PLAIN)]
+        if not check(codes in names and scale in parts, label + ": its names", names):
+            continue
+        parts.remove(scale)
+        refusal_checks(label, q, codes, [scale] + parts, tmp)
+        os.remove(q)
+
+
 def main():
     if not os.path.exists(DTCAST):
         print("FAIL setup: no %s" % DTCAST)
@@ -549,7 +717,8 @@ def main():
     rng = np.random.default_rng(15)
     tmp = tempfile.mkdtemp(prefix="dtcast-quant-cli.")
     try:
-        for test in (test_block_fp8, test_gptoss, test_nvfp4, test_ct_fp8, test_errors, test_quantize):
+        for test in (test_block_fp8, test_gptoss, test_nvfp4, test_ct_fp8, test_errors, test_quantize,
+                     test_cast_refusal_layouts):
             try:
                 test(tmp, rng)
             except Exception as e:  # a crash is one failure, the others still run
