@@ -288,7 +288,7 @@ def _job(func, src, dst, params, progress, what):
             status = Status.INVALID_ARGUMENT
         elif status == Status.BAD_FILE:
             status = _status_of(1, message)
-        e = Error(message, status)
+        e = Error(message.replace("--raw-codes casts", "raw_codes=True casts"), status)
         e.file, e.tensor, e.offset, e.usage = file, tensor, offset, bool(usage)
         raise e
     return report, in_memory

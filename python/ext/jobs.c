@@ -60,7 +60,8 @@ typedef struct job_ctx {
     PyObject *progress;   /* callable or NULL */
     pthread_mutex_t lock; /* the fields below */
     double last_call;     /* monotonic seconds of the last call, or < 0 */
-    uint64_t last_done;
+    uint64_t last_done;   /* of the last call */
+    uint64_t total;       /* the job's total, as last reported */
     int stop;             /* the callable raised, or a signal came: cancel */
     PyObject *exc_type, *exc_value, *exc_tb;
     text_buf report, warnings;
@@ -81,6 +82,7 @@ static int on_progress(void *vctx, uint64_t done, uint64_t total)
     pthread_mutex_lock(&c->lock);
     int stop = c->stop;
     double t = now_seconds();
+    c->total = total;
     int last = done >= total;
     if (stop || done < c->last_done || (done == c->last_done && c->last_call >= 0) ||
         (!last && c->last_call >= 0 && t - c->last_call < PROGRESS_INTERVAL)) {
@@ -166,6 +168,15 @@ static PyObject *ctx_finish(job_ctx *c, dtcast_status st, const dt_io_error *err
         goto done;
     }
     if (st == DTCAST_OK) {
+        /* Done: the last call says so, whatever bytes the job counted (a job may count only
+         * the tensors it converts against the whole input). */
+        if (c->progress && c->last_call >= 0 && c->last_done != c->total) {
+            PyObject *r = PyObject_CallFunction(c->progress, "KK", (unsigned long long)c->total,
+                                                (unsigned long long)c->total);
+            if (!r)
+                goto done;
+            Py_DECREF(r);
+        }
         error = Py_NewRef(Py_None);
     } else {
         PyObject *msg = text_of(err->message, strlen(err->message));
