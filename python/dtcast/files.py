@@ -1,11 +1,15 @@
-"""Tensor files converted by the dtcast program: convert_file, convert_checkpoint, checkpoint_shards.
+"""Tensor files converted by the C library's file jobs, in this process: convert_file,
+convert_checkpoint, checkpoint_shards, quantize_checkpoint, dequantize_checkpoint.
 
-The conversions run the command-line program (``dtcast cast -q ...``, found by
-:func:`dtcast._cli.cli_path`) as a subprocess, so a file is converted exactly as the CLI does it:
-the same streaming pipeline (memory stays at a few 4 MiB blocks whatever the file size), the
-same speed on all threads, the same checks and the same messages, and nothing is written on an
-error. docs/files.md describes the files; the options below are the CLI's (``dtcast cast
---help``) under Python names.
+The conversions call files/'s jobs (the code of ``dtcast cast``, ``quantize`` and
+``dequantize``) through the extension module (python/ext/jobs.c) with the GIL released, so a
+file is converted exactly as the CLI does it: the same streaming pipeline (memory stays at a
+few 4 MiB blocks whatever the file size), the same speed on all threads, the same checks and
+the same messages, and nothing is written on an error. Only strings (``to="string"``), which
+the CLI converts whole in memory, are still handed to the program (:func:`dtcast._cli.cli_path`)
+in a subprocess. docs/files.md describes the files; the options below are the CLI's (``dtcast
+cast --help``) under Python names; docs/python.md, "File jobs in process", describes
+progress=, the errors and the warnings.
 
 A sharded checkpoint (``X.safetensors.index.json``) can be converted in steps, so that a batch
 engine spreads the shards over processes or machines sharing the output folder::
@@ -40,7 +44,7 @@ _PROFILES = ("exact", "onnx", "pypto")
 _INT_OVERFLOW = ("wrap", "saturate")
 
 
-# ---- the command line ------------------------------------------------------------------------
+# ---- options ------------------------------------------------------------------------
 
 def _path(p, what):
     """A path as the CLI takes it: str, and never read as a flag or as stdin/stdout ("-")."""

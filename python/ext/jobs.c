@@ -328,11 +328,11 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
                                          (q.out_kind = dt_file_kind_of(q.out)) == DT_FILE_UNKNOWN)) {
         dt_io_error err = DT_IO_ERROR_INIT;
         const char *bad = q.in_kind == DT_FILE_UNKNOWN ? q.in : q.out;
-        dt_io_fail(&err, DTCAST_ERR_INVALID_ARGUMENT, "%s", dt_file_kind_refusal(bad, why, sizeof why));
-        snprintf(err.file, sizeof err.file, "%s", bad);
-        return Py_BuildValue("(iNOOOi)sNO", (int)DTCAST_ERR_INVALID_ARGUMENT,
-                             text_of(err.message, strlen(err.message)),
-                             Py_None, Py_None, Py_None, 0, "", PyList_New(0), Py_False);
+        dt_io_fail(&err, DTCAST_ERR_INVALID_ARGUMENT, "%s",
+                   dt_file_kind_refusal(bad, why, sizeof why));
+        return Py_BuildValue("(iNNOOi)sNO", (int)DTCAST_ERR_INVALID_ARGUMENT,
+                             text_of(err.message, strlen(err.message)), text_of(bad, strlen(bad)),
+                             Py_None, Py_None, 0, "", PyList_New(0), Py_False);
     }
     q.to = to < 0 ? DTCAST_UNDEFINED : (dtcast_type)to;
     q.conversion.profile = (dt_profile)profile;

@@ -146,6 +146,11 @@ def test_errors_name_the_tensor(tmp_path, no_child):
         dtcast.convert_file(tmp_path / "none.npy", tmp_path / "x.npy", to="float16")
     assert e.value.status == Status.IO and e.value.tensor is None
     assert "none.npy" in str(e.value)
+    # a file of no kind dtcast reads
+    with pytest.raises(Error) as e:
+        dtcast.convert_file(tmp_path / "none.npy", tmp_path / "x.xyz", to="float16")
+    assert e.value.status == Status.INVALID_ARGUMENT and e.value.file == str(tmp_path / "x.xyz")
+    assert "unknown file kind" in str(e.value)
     # a request the job refuses: usage
     with pytest.raises(Error) as e:
         dtcast.quantize_checkpoint(tmp_path / "w.npy", tmp_path / "q.safetensors",
