@@ -268,6 +268,18 @@ static dtcast_status fail_at(dt_io_error *err, uint64_t at, const char *fmt, ...
     return dt_io_fail(err, BAD, "%s at byte %" PRIu64, body, at);
 }
 
+/* st with err->tensor set to the name (len bytes) of the tensor a failure is about. */
+static dtcast_status about_tensor(dtcast_status st, dt_io_error *err, const char *name, size_t len)
+{
+    if (err) {
+        if (len >= sizeof err->tensor)
+            len = sizeof err->tensor - 1;
+        memcpy(err->tensor, name, len);
+        err->tensor[len] = 0;
+    }
+    return st;
+}
+
 /* "safetensors: tensor 'NAME': WHAT at byte N" */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
@@ -282,8 +294,10 @@ static dtcast_status tensor_fail(const reader *r, const dt_json_node *entry, uin
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return fail_at(r->err, file_at(r, at), "safetensors: tensor '%s': %s",
-                   show(dt_json_key(r->doc, entry), entry->key_len).s, what);
+    const char *key = dt_json_key(r->doc, entry);
+    return about_tensor(fail_at(r->err, file_at(r, at), "safetensors: tensor '%s': %s",
+                                show(key, entry->key_len).s, what),
+                        r->err, key, entry->key_len);
 }
 
 /* An exact non-negative integer, or an error naming `what`. */
@@ -453,19 +467,22 @@ static dtcast_status check_tiling(const item *items, size_t n, uint64_t buffer,
         shown name = show(t->name, strlen(t->name));
         const char *prev = i ? items[i - 1].t.name : "";
         if (t->begin > expect)
-            return fail_at(err, items[i].at,
+            return about_tensor(fail_at(err, items[i].at,
                            "safetensors: bytes [%" PRIu64 ", %" PRIu64 ") of the data belong to no "
-                           "tensor (a hole before tensor '%s')", expect, t->begin, name.s);
+                           "tensor (a hole before tensor '%s')", expect, t->begin, name.s),
+                                err, t->name, strlen(t->name));
         if (t->begin < expect)
-            return fail_at(err, items[i].at,
+            return about_tensor(fail_at(err, items[i].at,
                            "safetensors: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64
                            "] overlap tensor '%s' (which ends at %" PRIu64 ")", name.s, t->begin,
-                           t->end, show(prev, strlen(prev)).s, expect);
+                           t->end, show(prev, strlen(prev)).s, expect),
+                                err, t->name, strlen(t->name));
         if (t->end > buffer)
-            return fail_at(err, items[i].at,
+            return about_tensor(fail_at(err, items[i].at,
                            "safetensors: tensor '%s': data_offsets end %" PRIu64 " is past the end "
                            "of the data (%" PRIu64 " bytes; a truncated file?)", name.s, t->end,
-                           buffer);
+                           buffer),
+                                err, t->name, strlen(t->name));
         expect = t->end;
     }
     if (expect < buffer)

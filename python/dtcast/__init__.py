@@ -17,14 +17,14 @@ ml_dtypes and numpy name them; dtcast's and ONNX's names are accepted as well.
 - ``convert_file``, ``convert_checkpoint``, ``safetensors.open``: files, streamed.
 - ``torch.cast``: torch tensors in and out (torch optional).
 - ``quantize``, ``dequantize``: scaled quantization (MX, NVFP4, block FP8, absmax);
-  ``dequantize_checkpoint``: a quantized checkpoint into a plain one.
+  ``quantize_checkpoint``, ``dequantize_checkpoint``: checkpoints quantized and back.
 - ``inspect``: a file's or checkpoint's tensors, offsets, quantized layouts and problems,
   from its headers alone.
 - ``diff``: two tensor files or checkpoints compared tensor by tensor (``dtcast diff``).
 """
 
 from . import _core
-from ._errors import Error, Status
+from ._errors import Error, Status, Warning  # noqa: A004 (dtcast.Warning)
 
 _core._set_error_class(Error)
 
@@ -33,7 +33,7 @@ from ._bitcast import bitcast  # noqa: E402
 from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
 from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
-from .files import dequantize_checkpoint  # noqa: E402
+from .files import quantize_checkpoint, dequantize_checkpoint  # noqa: E402
 from ._quant import quantize, dequantize, Quantized  # noqa: E402
 from ._inspect import inspect  # noqa: E402
 from ._diff import diff  # noqa: E402
@@ -47,5 +47,5 @@ __all__ = [
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
-    "quantize", "dequantize", "Quantized", "dequantize_checkpoint", "inspect", "diff",
+    "quantize", "dequantize", "Quantized", "quantize_checkpoint", "dequantize_checkpoint", "inspect", "diff",
 ]

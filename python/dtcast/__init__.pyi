@@ -1,7 +1,7 @@
 # Type stubs of the dtcast package (docs/python.md).
 import enum
 import os
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +32,13 @@ class Error(ValueError):
     status: Status
     index: int | None
     result: dict[str, Any] | None
+    file: str | None
+    tensor: str | None
+    offset: int | None
+    usage: bool
     def __init__(self, message: str, status: int = ..., index: int | None = ...) -> None: ...
+
+class Warning(UserWarning): ...
 
 class Report:
     elements: int
@@ -109,10 +115,13 @@ def result_type(*operands: Any, rules: str = ..., promote_unsafe: bool = ...,
                 x64: bool = ..., strict: bool = ...) -> np.dtype[Any] | str: ...
 
 def convert_file(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: _Type,
+                 progress: Callable[[int, int], Any] | bool | None = ...,
                  **options: Any) -> str | None: ...
 def convert_checkpoint(src: str | os.PathLike[str], dst_dir: str | os.PathLike[str], *,
                        to: _Type, shards: Sequence[str | int] | None = ...,
-                       write_index: bool = ..., **options: Any) -> list[str]: ...
+                       write_index: bool = ...,
+                       progress: Callable[[int, int], Any] | bool | None = ...,
+                       **options: Any) -> list[str]: ...
 def checkpoint_shards(src: str | os.PathLike[str]) -> list[str]: ...
 
 # ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear (also in dtcast.onnx)
@@ -143,8 +152,17 @@ def dequantize(codes: Any, scales: Any, scheme: str, *, axis: int = ...,
                block: int | tuple[int, int] | None = ..., shape: Sequence[int] | None = ...,
                per_tensor: bool = ...,
                single_level: bool = ..., ue8m0: bool = ..., threads: int = ...) -> npt.NDArray[Any]: ...
+def quantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
+                        scheme: str, variant: str | None = ..., scale_mode: str | None = ...,
+                        round: str | None = ..., seed: int | None = ...,
+                        block: int | tuple[int, int] | str | None = ...,
+                        select: str | Sequence[str] | None = ...,
+                        exclude: str | Sequence[str] | None = ..., layout: str | None = ...,
+                        report: bool = ..., threads: int = ...,
+                        progress: Callable[[int, int], Any] | bool | None = ...) -> str: ...
 def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
-                          to: _Type = ..., threads: int = ...) -> str: ...
+                          to: _Type = ..., threads: int = ..., report: bool = ...,
+                          progress: Callable[[int, int], Any] | bool | None = ...) -> str: ...
 def inspect(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *,
             strict: bool = ...) -> dict[str, Any]: ...
 

@@ -2,7 +2,7 @@
 
 import enum
 
-__all__ = ["Error", "Status"]
+__all__ = ["Error", "Status", "Warning"]
 
 
 class Status(enum.IntEnum):
@@ -28,9 +28,17 @@ class Error(ValueError):
     ``str(e)`` is the library's message (it names the type, the element or the byte);
     ``e.status`` is a :class:`Status`; ``e.index`` is the element the error is about, or None.
     ``e.result``: for :func:`dtcast.inspect`, the document of what could be read (else None).
+    The file jobs (:func:`dtcast.convert_file`, ``convert_checkpoint``, ``quantize_checkpoint``,
+    ``dequantize_checkpoint``) also set ``e.file``, ``e.tensor`` (the tensor's name) and
+    ``e.offset`` (the byte offset in the file) to what the error is about, each None when not
+    known, and ``e.usage`` (True: the request itself is wrong, not a file).
     """
 
     result = None
+    file = None
+    tensor = None
+    offset = None
+    usage = False
 
     def __init__(self, message, status=Status.INVALID_ARGUMENT, index=None):
         super().__init__(message)
@@ -41,5 +49,11 @@ class Error(ValueError):
         self.index = index
 
 
+class Warning(UserWarning):  # noqa: A001 (dtcast.Warning)
+    """A warning of a file job (a line the CLI prints as "dtcast: warning: ..."), given to
+    :func:`warnings.warn`."""
+
+
 Error.__module__ = "dtcast"
+Warning.__module__ = "dtcast"
 Status.__module__ = "dtcast"

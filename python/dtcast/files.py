@@ -1,11 +1,15 @@
-"""Tensor files converted by the dtcast program: convert_file, convert_checkpoint, checkpoint_shards.
+"""Tensor files converted by the C library's file jobs, in this process: convert_file,
+convert_checkpoint, checkpoint_shards, quantize_checkpoint, dequantize_checkpoint.
 
-The conversions run the command-line program (``dtcast cast -q ...``, found by
-:func:`dtcast._cli.cli_path`) as a subprocess, so a file is converted exactly as the CLI does it:
-the same streaming pipeline (memory stays at a few 4 MiB blocks whatever the file size), the
-same speed on all threads, the same checks and the same messages, and nothing is written on an
-error. docs/files.md describes the files; the options below are the CLI's (``dtcast cast
---help``) under Python names.
+The conversions call files/'s jobs (the code of ``dtcast cast``, ``quantize`` and
+``dequantize``) through the extension module (python/ext/jobs.c) with the GIL released, so a
+file is converted exactly as the CLI does it: the same streaming pipeline (memory stays at a
+few 4 MiB blocks whatever the file size), the same speed on all threads, the same checks and
+the same messages, and nothing is written on an error. Only strings (``to="string"``), which
+the CLI converts whole in memory, are still handed to the program (:func:`dtcast._cli.cli_path`)
+in a subprocess. docs/files.md describes the files; the options below are the CLI's (``dtcast
+cast --help``) under Python names; docs/python.md, "File jobs in process", describes
+progress=, the errors and the warnings.
 
 A sharded checkpoint (``X.safetensors.index.json``) can be converted in steps, so that a batch
 engine spreads the shards over processes or machines sharing the output folder::
@@ -21,11 +25,15 @@ which gives the same bytes as ``convert_checkpoint(src, dst, to="bfloat16")``
 import json
 import os
 import subprocess
+import warnings
+
+from . import _core
 
 from ._cli import cli_path
-from ._errors import Error, Status
+from ._errors import Error, Status, Warning
 
-__all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards", "dequantize_checkpoint"]
+__all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards", "quantize_checkpoint",
+           "dequantize_checkpoint"]
 
 INDEX_SUFFIX = ".safetensors.index.json"
 
@@ -36,7 +44,7 @@ _PROFILES = ("exact", "onnx", "pypto")
 _INT_OVERFLOW = ("wrap", "saturate")
 
 
-# ---- the command line ------------------------------------------------------------------------
+# ---- options ------------------------------------------------------------------------
 
 def _path(p, what):
     """A path as the CLI takes it: str, and never read as a flag or as stdin/stdout ("-")."""
@@ -82,16 +90,23 @@ def _globs(value, what):
 
 def _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
              threads, report, float6_packed, raw_codes=False):
-    """The argument list of `dtcast cast` for these options (checked here, so that a mistake is
-    named by its Python keyword rather than by a flag the caller never wrote)."""
+    """The request of the cast job for these options, as a dict of its fields (checked here, so
+    that a mistake is named by its Python keyword rather than by a flag the caller never
+    wrote); "args" is the same request as `dtcast cast` options (the strings' fallback)."""
+    params = {"report": bool(report), "float6_packed": bool(float6_packed),
+              "raw_codes": bool(raw_codes)}
     args = ["-q"]
     if to is not None:
-        args += ["--to", _type_name(to, "to")]
+        params["to_name"] = _type_name(to, "to")
+        args += ["--to", params["to_name"]]
     if src_type is not None:
-        args += ["--from", _type_name(src_type, "src_type")]
-    for g in _globs(select, "select"):
+        params["src_name"] = _type_name(src_type, "src_type")
+        args += ["--from", params["src_name"]]
+    params["select"] = _globs(select, "select")
+    params["exclude"] = _globs(exclude, "exclude")
+    for g in params["select"]:
         args += ["--select", g]
-    for g in _globs(exclude, "exclude"):
+    for g in params["exclude"]:
         args += ["--exclude", g]
     prof = "exact" if profile is None else str(profile).lower()
     if prof not in _PROFILES:
@@ -100,8 +115,14 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
     if opset is not None and prof != "onnx":
         raise Error("opset: only the onnx profile takes an opset (profile=%r)" % prof,
                     Status.INVALID_ARGUMENT)
+    params["profile"] = _PROFILES.index(prof)
     if prof == "onnx":
         args += ["--profile", "onnx" if opset is None else "onnx:%d" % int(opset)]
+        if opset is not None:
+            params["opset"] = int(opset)
+            if not 1 <= params["opset"] <= _core.ONNX_OPSET_MAX:
+                raise Error("opset: %d is not an ONNX opset (1 to %d)"
+                            % (params["opset"], _core.ONNX_OPSET_MAX), Status.INVALID_ARGUMENT)
     elif prof == "pypto":
         args += ["--profile", "pypto"]
     mode = _ROUND.get(str(round).lower())
@@ -113,13 +134,19 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
             raise Error("round=%r: the %s profile rounds by its own rules" % (round, prof),
                         Status.INVALID_ARGUMENT)
         args += ["--round", mode]
+        params["round"] = mode
     # saturate: None is the profile's default (exact: IEEE overflow; onnx: Cast's saturate=1).
     if saturate is not None:
         if prof == "exact":
             if saturate:
                 args += ["--overflow", "saturate"]
+                params["float_overflow"] = 1
         elif prof == "onnx":
             args += ["--saturate", "1" if saturate else "0"]
+            params["saturate"] = 1 if saturate else 0
+            if not saturate and params.get("opset", _core.ONNX_OPSET_MAX) < 19:
+                raise Error("saturate=False needs ONNX opset 19 or later (Cast-%d has no "
+                            "saturate attribute)" % params["opset"], Status.INVALID_ARGUMENT)
         else:
             raise Error("saturate: the pypto profile has no float overflow option",
                         Status.INVALID_ARGUMENT)
@@ -131,15 +158,28 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
             raise Error("int_overflow='saturate': only the exact profile takes it",
                         Status.INVALID_ARGUMENT)
         args += ["--int-overflow", "saturate"]
-    if threads:
-        args += ["--threads", str(int(threads))]
+        params["int_overflow"] = 1
+    params["threads"] = _threads(threads)
+    if params["threads"]:
+        args += ["--threads", str(params["threads"])]
     if report:
         args.append("--report")
     if float6_packed:
         args.append("--float6-packed")
     if raw_codes:
         args.append("--raw-codes")
-    return args
+    params["args"] = args
+    return params
+
+
+def _threads(threads):
+    if threads is None:
+        return 0
+    if not hasattr(threads, "__index__") or isinstance(threads, bool) or threads < 0:
+        raise Error("threads must be an integer >= 0, not %r" % (threads,), Status.INVALID_ARGUMENT)
+    if threads > 4096:
+        raise Error("threads: at most 4096, not %d" % threads, Status.INVALID_ARGUMENT)
+    return int(threads)
 
 
 # What the CLI's message says about the cause, for Error.status (exit status 1: the CLI prints
@@ -197,17 +237,102 @@ def _run(args, command="cast"):
     raise Error(text, _status_of(p.returncode, text))
 
 
+# ---- the jobs in process ----------------------------------------------------------------------
+
+def _code(name):
+    from ._types import lookup
+    return lookup(name).code
+
+
+def _progress_fn(progress, what):
+    """The callable the job calls and the function that closes a tqdm bar: progress=True is a
+    tqdm bar when tqdm is installed (else nothing), a callable is called as it is."""
+    if progress is None or progress is False:
+        return None, None
+    if progress is True:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None, None
+        bar = []
+
+        def draw(done, total):
+            if not bar:
+                bar.append(tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                                desc=what, leave=False))
+            bar[0].update(done - bar[0].n)
+
+        def close():
+            if bar:
+                bar[0].close()
+        return draw, close
+    if not callable(progress):
+        raise TypeError("progress: expected a callable progress(done_bytes, total_bytes), True "
+                        "or None, not %s" % type(progress).__name__)
+    return progress, None
+
+
+def _job(func, src, dst, params, progress, what):
+    """Runs a job of the C library in this process (the GIL released while it runs); returns
+    (report text, in_memory). Its warnings go to warnings.warn (category dtcast.Warning); its
+    error is raised as dtcast.Error with the tensor, file and offset it names."""
+    fn, close = _progress_fn(progress, what)
+    try:
+        error, report, warned, in_memory = func(os.fsencode(src), os.fsencode(dst), params, fn)
+    finally:
+        if close:
+            close()
+    for line in warned:
+        warnings.warn(line, Warning, stacklevel=3)
+    if error is not None:
+        status, message, file, tensor, offset, usage = error
+        # The jobs class most failures as BAD_FILE: the message tells an I/O error, a type the
+        # conversion refuses, ... apart (as it did when the program ran in a subprocess).
+        if usage:
+            status = Status.INVALID_ARGUMENT
+        elif status == Status.BAD_FILE:
+            status = _status_of(1, message)
+        e = Error(message.replace("--raw-codes casts", "raw_codes=True casts"), status)
+        e.file, e.tensor, e.offset, e.usage = file, tensor, offset, bool(usage)
+        raise e
+    return report, in_memory
+
+
+_STRING = "string"
+
+
+def _cast(src, dst, params, progress, shards=None, index_only=False):
+    """The cast job on src -> dst; returns its report text. Strings (a string source or target)
+    are converted by the dtcast program, as the CLI converts them whole in memory."""
+    strings = _STRING in (params.get("to_name"), params.get("src_name"))
+    job = {k: v for k, v in params.items() if k not in ("args", "to_name", "src_name")}
+    if "to_name" in params:
+        job["to"] = _code(params["to_name"])
+    if "src_name" in params:
+        job["src_type"] = _code(params["src_name"])
+    if shards is not None:
+        job["shards"] = shards
+    job["index_only"] = bool(index_only)
+    if not strings or shards is not None or index_only:
+        report, in_memory = _job(_core.cast_files, src, dst, job, progress, os.path.basename(src))
+        if not in_memory:
+            return report
+    # Strings: the command line's in-memory conversion (the one case that runs the program).
+    return _run(params["args"] + ["--", src, dst])
+
+
 # ---- one file ---------------------------------------------------------------------------------
 
 def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, round="rne",
                  saturate=None, int_overflow="wrap", profile=None, opset=None, threads=0,
-                 report=False, float6_packed=False, raw_codes=False):
+                 report=False, float6_packed=False, raw_codes=False, progress=None):
     """Converts the tensors of the file src to type `to` and writes them to dst.
 
     The kinds of src and dst come from their names (.npy, .pb, .safetensors, .raw/.bin; see
     docs/files.md); a checkpoint converts its floating-point tensors and copies the others.
-    Streamed by the dtcast program: memory stays small whatever the file size, and on any error
-    dst is left untouched.
+    Streamed in this process by the C library's cast job (the code of ``dtcast cast``, on all
+    threads, with the GIL released): memory stays small whatever the file size, and on any
+    error dst is left untouched.
 
     to            the target type: a name ("bfloat16", "bf16", "float8_e4m3fn", "float8e4m3fn"),
                   an ONNX code, or a numpy / ml_dtypes dtype (ml_dtypes.bfloat16)
@@ -230,15 +355,22 @@ def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, roun
                   _blocks with _scales, ...) as plain values. Without it a checkpoint holding
                   such a tensor (one that select/exclude pick) raises dtcast.Error naming it:
                   its values are the codes times the scales (dtcast dequantize)
+    progress      None (default): nothing; a callable progress(done_bytes, total_bytes), called
+                  from the job a few times a second and for the last block (an exception it
+                  raises cancels the job, nothing is written, and the exception propagates);
+                  True: a tqdm bar when tqdm is installed (else nothing)
 
-    Raises dtcast.Error (message of the CLI, e.g. "w.npy: npy: no \\x93NUMPY magic at byte 0";
-    status IO for files that cannot be opened or written, BAD_FILE for a file that breaks its
-    format, INVALID_ARGUMENT for a bad option).
+    Raises dtcast.Error (the job's one-line message, e.g. "w.npy: npy: no \\x93NUMPY magic at
+    byte 0"; status IO for files that cannot be opened or written, BAD_FILE for a file that
+    breaks its format, INVALID_ARGUMENT for a bad option; e.file, e.tensor, e.offset: the file,
+    the tensor and the byte offset it is about, or None). Warnings go to warnings.warn with the
+    category dtcast.Warning. A string source or target (``to="string"``) is converted by the
+    dtcast program in a subprocess, as the CLI converts strings whole in memory.
     """
-    args = _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
-                    threads, report, float6_packed, raw_codes)
-    err = _run(args + ["--", _path(src, "src"), _path(dst, "dst")])
-    return err if report else None
+    params = _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
+                      threads, report, float6_packed, raw_codes)
+    text = _cast(_path(src, "src"), _path(dst, "dst"), params, progress)
+    return text if report else None
 
 
 # ---- sharded checkpoints ----------------------------------------------------------------------
@@ -306,12 +438,15 @@ def _pick(names, shards, index):
 
 
 def convert_checkpoint(src, dst_dir, *, to=None, shards=None, write_index=True, index_only=False,
-                       **options):
+                       progress=None, **options):
     """Converts a checkpoint into the folder dst_dir; returns the paths of the files written.
 
     src is a sharded checkpoint's *.safetensors.index.json, a folder holding exactly one, or a
     single .safetensors file (converted into dst_dir under its own name). dst_dir is created
-    when missing. The options are those of convert_file (to, select, exclude, round, ...).
+    when missing. The options are those of convert_file (to, select, exclude, round, ...,
+    progress); it runs in process as convert_file does, and raises dtcast.Error the same way
+    (e.tensor: the tensor refused, e.g. a scaled quantized one without raw_codes=True: its
+    message names it and ``dtcast dequantize``).
 
     shards        None (default): every shard. A list of shard file names or positions in
                   checkpoint_shards(src): only those.
@@ -333,32 +468,32 @@ def convert_checkpoint(src, dst_dir, *, to=None, shards=None, write_index=True, 
         dst_dir = os.fsdecode(os.fspath(dst_dir))
         os.makedirs(dst_dir, exist_ok=True)
         out = os.path.join(dst_dir, os.path.basename(os.fsdecode(os.fspath(src))))
-        convert_file(src, out, to=to, **options)
+        convert_file(src, out, to=to, progress=progress, **options)
         return [out]
     index = _find_index(src)
     dst_dir = os.fsdecode(os.fspath(dst_dir))
     index_out = os.path.join(dst_dir, os.path.basename(index))
     index_only = index_only or (shards is not None and len(shards) == 0 and write_index)
+    src_p, dst_p = _path(index, "src"), _path(dst_dir, "dst_dir")
     if index_only:
-        _run(["-q", "--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        _cast(src_p, dst_p, {}, None, index_only=True)
         return [index_out]
     if to is None:
         raise Error("to: the target type is required", Status.INVALID_ARGUMENT)
-    args = _options(to, None, report=False, **_with_defaults(options))
+    params = _options(to, None, report=False, **_with_defaults(options))
     names = checkpoint_shards(index)
     if shards is None and write_index:
-        _run(args + ["--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        _cast(src_p, dst_p, params, progress)
         return [os.path.join(dst_dir, n) for n in names] + [index_out]
     picked = names if shards is None else _pick(names, shards, index)
     written = []
     if picked:
         # names as the index gives them; a name with a comma by its position
         items = [str(names.index(n)) if "," in n else n for n in picked]
-        _run(args + ["--shards", ",".join(items), "--", _path(index, "src"),
-                     _path(dst_dir, "dst_dir")])
+        _cast(src_p, dst_p, params, progress, shards=",".join(items))
         written = [os.path.join(dst_dir, n) for n in picked]
     if write_index:
-        _run(["-q", "--index-only", "--", _path(index, "src"), _path(dst_dir, "dst_dir")])
+        _cast(src_p, dst_p, {}, None, index_only=True)
         written.append(index_out)
     return written
 
@@ -377,7 +512,95 @@ def _with_defaults(options):
 
 # ---- quantized checkpoints --------------------------------------------------------------------
 
-def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0):
+def _opt_str(value, what):
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("%s: expected a str, not %s" % (what, type(value).__name__))
+    return value
+
+
+def _block(block):
+    """block= as (rows, cols): an int (elements per block), (rows, cols) or "RxC"."""
+    if block is None:
+        return None, None
+    if isinstance(block, str):
+        r, sep, c = block.lower().partition("x")
+        try:
+            rows, cols = (int(r), int(c)) if sep else (0, int(r))
+        except ValueError:
+            rows = cols = -1
+    elif isinstance(block, (tuple, list)) and len(block) == 2:
+        rows, cols = block
+    elif hasattr(block, "__index__") and not isinstance(block, bool):
+        rows, cols = 0, block
+    else:
+        rows = cols = -1
+    if not (hasattr(rows, "__index__") and hasattr(cols, "__index__")) or isinstance(
+            rows, bool) or isinstance(cols, bool) or not (cols > 0 and rows >= 0) or max(
+            rows, cols) > 1 << 40:
+        raise Error("block: give (rows, cols) or 'RxC' (fp8-block) or a block size, not %r"
+                    % (block,), Status.INVALID_ARGUMENT)
+    return int(rows), int(cols)
+
+
+def quantize_checkpoint(src, dst, *, scheme, variant=None, scale_mode=None, round=None, seed=None,
+                        block=None, select=None, exclude=None, layout=None, report=False,
+                        threads=0, progress=None):
+    """Quantizes a checkpoint into a scheme's checkpoint layout, as ``dtcast quantize`` does
+    (docs/cli.md, "Quantized checkpoints"), in this process with the GIL released.
+
+    src is a .safetensors file or a .npy (dst then a .safetensors file), a sharded checkpoint's
+    *.safetensors.index.json or a model folder (dst a folder: the index rewritten, a
+    quantization_config written into config.json, the other files copied).
+
+    scheme      "fp8-block", "mxfp4", "mxfp8", "mxfp8-e5m2", "mxfp6-e2m3", "mxfp6-e3m2",
+                "mxint8", "nvfp4", "fp8-tensor", "fp8-channel", "int8-tensor", "int8-channel",
+                "int4-group" (--scheme)
+    variant     whose intermediates to follow: "ocp" (MX), "modelopt", "torchao", "ct"
+                (NVFP4), "hf", "deepseek-act" (fp8-block), "ct" (absmax) (--variant)
+    scale_mode  MX scale: "floor" (default), "ceil", "even", "rceil", "log2"
+    round       element rounding: "rne" (default), "rna" (MX), "stochastic"; seed: its seed
+    block       fp8-block tile as (rows, cols) or "RxC" (default 128x128); an int: elements
+                per block
+    select      globs: quantize the tensors whose name matches (replaces the default choice:
+                float tensors of two axes or more whose name ends in "weight" and holds none
+                of "embed", "norm", "lm_head"); exclude: globs left out
+    layout      the checkpoint layout: "hf", "gpt-oss", "mx", "modelopt", "ct" (default: the
+                scheme's first)
+    report      True: return the report text (per tensor: SQNR, max abs error) instead of dst
+    threads     worker threads (0: one per CPU)
+    progress    as convert_file's
+
+    Returns dst (the report text when report=True). Raises dtcast.Error (INVALID_ARGUMENT for
+    an option the scheme does not take; e.tensor, e.file, e.offset as convert_file's).
+    """
+    scheme = _opt_str(scheme, "scheme")
+    if not scheme:
+        raise Error("scheme: give a scheme (fp8-block, mxfp4, nvfp4, ...)",
+                    Status.INVALID_ARGUMENT)
+    rows, cols = _block(block)
+    if seed is not None and (not hasattr(seed, "__index__") or isinstance(seed, bool) or
+                             not 0 <= seed < 1 << 64):
+        raise Error("seed: an integer from 0 to 2^64 - 1, not %r" % (seed,),
+                    Status.INVALID_ARGUMENT)
+    params = {"scheme": scheme, "variant": _opt_str(variant, "variant"),
+              "scale_mode": _opt_str(scale_mode, "scale_mode"), "round": _opt_str(round, "round"),
+              "seed": None if seed is None else int(seed), "block": cols, "block_rows": rows,
+              "layout": _opt_str(layout, "layout"), "select": _globs(select, "select"),
+              "exclude": _globs(exclude, "exclude"), "report": bool(report),
+              "threads": _threads(threads)}
+    if params["layout"] is not None and params["layout"] not in ("hf", "gpt-oss", "mx",
+                                                                 "modelopt", "ct"):
+        raise Error("layout: unknown layout %r (one of: hf, gpt-oss, mx, modelopt, ct)" % layout,
+                    Status.INVALID_ARGUMENT)
+    src_p, dst_p = _path(src, "src"), _path(dst, "dst")
+    text, _ = _job(_core.quantize_checkpoint, src_p, dst_p, params, progress,
+                   os.path.basename(src_p))
+    return text if report else os.fsdecode(os.fspath(dst))
+
+
+def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0, report=False, progress=None):
     """Dequantizes a quantized checkpoint into a plain one, as ``dtcast dequantize`` does
     (docs/quantization.md, "Checkpoints"): block FP8 (DeepSeek-V3/R1 ``weight_scale_inv``),
     gpt-oss MXFP4 (``*_blocks`` / ``*_scales``), NVFP4 (ModelOpt and compressed-tensors names)
@@ -386,16 +609,18 @@ def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0):
     src is a .safetensors file (dst then a .safetensors file), a sharded checkpoint's
     *.safetensors.index.json or a model folder (dst a folder: the index rewritten,
     ``quantization_config`` removed from config.json, the other files copied). to: bfloat16
-    (default), float16 or float32. Streamed on every thread (threads=0) or on `threads`, with
-    bounded memory. Returns dst."""
+    (default), float16 or float32. Streamed in this process (the GIL released) on every thread
+    (threads=0) or on `threads`, with bounded memory. progress: as convert_file's. Returns dst;
+    with report=True, the report text instead (per quantized tensor: its layout and its
+    scales' range). Raises dtcast.Error as convert_file does."""
     name = _type_name(to, "to")
     if name not in ("bfloat16", "float16", "float32"):
         raise Error("to: dequantize writes bfloat16, float16 or float32, not %s" % name,
                     Status.INVALID_ARGUMENT)
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
         raise Error("threads must be an integer >= 0, not %r" % (threads,), Status.INVALID_ARGUMENT)
-    args = ["-q", "--to", name]
-    if threads:
-        args += ["--threads", str(threads)]
-    _run(args + ["--", _path(src, "src"), _path(dst, "dst")], command="dequantize")
-    return os.fsdecode(os.fspath(dst))
+    params = {"to": _code(name), "threads": _threads(threads), "report": bool(report)}
+    src_p, dst_p = _path(src, "src"), _path(dst, "dst")
+    text, _ = _job(_core.dequantize_checkpoint, src_p, dst_p, params, progress,
+                   os.path.basename(src_p))
+    return text if report else os.fsdecode(os.fspath(dst))

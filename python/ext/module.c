@@ -24,6 +24,7 @@
 #include "onnx_qdq.h"
 #include "py_quant.h"
 #include "py_inspect.h"
+#include "py_jobs.h"
 
 #include <pthread.h>
 
@@ -924,6 +925,7 @@ static PyMethodDef methods[] = {
      "onnx_dynamic(x, x_shape, threads) -> (bytearray, scale, zero_point)"},
     DTC_QUANT_METHODS
     DTC_INSPECT_METHODS
+    DTC_JOBS_METHODS
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "dtcast._core",
@@ -934,7 +936,8 @@ PyMODINIT_FUNC PyInit__core(void);
 PyMODINIT_FUNC PyInit__core(void)
 {
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddStringConstant(m, "version", DTCAST_VERSION_STRING) < 0)
+    if (m && (PyModule_AddStringConstant(m, "version", DTCAST_VERSION_STRING) < 0 ||
+              PyModule_AddIntConstant(m, "ONNX_OPSET_MAX", DTCAST_ONNX_OPSET_MAX) < 0))
         Py_CLEAR(m);
     return m;
 }
