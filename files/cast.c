@@ -31,17 +31,16 @@
 enum { JOB_OK = 0, JOB_FAIL = 1, JOB_USAGE = 2, JOB_IN_MEMORY = -2 };
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(printf, 4, 5)))
 #endif
-static int job_fail(dt_io_error *err, int usage, const char *fmt, ...)
+static int job_fail(dt_io_error *err, int usage, dtcast_status status, const char *fmt, ...)
 {
     char text[sizeof err->message];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    dt_job_fail(err, usage, usage ? DTCAST_ERR_INVALID_ARGUMENT : DTCAST_ERR_BAD_FILE, "%s",
-                text);
+    dt_job_fail(err, usage, usage ? DTCAST_ERR_INVALID_ARGUMENT : status, "%s", text);
     dt_io_where(DTCAST_ERR_BAD_FILE, err, NULL, NULL); /* the offset a message names */
     return usage ? JOB_USAGE : JOB_FAIL;
 }
@@ -54,22 +53,23 @@ static int failed_at(int status, dt_io_error *err, const char *file, const char 
 }
 
 /* X is the request or a source: both know where the error goes. */
-#define FAIL(x, ...) job_fail((x)->err_out, 0, __VA_ARGS__)
-#define USAGE(x, ...) job_fail((x)->err_out, 1, __VA_ARGS__)
+#define FAIL(x, ...) job_fail((x)->err_out, 0, DTCAST_ERR_BAD_FILE, __VA_ARGS__)
+#define USAGE(x, ...) job_fail((x)->err_out, 1, DTCAST_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+/* A failure whose status is known: the library's, an I/O error's, out of memory. */
+#define FAIL_ST(x, st, ...) job_fail((x)->err_out, 0, (st), __VA_ARGS__)
+#define FAIL_OOM(x) FAIL_ST(x, DTCAST_ERR_OUT_OF_MEMORY, "out of memory")
+/* The status a reader's or writer's error record holds (BAD_FILE when it holds none). */
+#define ERR_ST(e) ((e).status != DTCAST_OK ? (e).status : DTCAST_ERR_BAD_FILE)
 
-/* The status of a finished job: a usage error is DTCAST_ERR_INVALID_ARGUMENT; others are
- * classed by their message (the message is the error). */
+/* The status of a finished job: a usage error is DTCAST_ERR_INVALID_ARGUMENT; others are the
+ * status the failure recorded (the library's, the reader's or writer's, out of memory). */
 static dtcast_status job_status(int status, const dt_io_error *err)
 {
     if (status == JOB_OK)
         return DTCAST_OK;
     if (err->usage)
         return DTCAST_ERR_INVALID_ARGUMENT;
-    if (strncmp(err->message, "out of memory", 13) == 0)
-        return DTCAST_ERR_OUT_OF_MEMORY;
-    if (strncmp(err->message, "cannot ", 7) == 0)
-        return DTCAST_ERR_IO;
-    return DTCAST_ERR_BAD_FILE;
+    return err->status != DTCAST_OK ? err->status : DTCAST_ERR_BAD_FILE;
 }
 
 static const char *error_text(const dt_cast_request *r, dtcast_status st, const char *message,
@@ -123,8 +123,10 @@ static void source_free(source *s)
 
 static int fail_io(const source *s, const dt_io_error *err)
 {
-    int status = strstr(err->message, s->shown) == NULL ? FAIL(s, "%s: %s", s->shown, err->message)
-                                                        : FAIL(s, "%s", err->message);
+    const dtcast_status st = err->status != DTCAST_OK ? err->status : DTCAST_ERR_BAD_FILE;
+    int status = strstr(err->message, s->shown) == NULL
+                     ? FAIL_ST(s, st, "%s: %s", s->shown, err->message)
+                     : FAIL_ST(s, st, "%s", err->message);
     if (s->err_out->offset < 0)
         s->err_out->offset = err->offset;
     return failed_at(status, s->err_out, s->shown, err->tensor[0] ? err->tensor : NULL);
@@ -169,7 +171,7 @@ static int use_memory(source *s, const char *name)
 {
     src_tensor *t = add_tensor(s, name);
     if (!t)
-        return FAIL(s, "out of memory");
+        return FAIL_OOM(s);
     t->type = s->mem.type;
     set_shape(t, s->mem.ndim, s->mem.dims, s->mem.count);
     t->mem = s->mem.data;
@@ -236,7 +238,7 @@ static int open_npy(source *s, const dt_cast_request *r)
     src_tensor *t = stem ? add_tensor(s, stem) : NULL;
     free(stem);
     if (!t)
-        return FAIL(r, "out of memory");
+        return FAIL_OOM(r);
     t->type = info.type;
     set_shape(t, info.ndim, info.dims, info.count);
     t->fortran = info.fortran;
@@ -268,7 +270,7 @@ static int spool_input(source *s, const dt_cast_request *r)
         }
     }
     if (!dir)
-        return FAIL(r, "out of memory");
+        return FAIL_OOM(r);
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_spool(&s->file, dir, &err);
     free(dir);
@@ -288,14 +290,14 @@ static int open_external(source *s, const dt_pb_info *info, src_tensor *t)
     size_t dir = slash ? (size_t)(slash - s->path) + 1 : 0;
     char *path = malloc(dir + strlen(loc) + 1);
     if (!path)
-        return FAIL(s, "out of memory");
+        return FAIL_OOM(s);
     memcpy(path, s->path, dir);
     strcpy(path + dir, loc);
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_open(&s->external, path, &err);
     free(path);
     if (st != DTCAST_OK)
-        return FAIL(s, "%s: external data: %s", s->shown, err.message);
+        return FAIL_ST(s, ERR_ST(err), "%s: external data: %s", s->shown, err.message);
     uint64_t end;
     if (!s->external.seekable || __builtin_add_overflow(info->ext_offset, info->nbytes, &end) ||
         end > s->external.size)
@@ -350,7 +352,7 @@ static int open_pb(source *s, const dt_cast_request *r)
     } else {
         src_tensor *t = add_tensor(s, info.name);
         if (!t) {
-            status = FAIL(r, "out of memory");
+            status = FAIL_OOM(r);
         } else {
             t->type = info.type;
             set_shape(t, info.ndim, info.dims, info.count);
@@ -384,7 +386,7 @@ static int open_safetensors(source *s)
         const dt_st_tensor *e = &s->st.tensors[i];
         src_tensor *t = add_tensor(s, e->name);
         if (!t)
-            return FAIL(s, "out of memory");
+            return FAIL_OOM(s);
         t->type = e->type;
         set_shape(t, e->ndim, e->dims, e->count);
         t->file = &s->file;
@@ -406,7 +408,7 @@ static int open_raw(source *s, const dt_cast_request *r)
     src_tensor *t = stem ? add_tensor(s, stem) : NULL;
     free(stem);
     if (!t)
-        return FAIL(r, "out of memory");
+        return FAIL_OOM(r);
     char tname[32];
     dt_type_label(spec->from, tname, sizeof tname);
     t->type = spec->from;
@@ -419,7 +421,7 @@ static int open_raw(source *s, const dt_cast_request *r)
         dt_io_error err = DT_IO_ERROR_INIT;
         dt_tensor_init(&shape);
         if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
-            return FAIL(r, "%s", err.message);
+            return FAIL_ST(r, ERR_ST(err), "%s", err.message);
         set_shape(t, shape.ndim, shape.dims, shape.count);
         if (dt_layout_bytes(&t->layout, t->count, &t->file_bytes) != DTCAST_OK)
             return FAIL(r, "--shape: too many %s elements", tname);
@@ -469,7 +471,7 @@ static int reshape(source *s, const dt_input *spec)
     dt_io_error err = DT_IO_ERROR_INIT;
     dt_tensor_init(&shape);
     if (dt_tensor_set_shape(&shape, spec->ndim, spec->dims, "--shape", &err) != DTCAST_OK)
-        return FAIL(s, "%s", err.message);
+        return FAIL_ST(s, ERR_ST(err), "%s", err.message);
     src_tensor *t = &s->t[0];
     if (shape.count != t->count) {
         char a[64], b[64];
@@ -495,14 +497,14 @@ static int open_source(source *s, const dt_cast_request *r, const char *path, dt
     dt_tensor_init(&s->mem);
     dt_io_error err = DT_IO_ERROR_INIT;
     if (dt_infile_open(&s->file, path, &err) != DTCAST_OK)
-        return FAIL(r, "%s", err.message);
+        return FAIL_ST(r, ERR_ST(err), "%s", err.message);
     /* Without --from, raw input that starts as a .npy file does is one (e.g. a pipe). */
     if (kind == DT_FILE_RAW && r->input.from == DTCAST_UNDEFINED &&
         !r->input.format_raw) {
         uint8_t magic[6];
         size_t got = 0;
         if (dt_infile_peek(&s->file, magic, 6, &got, &err) != DTCAST_OK)
-            return FAIL(r, "%s", err.message);
+            return FAIL_ST(r, ERR_ST(err), "%s", err.message);
         if (got == 6 && memcmp(magic, "\x93NUMPY", 6) == 0)
             s->kind = kind = DT_FILE_NPY;
     }
@@ -589,7 +591,7 @@ static int resolve(const dt_cast_request *r, const src_tensor *t, const char *wh
         return JOB_OK;
     char a[32], b[32], profile[32], why[sizeof error.message + 64];
     snprintf(profile, sizeof profile, "%s", r->profile_label ? r->profile_label : "exact");
-    int status = FAIL(r, "%s: cannot cast %s to %s (profile %s): %s", what,
+    int status = FAIL_ST(r, st, "%s: cannot cast %s to %s (profile %s): %s", what,
                       dt_type_label(t->type, a, sizeof a), dt_type_label(r->to, b, sizeof b),
                       profile, error_text(r, st, error.message, why, sizeof why));
     return failed_at(status, r->err_out, NULL, t->name);
@@ -646,7 +648,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     if (!convert && t->file && t->layout.store == dst.store) {
         if (dt_stream_copy(t->file, t->offset, t->file_bytes, out, j->buffers, j->progress,
                            &err) != DTCAST_OK)
-            return failed_at(FAIL(r, "%s: %s", what, err.message), r->err_out, j->s->shown,
+            return failed_at(FAIL_ST(r, ERR_ST(err), "%s: %s", what, err.message), r->err_out, j->s->shown,
                              t->name);
         return JOB_OK;
     }
@@ -680,14 +682,14 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     int status = JOB_OK;
     if (st != DTCAST_OK && t->open_ended && strncmp(err.message, j->s->shown,
                                                     strlen(j->s->shown)) == 0) {
-        status = FAIL(r, "%s", err.message); /* the input's own length */
+        status = FAIL_ST(r, ERR_ST(err), "%s", err.message); /* the input's own length */
         failed_at(status, r->err_out, j->s->shown, NULL);
     } else if (st != DTCAST_OK) {
         char a[32], b[32];
-        status = convert ? FAIL(r, "%s: cannot cast %s to %s: %s", what,
+        status = convert ? FAIL_ST(r, st, "%s: cannot cast %s to %s: %s", what,
                                     dt_type_label(t->type, a, sizeof a),
                                     dt_type_label(r->to, b, sizeof b), err.message)
-                         : FAIL(r, "%s: %s", what, err.message);
+                         : FAIL_ST(r, ERR_ST(err), "%s: %s", what, err.message);
         failed_at(status, r->err_out, j->s->shown, t->name);
     }
     if (status == JOB_OK && o.reporting) {
@@ -806,7 +808,7 @@ static int write_single(job *j, dt_file_kind kind, dt_outfile *out, dt_outfile *
         st = dt_outfile_write(out, head, head_len, &err);
     free(head);
     if (st != DTCAST_OK)
-        return FAIL(r, "%s: %s", r->out, err.message);
+        return FAIL_ST(r, ERR_ST(err), "%s: %s", r->out, err.message);
     if (run_tensor(j, t, 1, dst, payload, NULL) != JOB_OK)
         return JOB_FAIL;
     return pipe_ends(j, t);
@@ -838,7 +840,7 @@ static int write_checkpoint(job *j, dt_outfile *out, uint64_t *tensor_bytes)
                          r->to_flag,
                          dtcast_type_name(r->to), dt_st_dtype_list());
     dt_st_tensor *entries = calloc(s->n ? s->n : 1, sizeof *entries);
-    int status = entries ? JOB_OK : FAIL(r, "out of memory");
+    int status = entries ? JOB_OK : FAIL_OOM(r);
     for (size_t i = 0; status == JOB_OK && i < s->n; i++) {
         src_tensor *t = &s->t[i];
         entries[i].name = t->name;
@@ -870,17 +872,17 @@ static int open_outputs(const dt_cast_request *r, dt_file_kind kind, dt_outfile 
     dt_io_error err = DT_IO_ERROR_INIT;
     *has_data = 0;
     if (dt_outfile_open(out, r->out, &err) != DTCAST_OK)
-        return FAIL(r, "%s", err.message);
+        return FAIL_ST(r, ERR_ST(err), "%s", err.message);
     if (kind == DT_FILE_PB && strcmp(r->out, "-") != 0 &&
         r->external_data != DT_EXTERNAL_NEVER) {
         char *name = malloc(strlen(r->out) + 8);
         if (!name)
-            return FAIL(r, "out of memory");
+            return FAIL_OOM(r);
         snprintf(name, strlen(r->out) + 8, "%s.data", r->out);
         dtcast_status st = dt_outfile_open(data, name, &err);
         free(name);
         if (st != DTCAST_OK)
-            return FAIL(r, "%s", err.message);
+            return FAIL_ST(r, ERR_ST(err), "%s", err.message);
         *has_data = 1;
     }
     return JOB_OK;
@@ -945,7 +947,7 @@ static int append_qt(const source *s, dt_qt **q, size_t *n)
 {
     dt_qt *grown = realloc(*q, (*n + s->n + 1) * sizeof *grown);
     if (!grown)
-        return FAIL(s, "out of memory");
+        return FAIL_OOM(s);
     *q = grown;
     for (size_t i = 0; i < s->n; i++) {
         dt_qt *t = &grown[(*n)++];
@@ -1023,7 +1025,7 @@ static int load_index(const dt_cast_request *r, dt_st_index *ix)
 {
     dt_io_error err = DT_IO_ERROR_INIT;
     if (dt_ckpt_load_index(r->in, ix, &err) != DTCAST_OK)
-        return FAIL(r, "%s", err.message);
+        return FAIL_ST(r, ERR_ST(err), "%s", err.message);
     return JOB_OK;
 }
 
@@ -1074,7 +1076,7 @@ static int pick_shards(const dt_cast_request *r, const dt_st_index *ix, unsigned
         return FAIL(r, "--shards: %s names no shard", r->in);
     const char **sorted = malloc(ix->nshards * sizeof *sorted);
     char *list = strdup(r->shards);
-    int status = sorted && list ? JOB_OK : FAIL(r, "out of memory");
+    int status = sorted && list ? JOB_OK : FAIL_OOM(r);
     if (status == JOB_OK) {
         memcpy(sorted, ix->shards, ix->nshards * sizeof *sorted);
         qsort(sorted, ix->nshards, sizeof *sorted, by_string);
@@ -1102,10 +1104,10 @@ static int write_index(const dt_cast_request *r, const dt_st_index *ix, uint64_t
     const char *slash = strrchr(r->in, '/');
     char *path = dt_path_join(r->out, slash ? slash + 1 : r->in);
     if (!path)
-        return FAIL(r, "out of memory");
+        return FAIL_OOM(r);
     dtcast_status st = dt_ckpt_write_index(out, path, ix, NULL, 0, total_size, r->in, &err);
     free(path);
-    return st == DTCAST_OK ? JOB_OK : FAIL(r, "%s", err.message);
+    return st == DTCAST_OK ? JOB_OK : FAIL_ST(r, ERR_ST(err), "%s", err.message);
 }
 
 static int by_tensor_name(const void *a, const void *b)
@@ -1121,7 +1123,7 @@ static int shard_bytes(const dt_cast_request *r, const dt_st_index *ix, size_t s
 {
     struct stat sb;
     if (stat(path, &sb) != 0 && errno == ENOENT)
-        return FAIL(r, "--index-only: shard %s is missing: convert every shard first "
+        return FAIL_ST(r, DTCAST_ERR_IO, "--index-only: shard %s is missing: convert every shard first "
                         "(--shards)",
                         path);
     dt_io_error err = DT_IO_ERROR_INIT;
@@ -1129,11 +1131,11 @@ static int shard_bytes(const dt_cast_request *r, const dt_st_index *ix, size_t s
     dt_st_header h;
     memset(&h, 0, sizeof h);
     if (dt_infile_open(&f, path, &err) != DTCAST_OK)
-        return FAIL(r, "%s", err.message);
+        return FAIL_ST(r, ERR_ST(err), "%s", err.message);
     int status = JOB_OK;
     if (dt_st_read_header(&f, &h, &err) != DTCAST_OK)
-        status = strstr(err.message, path) ? FAIL(r, "%s", err.message)
-                                            : FAIL(r, "%s: %s", path, err.message);
+        status = strstr(err.message, path) ? FAIL_ST(r, ERR_ST(err), "%s", err.message)
+                                            : FAIL_ST(r, ERR_ST(err), "%s: %s", path, err.message);
     dt_infile_close(&f);
     *bytes = 0;
     for (size_t i = 0; status == JOB_OK && i < h.ntensors; i++)
@@ -1156,14 +1158,14 @@ static int index_only(const dt_cast_request *r, const dt_st_index *ix, dt_outfil
 {
     struct stat sb;
     if (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return FAIL(r, "--index-only: OUT '%s' is not a folder (the folder the shards were "
+        return FAIL_ST(r, DTCAST_ERR_IO, "--index-only: OUT '%s' is not a folder (the folder the shards were "
                         "converted into)",
                         r->out);
     uint64_t total_size = 0;
     for (size_t i = 0; i < ix->nshards; i++) {
         char *path = join_path(r->out, strlen(r->out), ix->shards[i]);
         uint64_t bytes = 0;
-        int status = path ? shard_bytes(r, ix, i, path, &bytes) : FAIL(r, "out of memory");
+        int status = path ? shard_bytes(r, ix, i, path, &bytes) : FAIL_OOM(r);
         free(path);
         if (status != JOB_OK)
             return status;
@@ -1199,7 +1201,7 @@ static int convert_shards(const dt_cast_request *r, const dt_st_index *ix,
         uint64_t bytes = 0;
         memset(&unused, 0, sizeof unused);
         if (!in || !out)
-            status = FAIL(r, "out of memory");
+            status = FAIL_OOM(r);
         else
             status = cast_one(r, in, out, DT_FILE_SAFETENSORS, DT_FILE_SAFETENSORS, progress, warn,
                               buffers, &outs[i], &unused, &has_data, &bytes);
@@ -1220,11 +1222,11 @@ static int refuse_scaled_shards(const dt_cast_request *r, const dt_st_index *ix)
     source *src = calloc(ix->nshards + 1, sizeof *src);
     dt_qt *q = NULL;
     size_t n = 0, opened = 0;
-    int status = src ? JOB_OK : FAIL(r, "out of memory");
+    int status = src ? JOB_OK : FAIL_OOM(r);
     for (size_t i = 0; status == JOB_OK && i < ix->nshards; i++) {
         char *in = join_path(r->in, in_dir, ix->shards[i]);
         if (!in) {
-            status = FAIL(r, "out of memory");
+            status = FAIL_OOM(r);
             break;
         }
         status = open_source(&src[i], r, in, DT_FILE_SAFETENSORS);
@@ -1258,7 +1260,7 @@ static int cast_sharded(const dt_cast_request *r, dt_progress *progress, warning
     struct stat sb;
     uint64_t total_size = 0;
     if (!outs || !want)
-        status = FAIL(r, "out of memory");
+        status = FAIL_OOM(r);
     else if (strcmp(r->out, "-") == 0)
         status = USAGE(r, "a sharded checkpoint is written to a folder, not stdout");
     if (status == JOB_OK && r->index_only) {
@@ -1268,7 +1270,7 @@ static int cast_sharded(const dt_cast_request *r, dt_progress *progress, warning
          * create the folder at the same time (--shards). */
         status = refuse_scaled_shards(r, &ix);
         if (status == JOB_OK && mkdir(r->out, 0777) != 0 && errno != EEXIST)
-            status = FAIL(r, "cannot create the folder '%s': %s", r->out, strerror(errno));
+            status = FAIL_ST(r, DTCAST_ERR_IO, "cannot create the folder '%s': %s", r->out, strerror(errno));
         else if (status == JOB_OK && (stat(r->out, &sb) != 0 || !S_ISDIR(sb.st_mode)))
             status = USAGE(r, "OUT '%s' must be a folder for a sharded checkpoint",
                                r->out);
@@ -1284,7 +1286,7 @@ static int cast_sharded(const dt_cast_request *r, dt_progress *progress, warning
     dt_io_error err = DT_IO_ERROR_INIT;
     for (size_t i = 0; status == JOB_OK && i <= ix.nshards; i++)
         if (dt_outfile_commit(&outs[i], &err) != DTCAST_OK)
-            status = FAIL(r, "%s", err.message);
+            status = FAIL_ST(r, ERR_ST(err), "%s", err.message);
     for (size_t i = 0; outs && i <= ix.nshards; i++)
         dt_outfile_abort(&outs[i]);
     free(outs);
@@ -1328,9 +1330,9 @@ static int cast_files(dt_cast_request *r)
             has_data = 0;
         }
         if (status == JOB_OK && has_data && dt_outfile_commit(&data, &err) != DTCAST_OK)
-            status = FAIL(r, "%s", err.message);
+            status = FAIL_ST(r, ERR_ST(err), "%s", err.message);
         if (status == JOB_OK && dt_outfile_commit(&out, &err) != DTCAST_OK)
-            status = FAIL(r, "%s", err.message);
+            status = FAIL_ST(r, ERR_ST(err), "%s", err.message);
         dt_outfile_abort(&data);
         dt_outfile_abort(&out);
     }

@@ -14,9 +14,13 @@ int dt_qf_fail(const dt_qf *c, int usage, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    /* The status of the jobs' own messages: "out of memory", "cannot ..." (a system call on a
+     * file failed: IO), else the input breaks its format (BAD_FILE). A failure passed up from a
+     * reader or writer keeps the status its record holds (dt_qf_status). */
     dt_job_fail(c->err_out, usage,
                 usage ? DTCAST_ERR_INVALID_ARGUMENT
                 : strncmp(text, "out of memory", 13) == 0 ? DTCAST_ERR_OUT_OF_MEMORY
+                : strncmp(text, "cannot ", 7) == 0        ? DTCAST_ERR_IO
                                                           : DTCAST_ERR_BAD_FILE,
                 "%s", text);
     dt_io_where(DTCAST_ERR_BAD_FILE, c->err_out, NULL, NULL); /* the offset a message names */
@@ -48,11 +52,7 @@ dtcast_status dt_qf_result(const dt_qf *c, int status)
         return DTCAST_OK;
     if (c->err_out->usage)
         return DTCAST_ERR_INVALID_ARGUMENT;
-    if (strncmp(c->err_out->message, "out of memory", 13) == 0)
-        return DTCAST_ERR_OUT_OF_MEMORY;
-    if (strncmp(c->err_out->message, "cannot ", 7) == 0)
-        return DTCAST_ERR_IO;
-    return DTCAST_ERR_BAD_FILE;
+    return c->err_out->status != DTCAST_OK ? c->err_out->status : DTCAST_ERR_BAD_FILE;
 }
 
 static int is_dir(const char *path)

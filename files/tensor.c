@@ -25,6 +25,7 @@ dtcast_status dt_io_fail(dt_io_error *err, dtcast_status status, const char *fmt
         err->file[0] = err->tensor[0] = '\0';
         err->offset = -1;
         err->usage = 0;
+        err->status = status;
     }
     return status;
 }

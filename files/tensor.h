@@ -32,6 +32,7 @@ typedef struct dt_io_error {
     char tensor[256];
     int64_t offset;
     int usage; /* 1: the request itself is wrong, not a file (the command line's usage error) */
+    dtcast_status status; /* the status of the failure (dt_io_fail sets it); DTCAST_OK: none */
 } dt_io_error;
 /* An empty record: dt_io_error err = DT_IO_ERROR_INIT; */
 #define DT_IO_ERROR_INIT {.offset = -1}

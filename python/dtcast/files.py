@@ -286,12 +286,10 @@ def _job(func, src, dst, params, progress, what):
         warnings.warn(line, Warning, stacklevel=3)
     if error is not None:
         status, message, file, tensor, offset, usage = error
-        # The jobs class most failures as BAD_FILE: the message tells an I/O error, a type the
-        # conversion refuses, ... apart (as it did when the program ran in a subprocess).
+        # The job's status: the library's, the reader's or writer's (IO for a file that cannot
+        # be opened or written), OUT_OF_MEMORY, BAD_FILE for a file that breaks its format.
         if usage:
             status = Status.INVALID_ARGUMENT
-        elif status == Status.BAD_FILE:
-            status = _status_of(1, message)
         e = Error(message.replace("--raw-codes casts", "raw_codes=True casts"), status)
         e.file, e.tensor, e.offset, e.usage = file, tensor, offset, bool(usage)
         raise e
