@@ -1180,7 +1180,14 @@ static dtcast_status fill(dt_diff_result *r, const src *sa, const src *sb,
         return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     size_t i = 0, k = 0;
     const int single = sa->npy && sb->npy; /* two arrays: paired whatever their names */
+    uint64_t total = 0, done = 0;
+    for (size_t n = 0; n < sa->n; n++)
+        total += sa->t[n].count;
+    for (size_t n = 0; n < sb->n; n++)
+        total += sb->t[n].count;
     while (i < sa->n || k < sb->n) {
+        if (o->progress && o->progress(o->progress_ctx, done, total))
+            return dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
         int c;
         if (single)
             c = 0;
@@ -1201,18 +1208,23 @@ static dtcast_status fill(dt_diff_result *r, const src *sa, const src *sb,
         t->parts = 1;
         if (c < 0) {
             t->state = DT_DIFF_MISSING;
+            done += sa->t[i].count;
             side_info(&t->a, &sa->t[i++]);
         } else if (c > 0) {
             t->state = DT_DIFF_EXTRA;
+            done += sb->t[k].count;
             side_info(&t->b, &sb->t[k++]);
         } else {
             dtcast_status st = compare_pair(sa, sb, &sa->t[i], &sb->t[k], o, t, err);
             if (st != DTCAST_OK)
                 return st;
+            done += sa->t[i].count + sb->t[k].count;
             i++;
             k++;
         }
     }
+    if (o->progress && o->progress(o->progress_ctx, done, total))
+        return dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
     return DTCAST_OK;
 }
 

@@ -23,6 +23,7 @@
 #ifndef DTCAST_FILES_DIFF_H
 #define DTCAST_FILES_DIFF_H
 
+#include "files/progress.h"
 #include "files/tensor.h"
 
 #include <stddef.h>
@@ -32,6 +33,10 @@ typedef struct dt_diff_options {
     double atol, rtol;  /* the closeness bound above; 0, 0: values must be equal */
     int no_dequantize;  /* compare scaled quantized tensors as stored, not dequantized */
     unsigned threads;   /* 0: one per CPU (at most 32) */
+    /* Called (on the calling thread) after each tensor with the elements of both sides done so
+     * far and their total; a nonzero return cancels the diff ("cancelled", DTCAST_ERR_IO). */
+    dt_progress_fn progress;
+    void *progress_ctx;
 } dt_diff_options;
 
 void dt_diff_options_init(dt_diff_options *o);

@@ -22,7 +22,7 @@ def _numbers(v):
     return v
 
 
-def diff(a, b, *, atol=0.0, rtol=0.0, dequantize=True, threads=0):
+def diff(a, b, *, atol=0.0, rtol=0.0, dequantize=True, threads=0, progress=None):
     """Compares the tensor files a and b (two .npy files, two .safetensors files, or two
     checkpoints: an index or a model folder) in process, streamed, as ``dtcast diff --json``
     does, and returns the same figures as a dict: ``ok`` (every tensor on both sides, the same
@@ -31,7 +31,13 @@ def diff(a, b, *, atol=0.0, rtol=0.0, dequantize=True, threads=0):
     identical, unequal and not-close counts, max_abs and max_rel with their index, sqnr_db) and
     ``worst`` (tensor names, worst first). Sides with scaled quantized tensors are dequantized
     to float32 unless ``dequantize=False``. Raises :class:`dtcast.Error` for a file it cannot
-    read."""
+    read.
+
+    ``progress``: None (default) nothing; a callable ``progress(done, total)`` called after
+    each tensor (a few times a second at most) with the elements of both sides compared so far
+    and their total, from the calling thread; an exception it raises cancels the diff and is
+    raised; True shows a tqdm bar when tqdm is installed. The GIL is released while the files
+    are compared."""
     def path(p, what):
         try:
             p = os.fspath(p)
@@ -45,5 +51,12 @@ def diff(a, b, *, atol=0.0, rtol=0.0, dequantize=True, threads=0):
     rtol = float(rtol)
     if not (atol >= 0 and rtol >= 0) or atol == float("inf") or rtol == float("inf"):
         raise Error("atol and rtol must be finite non-negative numbers", Status.INVALID_ARGUMENT)
-    text = _core.diff(path(a, "a"), path(b, "b"), atol, rtol, not dequantize, int(threads))
+    from .files import _progress_fn
+    fn, close = _progress_fn(progress, "diff")
+    try:
+        text = _core.diff(path(a, "a"), path(b, "b"), atol, rtol, not dequantize, int(threads),
+                          fn)
+    finally:
+        if close:
+            close()
     return _numbers(json.loads(text))

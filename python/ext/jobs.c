@@ -149,6 +149,46 @@ static int ctx_init(job_ctx *c, PyObject *progress, dt_job_hooks *hooks)
     return 0;
 }
 
+/* ---- progress for the other jobs run with the GIL released (dtcast.diff) -------------------- */
+
+void *py_progress_begin(PyObject *progress)
+{
+    job_ctx *c = malloc(sizeof *c);
+    dt_job_hooks hooks;
+    if (!c)
+        return PyErr_NoMemory(), NULL;
+    if (ctx_init(c, progress, &hooks) < 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int py_progress_call(void *ctx, uint64_t done, uint64_t total)
+{
+    return on_progress(ctx, done, total);
+}
+
+int py_progress_end(void *ctx, int ok)
+{
+    job_ctx *c = ctx;
+    int status = 0;
+    pthread_mutex_destroy(&c->lock);
+    if (c->exc_type) {
+        PyErr_Restore(c->exc_type, c->exc_value, c->exc_tb);
+        status = -1;
+    } else if (ok && c->progress && c->last_call >= 0 && c->last_done != c->total) {
+        PyObject *r = PyObject_CallFunction(c->progress, "KK", (unsigned long long)c->total,
+                                            (unsigned long long)c->total);
+        status = r ? 0 : -1;
+        Py_XDECREF(r);
+    }
+    free(c->report.data); /* diff sends no warning or report: both stay empty */
+    free(c->warnings.data);
+    free(c);
+    return status;
+}
+
 static PyObject *text_of(const char *s, size_t n)
 {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogateescape");

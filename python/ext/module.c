@@ -853,12 +853,12 @@ static PyObject *promote(PyObject *self, PyObject *args)
 static PyObject *dtc_diff(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *pa, *pb;
+    PyObject *pa, *pb, *progress;
     double atol, rtol;
     int raw;
     unsigned int threads;
-    if (!PyArg_ParseTuple(args, "O&O&ddpI", PyUnicode_FSConverter, &pa, PyUnicode_FSConverter,
-                          &pb, &atol, &rtol, &raw, &threads))
+    if (!PyArg_ParseTuple(args, "O&O&ddpIO", PyUnicode_FSConverter, &pa, PyUnicode_FSConverter,
+                          &pb, &atol, &rtol, &raw, &threads, &progress))
         return NULL;
     dt_diff_options o;
     dt_diff_options_init(&o);
@@ -870,16 +870,24 @@ static PyObject *dtc_diff(PyObject *self, PyObject *args)
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status s;
     const char *a = PyBytes_AsString(pa), *b = PyBytes_AsString(pb);
-    if (!a || !b) {
+    void *pctx = a && b ? py_progress_begin(progress) : NULL;
+    if (!pctx) {
         Py_DECREF(pa);
         Py_DECREF(pb);
         return NULL;
     }
+    o.progress = py_progress_call;
+    o.progress_ctx = pctx;
     Py_BEGIN_ALLOW_THREADS
     s = dt_diff_run(a, b, &o, &r, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(pa);
     Py_DECREF(pb);
+    if (py_progress_end(pctx, s == DTCAST_OK) < 0) { /* the callable's exception */
+        if (s == DTCAST_OK)
+            dt_diff_result_free(&r);
+        return NULL;
+    }
     if (s != DTCAST_OK) {
         dtcast_error e;
         e.status = s;
@@ -911,7 +919,7 @@ static PyMethodDef methods[] = {
      "onnx_options(to, src_type, opset, saturate, round_mode, base) -> options"},
     {"pypto_options", pypto_options, METH_VARARGS,
      "pypto_options(dst_type, src_type, mode, shape, base) -> options"},
-    {"diff", dtc_diff, METH_VARARGS, "diff(a, b, atol, rtol, no_dequantize, threads) -> json"},
+    {"diff", dtc_diff, METH_VARARGS, "diff(a, b, atol, rtol, no_dequantize, threads, progress) -> json"},
     {"bitcast", bitcast, METH_VARARGS, "bitcast(src, src_type, dst, dst_type, count) -> None"},
     {"type_list", type_list, METH_NOARGS, "type_list() -> [(code, name, onnx_name)]"},
     {"type_from_name", type_from_name, METH_VARARGS, "type_from_name(name) -> code"},

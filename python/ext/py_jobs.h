@@ -15,9 +15,20 @@
 #endif
 #include <Python.h>
 
+#include <stdint.h>
+
 PyObject *dtc_cast_files(PyObject *self, PyObject *args);
 PyObject *dtc_quantize_checkpoint(PyObject *self, PyObject *args);
 PyObject *dtc_dequantize_checkpoint(PyObject *self, PyObject *args);
+
+/* A progress callable (or None) for a job that runs with the GIL released and takes a
+ * dt_progress_fn: py_progress_begin returns its context (NULL with an exception set: progress
+ * is not callable); py_progress_call is the dt_progress_fn (a few calls a second; the callable's
+ * exception, or a signal, cancels); py_progress_end frees the context and returns -1 with the
+ * callable's exception restored (after ok, the last call says done == total), else 0. */
+void *py_progress_begin(PyObject *progress);
+int py_progress_call(void *ctx, uint64_t done, uint64_t total);
+int py_progress_end(void *ctx, int ok);
 
 #define DTC_JOBS_METHODS                                                                       \
     {"cast_files", dtc_cast_files, METH_VARARGS,                                               \

@@ -348,3 +348,31 @@ def test_edge_values(tmp_path):
     r = both(tmp_path / "z.npy", tmp_path / "z2.npy")
     check(r["tensors"][0], zeros, zeros)
     assert r["ok"] and r["tensors"][0]["max_rel"] is None and r["tensors"][0]["max_abs"]
+
+
+def test_progress(tmp_path):
+    # progress(done, total): elements of both sides compared so far, called from the calling
+    # thread, done never decreasing, the last call (total, total); an exception cancels the diff
+    # and is raised as it is.
+    rng = np.random.default_rng(3)
+    tensors = {"t%02d" % i: rng.standard_normal(1000 + i).astype(np.float32) for i in range(12)}
+    a, b = str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")
+    save_file(tensors, a)
+    save_file({k: v.astype(ml_dtypes.bfloat16).astype(np.float32) for k, v in tensors.items()}, b)
+    total = 2 * sum(v.size for v in tensors.values())
+    calls = []
+    r = dtcast.diff(a, b, progress=lambda done, tot: calls.append((done, tot)))
+    assert r["summary"]["compared"] == 12 and r["summary"]["not_close"] == 12
+    assert calls and calls[-1] == (total, total)
+    assert all(t == total for _, t in calls)
+    assert all(x[0] <= y[0] for x, y in zip(calls, calls[1:]))
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, tot):
+        raise Stop()
+    with pytest.raises(Stop):
+        dtcast.diff(a, b, progress=stop)
+    with pytest.raises(TypeError):
+        dtcast.diff(a, b, progress=3)
