@@ -64,51 +64,11 @@ typedef struct dq_job {
     dt_progress *progress;
 } dq_job;
 
-static dtcast_type scale_type_of(const dt_qgroup *g, dtcast_type file_type)
-{
-    switch (g->layout) {
-    case DT_QL_MXFP4_GPTOSS:
-    case DT_QL_MX:
-        return DTCAST_FLOAT8E8M0;
-    default:
-        return file_type;
-    }
-}
 
 static void params_of(const dt_qgroup *g, const dt_dequantize_request *r, dtcast_quant_params *p)
 {
-    dtcast_quant_params_init(p);
+    dt_qgroup_params(g, p);
     p->threads = r->threads;
-    p->axis = -1;
-    p->element = g->element;
-    switch (g->layout) {
-    case DT_QL_FP8_BLOCK:
-        p->scheme = DTCAST_SCHEME_FP8_BLOCK;
-        p->variant = DTCAST_VARIANT_HF;
-        p->block = g->block;
-        p->block_rows = g->block_rows;
-        break;
-    case DT_QL_MXFP4_GPTOSS:
-    case DT_QL_MX:
-        p->scheme = DTCAST_SCHEME_MX;
-        p->block = g->block;
-        break;
-    case DT_QL_NVFP4_MODELOPT:
-        p->scheme = DTCAST_SCHEME_NVFP4;
-        p->variant = DTCAST_VARIANT_MODELOPT;
-        break;
-    case DT_QL_NVFP4_CT:
-        p->scheme = DTCAST_SCHEME_NVFP4;
-        p->variant = DTCAST_VARIANT_CT;
-        break;
-    case DT_QL_ABSMAX:
-    case DT_QL_INT4_GROUP:
-        p->scheme = DTCAST_SCHEME_ABSMAX;
-        p->variant = DTCAST_VARIANT_CT;
-        p->block = g->block;
-        p->per_tensor = g->per_tensor != 0;
-        break;
-    }
 }
 
 /* --report: the scales' range. */
@@ -366,7 +326,7 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     if (!scales)
         return JOB_FAIL;
     t.scales = scales;
-    t.stype = scale_type_of(g, c->ck.t[g->scales].type);
+    t.stype = dt_qgroup_scale_type(g, c->ck.t[g->scales].type);
     const uint64_t scount = c->ck.at[g->scales].st->count;
     if (r->report)
         report_scales(j, g, scales, t.stype, (size_t)scount);

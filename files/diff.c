@@ -161,11 +161,6 @@ static dtcast_status open_npy(src *s, dt_io_error *err)
     return DTCAST_OK;
 }
 
-static dtcast_type scale_type_of(const dt_qgroup *g, dtcast_type file_type)
-{
-    return g->layout == DT_QL_MXFP4_GPTOSS || g->layout == DT_QL_MX ? DTCAST_FLOAT8E8M0
-                                                                    : file_type;
-}
 
 static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *err)
 {
@@ -203,7 +198,7 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
             t->sfile = &c->shards[c->at[g->scales].shard].file;
             t->sat = c->at[g->scales].at;
             t->scount = c->at[g->scales].st->count;
-            t->stype = scale_type_of(g, c->t[g->scales].type);
+            t->stype = dt_qgroup_scale_type(g, c->t[g->scales].type);
             if (g->global != DT_QT_NONE) {
                 uint8_t gb[4];
                 st = dt_infile_read(&c->shards[c->at[g->global].shard].file,
@@ -299,41 +294,6 @@ static void block_range(const plan *p, uint64_t bi, uint64_t *e0, uint64_t *cnt)
     *cnt = nr * p->k;
 }
 
-static void params_of(const dt_qgroup *g, dtcast_quant_params *p)
-{
-    dtcast_quant_params_init(p);
-    p->threads = 1;
-    p->axis = -1;
-    p->element = g->element;
-    switch (g->layout) {
-    case DT_QL_FP8_BLOCK:
-        p->scheme = DTCAST_SCHEME_FP8_BLOCK;
-        p->variant = DTCAST_VARIANT_HF;
-        p->block = g->block;
-        p->block_rows = g->block_rows;
-        break;
-    case DT_QL_MXFP4_GPTOSS:
-    case DT_QL_MX:
-        p->scheme = DTCAST_SCHEME_MX;
-        p->block = g->block;
-        break;
-    case DT_QL_NVFP4_MODELOPT:
-        p->scheme = DTCAST_SCHEME_NVFP4;
-        p->variant = DTCAST_VARIANT_MODELOPT;
-        break;
-    case DT_QL_NVFP4_CT:
-        p->scheme = DTCAST_SCHEME_NVFP4;
-        p->variant = DTCAST_VARIANT_CT;
-        break;
-    case DT_QL_ABSMAX:
-    case DT_QL_INT4_GROUP:
-        p->scheme = DTCAST_SCHEME_ABSMAX;
-        p->variant = DTCAST_VARIANT_CT;
-        p->block = g->block;
-        p->per_tensor = g->per_tensor != 0;
-        break;
-    }
-}
 
 /* Rows [row, row + nr) of a quantized tensor, dequantized to float32 in b->f32. */
 static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_t row,
@@ -398,7 +358,7 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
     if (st != DTCAST_OK)
         return prefixed(err, st, path, t->name);
     dtcast_quant_params p;
-    params_of(g, &p);
+    dt_qgroup_params(g, &p);
     dtcast_tensor codes = {b->raw.p, (size_t)len, g->element, 2, {(int64_t)nr, (int64_t)k}};
     if (f6 && k % 4 == 0) {
         p.float6_packed = true;

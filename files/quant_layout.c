@@ -533,3 +533,45 @@ dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3]
     }
     return DTCAST_OK;
 }
+
+dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type)
+{
+    return g->layout == DT_QL_MXFP4_GPTOSS || g->layout == DT_QL_MX ? DTCAST_FLOAT8E8M0
+                                                                    : file_type;
+}
+
+void dt_qgroup_params(const dt_qgroup *g, dtcast_quant_params *p)
+{
+    dtcast_quant_params_init(p);
+    p->threads = 1;
+    p->axis = -1;
+    p->element = g->element;
+    switch (g->layout) {
+    case DT_QL_FP8_BLOCK:
+        p->scheme = DTCAST_SCHEME_FP8_BLOCK;
+        p->variant = DTCAST_VARIANT_HF;
+        p->block = g->block;
+        p->block_rows = g->block_rows;
+        break;
+    case DT_QL_MXFP4_GPTOSS:
+    case DT_QL_MX:
+        p->scheme = DTCAST_SCHEME_MX;
+        p->block = g->block;
+        break;
+    case DT_QL_NVFP4_MODELOPT:
+        p->scheme = DTCAST_SCHEME_NVFP4;
+        p->variant = DTCAST_VARIANT_MODELOPT;
+        break;
+    case DT_QL_NVFP4_CT:
+        p->scheme = DTCAST_SCHEME_NVFP4;
+        p->variant = DTCAST_VARIANT_CT;
+        break;
+    case DT_QL_ABSMAX:
+    case DT_QL_INT4_GROUP:
+        p->scheme = DTCAST_SCHEME_ABSMAX;
+        p->variant = DTCAST_VARIANT_CT;
+        p->block = g->block;
+        p->per_tensor = g->per_tensor != 0;
+        break;
+    }
+}

@@ -81,6 +81,13 @@ typedef struct dt_qplan {
 dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *plan, dt_io_error *err);
 void dt_qplan_free(dt_qplan *plan);
 
+/* The element type dtcast_dequantize reads a group's scales as: MX scales (E8M0 exponents,
+ * stored as U8 by gpt-oss) as float8e8m0, the others as the file stores them. */
+dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type);
+/* The dtcast_quant_params that dequantize a group of this layout (one thread; the caller sets
+ * threads and the shapes). */
+void dt_qgroup_params(const dt_qgroup *g, dtcast_quant_params *p);
+
 /* The names a quantized tensor `name` gets in a layout: codes, scales, global scale (NULL when
  * none), malloc'd into out[0..2] (NULL entries for none). */
 dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3],
