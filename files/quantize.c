@@ -532,3 +532,66 @@ dtcast_status dt_quantize_checkpoint(const dt_quantize_request *r, dt_io_error *
     return result;
 }
 
+dt_layout_problem dt_quantize_pick_layout(dtcast_quant_params *p, const char *want,
+                                          int variant_given, dt_qlayout *layout,
+                                          const char **name, const char **allowed)
+{
+    *name = want;
+    *allowed = "";
+    switch (p->scheme) {
+    case DTCAST_SCHEME_FP8_BLOCK:
+        *allowed = "hf";
+        *layout = DT_QL_FP8_BLOCK;
+        break;
+    case DTCAST_SCHEME_MX:
+        if (p->element == DTCAST_FLOAT4E2M1) {
+            *allowed = "gpt-oss, mx";
+            *layout = want && strcmp(want, "mx") == 0 ? DT_QL_MX : DT_QL_MXFP4_GPTOSS;
+        } else {
+            *allowed = "mx";
+            *layout = DT_QL_MX;
+        }
+        break;
+    case DTCAST_SCHEME_NVFP4:
+        *allowed = "modelopt, ct";
+        *layout = want && strcmp(want, "ct") == 0 ? DT_QL_NVFP4_CT : DT_QL_NVFP4_MODELOPT;
+        if (!variant_given)
+            p->variant = *layout == DT_QL_NVFP4_CT ? DTCAST_VARIANT_CT : DTCAST_VARIANT_MODELOPT;
+        if (p->single_level)
+            return DT_LAYOUT_SINGLE_LEVEL;
+        if ((*layout == DT_QL_NVFP4_CT) != (p->variant == DTCAST_VARIANT_CT))
+            return DT_LAYOUT_VARIANT;
+        break;
+    case DTCAST_SCHEME_ABSMAX:
+        *allowed = "ct";
+        if (p->element == DTCAST_INT4)
+            *layout = DT_QL_INT4_GROUP;
+        else if (p->element == DTCAST_INT8 || p->element == DTCAST_FLOAT8E4M3FN ||
+                 p->element == DTCAST_UNDEFINED)
+            *layout = DT_QL_ABSMAX;
+        else
+            return DT_LAYOUT_ELEMENT;
+        break;
+    default:
+        return DT_LAYOUT_SCHEME;
+    }
+    if (!want) {
+        const char *comma = strchr(*allowed, ',');
+        *name = !comma                              ? *allowed
+                : *layout == DT_QL_MX               ? "mx"
+                : *layout == DT_QL_NVFP4_CT         ? "ct"
+                : p->scheme == DTCAST_SCHEME_MX     ? "gpt-oss"
+                                                    : "modelopt";
+        return DT_LAYOUT_OK;
+    }
+    size_t wl = strlen(want);
+    for (const char *a = *allowed; *a;) {
+        size_t l = strcspn(a, ",");
+        if (l == wl && strncmp(a, want, l) == 0)
+            return DT_LAYOUT_OK;
+        a += l;
+        while (*a == ',' || *a == ' ')
+            a++;
+    }
+    return DT_LAYOUT_NOT_OF_SCHEME;
+}

@@ -20,6 +20,24 @@ typedef struct dt_quantize_request {
     dt_job_hooks hooks;
 } dt_quantize_request;
 
+/* Why a scheme has no such checkpoint layout (dt_quantize_pick_layout); each caller words it
+ * with its own spellings of the options. */
+typedef enum dt_layout_problem {
+    DT_LAYOUT_OK = 0,
+    DT_LAYOUT_SINGLE_LEVEL, /* single-level NVFP4 has no checkpoint layout */
+    DT_LAYOUT_VARIANT,      /* the NVFP4 layout stores the other variant's global scale */
+    DT_LAYOUT_ELEMENT,      /* no absmax layout holds these codes */
+    DT_LAYOUT_SCHEME,       /* an unknown scheme */
+    DT_LAYOUT_NOT_OF_SCHEME /* the layout asked for is not one of the scheme's (*allowed) */
+} dt_layout_problem;
+
+/* The checkpoint layout of p's scheme, as `dtcast quantize --layout` picks it: want (NULL: the
+ * scheme's first, whose name *name then receives; else *name = want), NVFP4's variant set to
+ * the layout's unless variant_given; *allowed lists the scheme's layouts ("gpt-oss, mx"). */
+dt_layout_problem dt_quantize_pick_layout(dtcast_quant_params *p, const char *want,
+                                          int variant_given, dt_qlayout *layout,
+                                          const char **name, const char **allowed);
+
 /* Quantizes the chosen tensors of r->in into r->out (docs/cli.md, "Quantized checkpoints"). */
 dtcast_status dt_quantize_checkpoint(const dt_quantize_request *r, dt_io_error *err);
 

@@ -90,73 +90,31 @@ static const char *const layout_names[] = {"hf", "gpt-oss", "mx", "modelopt", "c
 /* The layout: --layout, else the scheme's first; refused when the scheme does not have it. */
 static int pick_layout(q_request *r)
 {
-    const char *cmd = "quantize";
-    dtcast_quant_params *p = &r->p;
-    const char *want = r->layout_name;
-    const char *allowed;
-    switch (p->scheme) {
-    case DTCAST_SCHEME_FP8_BLOCK:
-        allowed = "hf";
-        r->layout = DT_QL_FP8_BLOCK;
-        break;
-    case DTCAST_SCHEME_MX:
-        if (p->element == DTCAST_FLOAT4E2M1) {
-            allowed = "gpt-oss, mx";
-            r->layout = want && strcmp(want, "mx") == 0 ? DT_QL_MX : DT_QL_MXFP4_GPTOSS;
-        } else {
-            allowed = "mx";
-            r->layout = DT_QL_MX;
-        }
-        break;
-    case DTCAST_SCHEME_NVFP4:
-        allowed = "modelopt, ct";
-        r->layout = want && strcmp(want, "ct") == 0 ? DT_QL_NVFP4_CT : DT_QL_NVFP4_MODELOPT;
-        if (!r->variant_given)
-            p->variant = r->layout == DT_QL_NVFP4_CT ? DTCAST_VARIANT_CT : DTCAST_VARIANT_MODELOPT;
-        if (p->single_level)
-            return cli_usage(cmd, "--scheme %s: single-level NVFP4 has no checkpoint layout",
-                             r->scheme_name);
-        if ((r->layout == DT_QL_NVFP4_CT) != (p->variant == DTCAST_VARIANT_CT))
-            return cli_usage(cmd, "--layout %s stores %s global scale: give --variant %s",
-                             r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt",
-                             r->layout == DT_QL_NVFP4_CT ? "compressed-tensors' (2688/amax)"
-                                                         : "ModelOpt's (amax/2688)",
-                             r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt or torchao");
-        break;
-    case DTCAST_SCHEME_ABSMAX:
-        allowed = "ct";
-        if (p->element == DTCAST_INT4)
-            r->layout = DT_QL_INT4_GROUP;
-        else if (p->element == DTCAST_INT8 || p->element == DTCAST_FLOAT8E4M3FN ||
-                 p->element == DTCAST_UNDEFINED)
-            r->layout = DT_QL_ABSMAX;
-        else
-            return cli_usage(cmd, "--scheme %s: no checkpoint layout holds %s codes",
-                             r->scheme_name, dtcast_type_name(p->element));
-        break;
-    default:
-        return cli_usage(cmd, "--scheme %s: unknown scheme", r->scheme_name);
-    }
-    if (!want) {
-        const char *comma = strchr(allowed, ',');
-        r->layout_name = comma ? (r->layout == DT_QL_MX ? "mx" : r->layout == DT_QL_NVFP4_CT
-                                                                  ? "ct"
-                                                                  : p->scheme == DTCAST_SCHEME_MX
-                                                                        ? "gpt-oss"
-                                                                        : "modelopt")
-                               : allowed;
+    const char *cmd = "quantize", *allowed;
+    const dtcast_quant_params *p = &r->p;
+    switch (dt_quantize_pick_layout(&r->p, r->layout_name, r->variant_given, &r->layout,
+                                    &r->layout_name, &allowed)) {
+    case DT_LAYOUT_OK:
         return CLI_OK;
+    case DT_LAYOUT_SINGLE_LEVEL:
+        return cli_usage(cmd, "--scheme %s: single-level NVFP4 has no checkpoint layout",
+                         r->scheme_name);
+    case DT_LAYOUT_VARIANT:
+        return cli_usage(cmd, "--layout %s stores %s global scale: give --variant %s",
+                         r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt",
+                         r->layout == DT_QL_NVFP4_CT ? "compressed-tensors' (2688/amax)"
+                                                     : "ModelOpt's (amax/2688)",
+                         r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt or torchao");
+    case DT_LAYOUT_ELEMENT:
+        return cli_usage(cmd, "--scheme %s: no checkpoint layout holds %s codes",
+                         r->scheme_name, dtcast_type_name(p->element));
+    case DT_LAYOUT_SCHEME:
+        return cli_usage(cmd, "--scheme %s: unknown scheme", r->scheme_name);
+    case DT_LAYOUT_NOT_OF_SCHEME:
+        break;
     }
-    size_t wl = strlen(want);
-    for (const char *a = allowed; *a;) {
-        size_t l = strcspn(a, ",");
-        if (l == wl && strncmp(a, want, l) == 0)
-            return CLI_OK;
-        a += l;
-        while (*a == ',' || *a == ' ')
-            a++;
-    }
-    return cli_usage(cmd, "--layout %s: scheme %s has %s", want, r->scheme_name, allowed);
+    return cli_usage(cmd, "--layout %s: scheme %s has %s", r->layout_name, r->scheme_name,
+                     allowed);
 }
 
 static int parse_block(q_request *r, const char *text)

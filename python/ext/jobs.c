@@ -422,78 +422,34 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
  * quantize --layout` picks it; a usage error's text into why (returns -1). */
 static int pick_layout(dt_quantize_request *r, int variant_given, char *why, size_t size)
 {
-    dtcast_quant_params *p = &r->p;
-    const char *want = r->layout_name;
     const char *allowed;
-    switch (p->scheme) {
-    case DTCAST_SCHEME_FP8_BLOCK:
-        allowed = "hf";
-        r->layout = DT_QL_FP8_BLOCK;
-        break;
-    case DTCAST_SCHEME_MX:
-        if (p->element == DTCAST_FLOAT4E2M1) {
-            allowed = "gpt-oss, mx";
-            r->layout = want && strcmp(want, "mx") == 0 ? DT_QL_MX : DT_QL_MXFP4_GPTOSS;
-        } else {
-            allowed = "mx";
-            r->layout = DT_QL_MX;
-        }
-        break;
-    case DTCAST_SCHEME_NVFP4:
-        allowed = "modelopt, ct";
-        r->layout = want && strcmp(want, "ct") == 0 ? DT_QL_NVFP4_CT : DT_QL_NVFP4_MODELOPT;
-        if (!variant_given)
-            p->variant = r->layout == DT_QL_NVFP4_CT ? DTCAST_VARIANT_CT : DTCAST_VARIANT_MODELOPT;
-        if (p->single_level) {
-            snprintf(why, size, "scheme %s: single-level NVFP4 has no checkpoint layout",
-                     r->scheme_name);
-            return -1;
-        }
-        if ((r->layout == DT_QL_NVFP4_CT) != (p->variant == DTCAST_VARIANT_CT)) {
-            snprintf(why, size, "layout %s stores %s global scale: give variant=%s",
-                     r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt",
-                     r->layout == DT_QL_NVFP4_CT ? "compressed-tensors' (2688/amax)"
-                                                 : "ModelOpt's (amax/2688)",
-                     r->layout == DT_QL_NVFP4_CT ? "'ct'" : "'modelopt' or 'torchao'");
-            return -1;
-        }
-        break;
-    case DTCAST_SCHEME_ABSMAX:
-        allowed = "ct";
-        if (p->element == DTCAST_INT4)
-            r->layout = DT_QL_INT4_GROUP;
-        else if (p->element == DTCAST_INT8 || p->element == DTCAST_FLOAT8E4M3FN ||
-                 p->element == DTCAST_UNDEFINED)
-            r->layout = DT_QL_ABSMAX;
-        else {
-            snprintf(why, size, "scheme %s: no checkpoint layout holds %s codes", r->scheme_name,
-                     dtcast_type_name(p->element));
-            return -1;
-        }
-        break;
-    default:
+    const dtcast_quant_params *p = &r->p;
+    switch (dt_quantize_pick_layout(&r->p, r->layout_name, variant_given, &r->layout,
+                                    &r->layout_name, &allowed)) {
+    case DT_LAYOUT_OK:
+        return 0;
+    case DT_LAYOUT_SINGLE_LEVEL:
+        snprintf(why, size, "scheme %s: single-level NVFP4 has no checkpoint layout",
+                 r->scheme_name);
+        return -1;
+    case DT_LAYOUT_VARIANT:
+        snprintf(why, size, "layout %s stores %s global scale: give variant=%s",
+                 r->layout == DT_QL_NVFP4_CT ? "ct" : "modelopt",
+                 r->layout == DT_QL_NVFP4_CT ? "compressed-tensors' (2688/amax)"
+                                             : "ModelOpt's (amax/2688)",
+                 r->layout == DT_QL_NVFP4_CT ? "'ct'" : "'modelopt' or 'torchao'");
+        return -1;
+    case DT_LAYOUT_ELEMENT:
+        snprintf(why, size, "scheme %s: no checkpoint layout holds %s codes", r->scheme_name,
+                 dtcast_type_name(p->element));
+        return -1;
+    case DT_LAYOUT_SCHEME:
         snprintf(why, size, "scheme %s: unknown scheme", r->scheme_name);
         return -1;
+    case DT_LAYOUT_NOT_OF_SCHEME:
+        break;
     }
-    if (!want) {
-        const char *comma = strchr(allowed, ',');
-        r->layout_name = comma ? (r->layout == DT_QL_MX           ? "mx"
-                                  : r->layout == DT_QL_NVFP4_CT   ? "ct"
-                                  : p->scheme == DTCAST_SCHEME_MX ? "gpt-oss"
-                                                                  : "modelopt")
-                               : allowed;
-        return 0;
-    }
-    size_t wl = strlen(want);
-    for (const char *a = allowed; *a;) {
-        size_t l = strcspn(a, ",");
-        if (l == wl && strncmp(a, want, l) == 0)
-            return 0;
-        a += l;
-        while (*a == ',' || *a == ' ')
-            a++;
-    }
-    snprintf(why, size, "layout %s: scheme %s has %s", want, r->scheme_name, allowed);
+    snprintf(why, size, "layout %s: scheme %s has %s", r->layout_name, r->scheme_name, allowed);
     return -1;
 }
 
