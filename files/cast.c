@@ -15,6 +15,7 @@
 #include "files/report.h"
 #include "files/quant_layout.h"
 #include "files/safetensors.h"
+#include "files/whole.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,8 +28,8 @@
 #define PB_LIMIT ((uint64_t)INT32_MAX) /* protobuf messages stop at 2 GiB */
 
 /* The job's steps return JOB_OK, JOB_FAIL (the error in err_out), JOB_USAGE (the same, a usage
- * error) or JOB_IN_MEMORY (strings: converted whole by the caller). */
-enum { JOB_OK = 0, JOB_FAIL = 1, JOB_USAGE = 2, JOB_IN_MEMORY = -2 };
+ * error) or JOB_WHOLE (strings: the tensor is converted whole, cast_whole). */
+enum { JOB_OK = 0, JOB_FAIL = 1, JOB_USAGE = 2, JOB_WHOLE = -2 };
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
@@ -223,7 +224,7 @@ static int open_npy(source *s, const dt_cast_request *r)
         return FAIL(r, "%s: string arrays are converted whole: give a file, not a pipe",
                         s->shown);
     if (info.strings)
-        return JOB_IN_MEMORY;
+        return JOB_WHOLE;
     /* Fortran order into a format that has none is read whole. */
     dt_file_kind out = dt_file_kind_of(r->out);
     if ((info.fortran && (out != DT_FILE_NPY || r->to == DTCAST_STRING))) {
@@ -341,7 +342,7 @@ static int open_pb(source *s, const dt_cast_request *r)
         status = piped ? FAIL(r, "%s: string tensors are converted whole: give a file, not a "
                                   "pipe",
                                   s->shown)
-                       : JOB_IN_MEMORY;
+                       : JOB_WHOLE;
     } else if (info.where == DT_PB_EXTERNAL && piped) {
         status = FAIL(r, "%s: external data is read from a file, not a pipe", s->shown);
     } else if (info.where == DT_PB_TYPED) {
@@ -550,51 +551,61 @@ static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t
     return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
 }
 
-/* The options a profile gives this pair (its checks included), once per tensor. */
-static int resolve(const dt_cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
+dtcast_status dt_conversion_options(const dt_conversion *s, dtcast_type from, dtcast_type to,
+                                    const int64_t *dims, int ndim, dtcast_options *out,
+                                    dtcast_error *error)
 {
-    const dt_conversion *s = &r->conversion;
-    dtcast_error error;
-    memset(&error, 0, sizeof error);
     dtcast_options base = s->options;
     dtcast_status st = DTCAST_OK;
-    c->from = t->type;
-    c->to = r->to;
+    /* On a refusal a profile leaves *out untouched: it starts as base. */
+    *out = base;
     switch (s->profile) {
     case DT_PROFILE_EXACT:
-        c->options = base;
         break;
     case DT_PROFILE_ONNX:
-        /* On a refusal the profile leaves c->options untouched: start it from base. */
-        c->options = base;
-        st = dtcast_onnx_options(&c->options, (int64_t)r->to, t->type, s->opset, s->saturate,
-                                 s->round_mode, &base, &error);
+        st = dtcast_onnx_options(out, (int64_t)to, from, s->opset, s->saturate, s->round_mode,
+                                 &base, error);
         if (st == DTCAST_OK) {
-            c->options.via_float32 |= s->options.via_float32;
-            c->options.float4_nan_as_max |= s->options.float4_nan_as_max;
-            c->options.string_to_bool_numeric |= s->options.string_to_bool_numeric;
+            out->via_float32 |= s->options.via_float32;
+            out->float4_nan_as_max |= s->options.float4_nan_as_max;
+            out->string_to_bool_numeric |= s->options.string_to_bool_numeric;
         }
         break;
     case DT_PROFILE_PYPTO:
-        c->options = base;
-        st = dtcast_pypto_check_shape(t->dims, t->ndim, &error);
+        st = dtcast_pypto_check_shape(dims, ndim, error);
         if (st == DTCAST_OK)
-            st = dtcast_pypto_options(&c->options, r->to, t->type, s->cast_mode, &base, &error);
+            st = dtcast_pypto_options(out, to, from, s->cast_mode, &base, error);
         break;
     }
     /* A zero-element conversion checks the pair (complex to real, unknown types). */
     uint8_t probe_in[16] = {0}, probe_out[16];
-    if (st == DTCAST_OK) {
-        st = dtcast_convert(probe_out, r->to, probe_in, t->type, 0, &c->options, &error);
-    }
     if (st == DTCAST_OK)
-        return JOB_OK;
-    char a[32], b[32], profile[32], why[sizeof error.message + 64];
-    snprintf(profile, sizeof profile, "%s", r->profile_label ? r->profile_label : "exact");
+        st = dtcast_convert(probe_out, to, probe_in, from, 0, out, error);
+    return st;
+}
+
+/* The job's message for a pair the profile refuses: "WHAT: cannot cast A to B (profile P): why". */
+static int refused_pair(const dt_cast_request *r, dtcast_type from, const char *what,
+                        const char *tensor, dtcast_status st, const dtcast_error *error)
+{
+    char a[32], b[32], why[sizeof error->message + 64];
     int status = FAIL_ST(r, st, "%s: cannot cast %s to %s (profile %s): %s", what,
-                      dt_type_label(t->type, a, sizeof a), dt_type_label(r->to, b, sizeof b),
-                      profile, error_text(r, st, error.message, why, sizeof why));
-    return failed_at(status, r->err_out, NULL, t->name);
+                         dt_type_label(from, a, sizeof a), dt_type_label(r->to, b, sizeof b),
+                         r->profile_label ? r->profile_label : "exact",
+                         error_text(r, st, error->message, why, sizeof why));
+    return failed_at(status, r->err_out, NULL, tensor);
+}
+
+/* The options a profile gives this pair (its checks included), once per tensor. */
+static int resolve(const dt_cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
+{
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
+    c->from = t->type;
+    c->to = r->to;
+    dtcast_status st = dt_conversion_options(&r->conversion, t->type, r->to, t->dims, t->ndim,
+                                             &c->options, &error);
+    return st == DTCAST_OK ? JOB_OK : refused_pair(r, t->type, what, t->name, st, &error);
 }
 
 /* What a conversion job sees of each block: the report and the NaN/Inf watch. */
@@ -1297,6 +1308,42 @@ static int cast_sharded(const dt_cast_request *r, dt_progress *progress, warning
 
 /* ---- the command's file job ----------------------------------------------------------------------- */
 
+/* Strings (a string source or target) have no fixed size: the tensor is read, converted and
+ * written whole (whole.h), from and to .npy, .pb or raw files. */
+static int cast_whole(dt_cast_request *r)
+{
+    const dt_file_format *fi = dt_file_format_of(r->in_kind), *fo = dt_file_format_of(r->out_kind);
+    if ((fi && fi->many_tensors) || !fo || fo->many_tensors)
+        return FAIL(r, "%s: string tensors convert from and to .npy, .pb or raw files, not "
+                       "checkpoints",
+                    fi && fi->many_tensors ? r->in : r->out);
+    if (r->float6_packed && (dtcast_type_bits(r->to) == 6 || dtcast_type_bits(r->input.from) == 6))
+        return USAGE(r, "--float6-packed: strings convert in memory, one float6 per byte; "
+                        "convert to or from a one-per-byte file first");
+    dt_tensor src, dst;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (dt_tensor_load(r->in, r->in_kind, &r->input, &src, &err) != DTCAST_OK) {
+        *r->err_out = err;
+        return err.usage ? JOB_USAGE : JOB_FAIL;
+    }
+    const char *what = strcmp(r->in, "-") == 0 ? "<stdin>" : r->in;
+    dtcast_error error;
+    memset(&error, 0, sizeof error);
+    dtcast_status st = dt_tensor_convert(&r->conversion, &src, r->to, &dst, &error);
+    int status = JOB_OK;
+    if (st != DTCAST_OK) {
+        status = refused_pair(r, src.type, what, NULL, st, &error);
+    } else {
+        if (dt_tensor_save(r->out, r->out_kind, &dst, &err) != DTCAST_OK) {
+            *r->err_out = err;
+            status = err.usage ? JOB_USAGE : JOB_FAIL;
+        }
+        dt_tensor_free_converted(&dst);
+    }
+    dt_tensor_free(&src);
+    return status;
+}
+
 static int cast_files(dt_cast_request *r)
 {
     dt_file_kind in_kind = r->in_kind, out_kind = r->out_kind;
@@ -1310,7 +1357,10 @@ static int cast_files(dt_cast_request *r)
     dt_stream_buffers buffers;
     memset(&buffers, 0, sizeof buffers);
     int status;
-    if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
+    if ((r->to == DTCAST_STRING || r->input.from == DTCAST_STRING) && !r->shards &&
+        !r->index_only && in_kind != DT_FILE_SAFETENSORS_INDEX) {
+        status = cast_whole(r);
+    } else if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
         status = cast_sharded(r, &progress, &warn, &buffers);
     } else if (out_kind == DT_FILE_SAFETENSORS_INDEX) {
         status = USAGE(r, "OUT: a sharded checkpoint is written as a folder; give the "
@@ -1335,6 +1385,8 @@ static int cast_files(dt_cast_request *r)
             status = FAIL_ST(r, ERR_ST(err), "%s", err.message);
         dt_outfile_abort(&data);
         dt_outfile_abort(&out);
+        if (status == JOB_WHOLE) /* a string .npy or .pb */
+            status = cast_whole(r);
     }
     dt_stream_buffers_free(&buffers);
     if (status == JOB_OK)
@@ -1346,12 +1398,7 @@ dtcast_status dt_cast_files(dt_cast_request *r, dt_io_error *err)
 {
     dt_io_error local = DT_IO_ERROR_INIT;
     r->err_out = err ? err : &local;
-    r->in_memory = 0;
     int status = cast_files(r);
     r->err_out = NULL;
-    if (status == JOB_IN_MEMORY) {
-        r->in_memory = 1;
-        return DTCAST_OK;
-    }
     return job_status(status, err ? err : &local);
 }

@@ -23,15 +23,6 @@ typedef struct dt_conversion {
     dtcast_pypto_mode cast_mode; /* pypto */
 } dt_conversion;
 
-/* How the input is read. */
-typedef struct dt_input {
-    dtcast_type from;    /* the type of raw data (and what a .npy holds), or DTCAST_UNDEFINED */
-    int format_raw;      /* read IN as raw data whatever its name */
-    int has_shape;       /* a shape was given (raw input; a reshape of others) */
-    int ndim;
-    int64_t dims[DT_MAX_DIMS];
-} dt_input;
-
 typedef enum dt_external {
     DT_EXTERNAL_AUTO,   /* a TensorProto over 2 GiB: external data */
     DT_EXTERNAL_ALWAYS,
@@ -70,10 +61,15 @@ typedef struct dt_cast_request {
     dt_job_hooks hooks;
     /* Set by the job: */
     int single_output;             /* OUT holds one tensor */
-    int in_memory;                 /* DTCAST_OK without writing anything: IN holds strings,
-                                    * which the caller converts whole in memory */
     dt_io_error *err_out;          /* where the job writes its error (while it runs) */
 } dt_cast_request;
+
+/* The options the profile c gives the pair from -> to (its checks included: ONNX's opset rules,
+ * pypto's shape limits, a pair no profile converts), as the job uses them for a tensor of that
+ * shape; on a refusal error holds the library's message. */
+dtcast_status dt_conversion_options(const dt_conversion *c, dtcast_type from, dtcast_type to,
+                                    const int64_t *dims, int ndim, dtcast_options *out,
+                                    dtcast_error *error);
 
 /* Converts r->in to r->out (every output a temporary file renamed at the end: nothing is left
  * on error). Usage errors set err->usage. */

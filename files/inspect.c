@@ -6,6 +6,7 @@
 #include "files/file.h"
 #include "files/json.h"
 #include "files/npy.h"
+#include "files/progress.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,6 +51,8 @@ typedef struct insp {
     dtcast_status first; /* the first error's status */
     int oom;             /* out of memory: stop */
     int ckpt_refused;    /* dt_ckpt_open's own error was recorded (two names, ...) */
+    dt_progress progress; /* over the files' bytes, advanced as each file's header is read */
+    int cancelled;       /* the progress callback asked to stop */
 } insp;
 
 static int has_prefix_path(const char *message, const char *path)
@@ -496,6 +499,19 @@ static uint64_t size_of(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : UINT64_MAX;
 }
 
+/* File fi is read: its bytes count as done. Returns 1 when the callback asks to stop (the
+ * inspection ends with a "cancelled" error). */
+static int advance(insp *c, size_t fi)
+{
+    uint64_t size = c->r->files[fi].size;
+    dt_progress_add(&c->progress, size == UINT64_MAX ? 0 : size);
+    if (!dt_progress_cancelled(&c->progress) || c->cancelled)
+        return c->cancelled;
+    c->cancelled = 1;
+    problem(c, 0, DTCAST_ERR_IO, NULL, "%s: cancelled", c->r->path);
+    return 1;
+}
+
 /* Shard headers dt_ckpt_open read, into files[fi] and the tensors (names copied). */
 static void take_header(insp *c, size_t fi, const dt_st_header *h)
 {
@@ -565,8 +581,18 @@ static void read_checkpoint(insp *c, const char *path)
             r->total_size = ck.ix.total_size;
         }
     }
+    uint64_t total = r->nfiles && r->files[0].size != UINT64_MAX ? r->files[0].size : 0;
+    for (size_t i = 0; i < ck.nshards; i++) {
+        uint64_t size = st == DTCAST_OK ? ck.shards[i].file.size : size_of(ck.shards[i].path);
+        total += size == UINT64_MAX ? 0 : size;
+    }
+    c->progress.total = total;
+    if (r->nfiles && advance(c, 0)) {
+        dt_ckpt_close(&ck);
+        return;
+    }
     size_t first_shard = r->nfiles, before = r->nerrors;
-    for (size_t i = 0; i < ck.nshards && !c->oom; i++) {
+    for (size_t i = 0; i < ck.nshards && !c->oom && !c->cancelled; i++) {
         const dt_ckpt_shard *s = &ck.shards[i];
         size_t fi = add_file(c, s->path, DT_FILE_SAFETENSORS);
         if (fi == (size_t)-1)
@@ -574,6 +600,7 @@ static void read_checkpoint(insp *c, const char *path)
         if (st == DTCAST_OK) {
             r->files[fi].size = s->file.size;
             take_header(c, fi, &s->h);
+            advance(c, fi);
             continue;
         }
         source src;
@@ -591,6 +618,11 @@ static void read_checkpoint(insp *c, const char *path)
             problem(c, 0, os, r->files[fi].path, "%s", e.message);
         }
         source_close(&src);
+        advance(c, fi);
+    }
+    if (c->cancelled) {
+        dt_ckpt_close(&ck);
+        return;
     }
     /* What dt_ckpt_open refused beyond the shards' own problems (the index, the folder, two
      * tensors of one name, too many axes). */
@@ -729,9 +761,9 @@ static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
 
 static dtcast_status finish(insp *c)
 {
-    if (!c->oom)
+    if (!c->oom && !c->cancelled)
         layouts(c);
-    if (!c->oom)
+    if (!c->oom && !c->cancelled)
         summarise(c);
     if (c->oom && c->first == DTCAST_OK) {
         c->first = NOMEM;
@@ -740,9 +772,12 @@ static dtcast_status finish(insp *c)
     return c->first;
 }
 
-static void start(insp *c, dt_inspect *r, dt_io_error *err)
+static void start(insp *c, dt_inspect *r, dt_progress_fn progress, void *progress_ctx,
+                  dt_io_error *err)
 {
     memset(r, 0, sizeof *r);
+    memset(c, 0, sizeof *c);
+    dt_progress_init(&c->progress, 0, progress, progress_ctx);
     c->r = r;
     c->err = err;
     c->first = DTCAST_OK;
@@ -751,10 +786,11 @@ static void start(insp *c, dt_inspect *r, dt_io_error *err)
         err->message[0] = '\0';
 }
 
-dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
+dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn progress,
+                              void *progress_ctx, dt_io_error *err)
 {
     insp c;
-    start(&c, r, err);
+    start(&c, r, progress, progress_ctx, err);
     if (!(r->path = strdup(path)))
         return dt_io_fail(err, NOMEM, "out of memory");
     struct stat sb;
@@ -802,11 +838,13 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err)
     dtcast_status os = source_open(&s, path, &e);
     if (os == DTCAST_OK) {
         r->files[fi].size = s.size;
+        c.progress.total = s.size;
         read_single(&c, r->kind, fi, &s);
     } else {
         problem(&c, 0, os, path, "%s", e.message);
     }
     source_close(&s);
+    advance(&c, fi);
     return finish(&c);
 }
 
@@ -814,7 +852,7 @@ dtcast_status dt_inspect_memory(const uint8_t *buf, size_t len, dt_insp_kind kin
                                 const char *name, dt_inspect *r, dt_io_error *err)
 {
     insp c;
-    start(&c, r, err);
+    start(&c, r, NULL, NULL, err);
     if (!(r->path = strdup(name)))
         return dt_io_fail(err, NOMEM, "out of memory");
     if (kind != DT_INSP_NPY && kind != DT_INSP_PB && kind != DT_INSP_SAFETENSORS)

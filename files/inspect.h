@@ -10,6 +10,7 @@
 #ifndef DTCAST_FILES_INSPECT_H
 #define DTCAST_FILES_INSPECT_H
 
+#include "files/progress.h"
 #include "files/quant_layout.h"
 #include "files/safetensors.h"
 #include "files/tensor.h"
@@ -109,8 +110,11 @@ typedef struct dt_inspect {
 /* Inspects path (kind by its name, or a folder). Fills r with everything that could be read,
  * even after errors (r must be freed in every case). Returns DTCAST_OK when no error was found
  * (warnings allowed); else the status of the first error, whose message is also in err.
- * Running out of memory stops it (r then holds what was done). */
-dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_io_error *err);
+ * Running out of memory stops it (r then holds what was done). progress (may be NULL) is called
+ * after each file's header with the bytes of the files read so far and of all the files; its
+ * nonzero return stops the inspection with a "cancelled" error (DTCAST_ERR_IO). */
+dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn progress,
+                              void *progress_ctx, dt_io_error *err);
 
 /* The same for one file of `kind` (NPY, PB or SAFETENSORS) held in memory, shown as `name`
  * (the fuzz harness; external data of a .pb is not opened). */

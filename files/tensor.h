@@ -37,6 +37,15 @@ typedef struct dt_io_error {
 /* An empty record: dt_io_error err = DT_IO_ERROR_INIT; */
 #define DT_IO_ERROR_INIT {.offset = -1}
 
+/* How the input is read. */
+typedef struct dt_input {
+    dtcast_type from;    /* the type of raw data (and what a .npy holds), or DTCAST_UNDEFINED */
+    int format_raw;      /* read IN as raw data whatever its name */
+    int has_shape;       /* a shape was given (raw input; a reshape of others) */
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+} dt_input;
+
 void dt_tensor_init(dt_tensor *t);
 void dt_tensor_free(dt_tensor *t); /* frees data (and strings), name; leaves t initialised */
 /* Allocates zeroed storage for t->count elements of t->type (strings: NULL pointers). */

@@ -8,6 +8,7 @@
 
 #include "dtcast.h"
 #include "files/npy.h"
+#include "files/whole.h"
 #include "files/progress.h"
 
 #include <stddef.h>
@@ -142,13 +143,8 @@ int cli_parse_shape(const char *cmd, const char *option, const char *text, int64
 
 /* ---- tensors in files (cli_tensor.c) -------------------------------------------------------- */
 
-typedef struct cli_input_spec {
-    dtcast_type from;    /* --from, or DTCAST_UNDEFINED */
-    int format_raw;      /* --format raw: read any file as raw data */
-    int has_shape;       /* --shape given (raw input; reshapes others) */
-    int ndim;
-    int64_t dims[DT_MAX_DIMS];
-} cli_input_spec;
+/* How a tensor file is read: --from, --format raw, --shape (files/tensor.h). */
+typedef dt_input cli_input_spec;
 
 /* The kind of a file by its name (raw for any name with format_raw); prints the refusal of an
  * unknown kind and returns CLI_FAIL. */
@@ -157,8 +153,6 @@ int cli_file_kind(const char *path, int format_raw, dt_file_kind *kind);
 int cli_load_tensor(const char *cmd, const char *path, const cli_input_spec *spec, dt_tensor *t);
 /* Writes t to OUT in the format its name asks for; nothing is left behind on failure. */
 int cli_save_tensor(const char *path, const dt_tensor *t);
-/* Frees a tensor whose strings (if any) a dtcast conversion allocated. */
-void cli_tensor_free_converted(dt_tensor *t);
 
 /* Bits one element occupies in a packed buffer (1, 2, 4, 8, ... 128); 0 for strings. */
 int cli_element_stride_bits(dtcast_type type);
@@ -241,9 +235,11 @@ int cli_settings_option(cli_settings *s, const char *cmd, const cli_args *a, int
 /* After parsing: refuses flags the chosen profile does not take. */
 int cli_settings_check(const cli_settings *s, const char *cmd);
 /* Converts src to type `to` under the settings into dst (allocated here; free it with
- * cli_tensor_free_converted). Prints the error naming `what` (the input) on failure. */
+ * dt_tensor_free_converted). Prints the error naming `what` (the input) on failure. */
 int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type to,
                        dt_tensor *dst, const char *what);
+/* The settings as the file layer's conversion profile (files/cast.h). */
+void cli_conversion(const cli_settings *s, dt_conversion *c);
 /* The flag of option id as the user spelled it ("-r"), or flag when it was not given. */
 const char *cli_settings_flag(const cli_settings *s, int id, const char *flag);
 /* A conversion error's text for the user (message, else the status's), with the library's

@@ -368,74 +368,32 @@ const char *cli_error_text(const cli_settings *s, dtcast_status status, const ch
 
 /* ---- conversion ----------------------------------------------------------------------------- */
 
-static dtcast_status convert_onnx(const cli_settings *s, const dt_tensor *src, dt_tensor *dst,
-                                  dtcast_error *error)
+void cli_conversion(const cli_settings *s, dt_conversion *c)
 {
-    const dtcast_options *o = &s->options;
-    if (!o->via_float32 && !o->float4_nan_as_max && !o->string_to_bool_numeric)
-        return dtcast_onnx_cast(dst->data, (int64_t)dst->type, src->data, src->type, src->count,
-                                s->opset, s->saturate, s->round_mode, o, error);
-    /* The compatibility switches live in dtcast_options: take ONNX's options, then add them. */
-    dtcast_options onnx;
-    dtcast_status st = dtcast_onnx_options(&onnx, (int64_t)dst->type, src->type, s->opset,
-                                           s->saturate, s->round_mode, o, error);
-    if (st != DTCAST_OK)
-        return st;
-    onnx.via_float32 |= o->via_float32;
-    onnx.float4_nan_as_max |= o->float4_nan_as_max;
-    onnx.string_to_bool_numeric |= o->string_to_bool_numeric;
-    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, &onnx, error);
-}
-
-static dtcast_status convert_with_profile(const cli_settings *s, const dt_tensor *src,
-                                          dt_tensor *dst, dtcast_error *error)
-{
-    const dtcast_options *opts = &s->options;
-    switch (s->profile) {
-    case CLI_PROFILE_ONNX:
-        return convert_onnx(s, src, dst, error);
-    case CLI_PROFILE_PYPTO:
-        return dtcast_pypto_cast(dst->data, dst->type, src->data, src->type, src->dims, src->ndim,
-                                 s->cast_mode, opts, error);
-    case CLI_PROFILE_EXACT:
-        break;
-    }
-    return dtcast_convert(dst->data, dst->type, src->data, src->type, src->count, opts, error);
-}
-
-static int allocate_like(const dt_tensor *src, dtcast_type to, dt_tensor *dst, const char *what)
-{
-    dt_io_error err;
-    dt_tensor_init(dst);
-    dst->type = to;
-    if (dt_tensor_set_shape(dst, src->ndim, src->dims, what, &err) != DTCAST_OK ||
-        dt_tensor_alloc(dst, &err) != DTCAST_OK) {
-        dt_tensor_free(dst);
-        return cli_fail("%s", err.message);
-    }
-    if (src->name && !(dst->name = strdup(src->name))) {
-        dt_tensor_free(dst);
-        return cli_fail("out of memory");
-    }
-    return CLI_OK;
+    memset(c, 0, sizeof *c);
+    c->profile = s->profile == CLI_PROFILE_ONNX    ? DT_PROFILE_ONNX
+                 : s->profile == CLI_PROFILE_PYPTO ? DT_PROFILE_PYPTO
+                                                   : DT_PROFILE_EXACT;
+    c->opset = s->opset;
+    c->options = s->options;
+    c->saturate = s->saturate;
+    c->round_mode = s->round_mode;
+    c->cast_mode = s->cast_mode;
 }
 
 int cli_convert_tensor(const cli_settings *s, const dt_tensor *src, dtcast_type to,
                        dt_tensor *dst, const char *what)
 {
-    int status = allocate_like(src, to, dst, what);
-    if (status != CLI_OK)
-        return status;
+    dt_conversion c;
+    cli_conversion(s, &c);
     dtcast_error error;
     memset(&error, 0, sizeof error);
-    dtcast_status st = convert_with_profile(s, src, dst, &error);
+    dtcast_status st = dt_tensor_convert(&c, src, to, dst, &error);
     if (st == DTCAST_OK)
         return CLI_OK;
     char a[32], b[32], profile[32], why[sizeof error.message + 64];
     cli_profile_label(s, profile, sizeof profile);
-    cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
-             cli_type_label(src->type, a, sizeof a), cli_type_label(to, b, sizeof b), profile,
-             cli_error_text(s, st, error.message, why, sizeof why));
-    cli_tensor_free_converted(dst);
-    return CLI_FAIL;
+    return cli_fail("%s: cannot cast %s to %s (profile %s): %s", what,
+                    cli_type_label(src->type, a, sizeof a), cli_type_label(to, b, sizeof b),
+                    profile, cli_error_text(s, st, error.message, why, sizeof why));
 }

@@ -245,9 +245,7 @@ static const char *suggest(void *ctx, const char *typed, const char *const *cand
     return cli_suggest_hint(&sg, buf, size);
 }
 
-/* The file job (files/cast.h): its error printed, its exit status returned; CLI_IN_MEMORY when
- * IN holds strings (converted whole in memory by the command). */
-#define CLI_IN_MEMORY (-2)
+/* The file job (files/cast.h): its error printed, its exit status returned. */
 static int cast_files(cast_request *r)
 {
     dt_cast_request q;
@@ -262,19 +260,8 @@ static int cast_files(cast_request *r)
         return CLI_FAIL;
     const cli_settings *s = &r->settings;
     q.to = r->to;
-    q.conversion.profile = s->profile == CLI_PROFILE_ONNX    ? DT_PROFILE_ONNX
-                           : s->profile == CLI_PROFILE_PYPTO ? DT_PROFILE_PYPTO
-                                                             : DT_PROFILE_EXACT;
-    q.conversion.opset = s->opset;
-    q.conversion.options = s->options;
-    q.conversion.saturate = s->saturate;
-    q.conversion.round_mode = s->round_mode;
-    q.conversion.cast_mode = s->cast_mode;
-    q.input.from = s->input.from;
-    q.input.format_raw = s->input.format_raw;
-    q.input.has_shape = s->input.has_shape;
-    q.input.ndim = s->input.ndim;
-    memcpy(q.input.dims, s->input.dims, sizeof q.input.dims);
+    cli_conversion(s, &q.conversion);
+    q.input = s->input;
     q.report = r->report;
     q.watch = !r->quiet;
     q.select = r->select;
@@ -294,8 +281,7 @@ static int cast_files(cast_request *r)
     cli_progress_line line;
     cli_job_hooks(&q.hooks, &line, r->quiet);
     dt_io_error err = DT_IO_ERROR_INIT;
-    int status = cli_job_status("cast", &line, dt_cast_files(&q, &err), &err);
-    return status == CLI_OK && q.in_memory ? CLI_IN_MEMORY : status;
+    return cli_job_status("cast", &line, dt_cast_files(&q, &err), &err);
 }
 
 int cmd_cast(int argc, char **argv)
@@ -307,27 +293,5 @@ int cmd_cast(int argc, char **argv)
     if (status != CLI_OK)
         return status < 0 ? CLI_OK : status;
 
-    /* Numbers stream; strings are converted whole in memory (a checkpoint in steps refuses
-     * them there). */
-    if ((r.to != DTCAST_STRING && r.settings.input.from != DTCAST_STRING) || r.shards ||
-        r.index_only) {
-        status = cast_files(&r);
-        if (status != CLI_IN_MEMORY)
-            return status;
-    }
-    if (r.float6_packed && (dtcast_type_bits(r.to) == 6 || dtcast_type_bits(r.settings.input.from) == 6))
-        return cli_fail("--float6-packed: strings convert in memory, one float6 per byte; convert "
-                        "to or from a one-per-byte file first");
-    dt_tensor src, dst;
-    status = cli_load_tensor("cast", r.in, &r.settings.input, &src);
-    if (status != CLI_OK)
-        return status;
-    const char *what = strcmp(r.in, "-") == 0 ? "<stdin>" : r.in;
-    status = cli_convert_tensor(&r.settings, &src, r.to, &dst, what);
-    if (status == CLI_OK) {
-        status = cli_save_tensor(r.out, &dst);
-        cli_tensor_free_converted(&dst);
-    }
-    dt_tensor_free(&src);
-    return status;
+    return cast_files(&r);
 }

@@ -194,7 +194,7 @@ static int fill_converted(compare_request *r, grid *g, const dt_tensor *src, con
         snprintf(cell(g, 0, (size_t)k + 2), CELL_SIZE, "%s",
                  cli_type_label(r->types[k], name, sizeof name));
         fill_column(g, (size_t)k + 2, &dst, r->hex, r->settings.options.string_style);
-        cli_tensor_free_converted(&dst);
+        dt_tensor_free_converted(&dst);
     }
     return CLI_OK;
 }

@@ -339,7 +339,7 @@ int cmd_inspect(int argc, char **argv)
         return cli_usage("inspect", "--summary does not apply to --json");
     dt_inspect r;
     dt_io_error err = DT_IO_ERROR_INIT;
-    dtcast_status st = dt_inspect_path(path, &r, &err);
+    dtcast_status st = dt_inspect_path(path, &r, NULL, NULL, &err);
     int status = CLI_OK;
     if (st == DTCAST_ERR_OUT_OF_MEMORY) {
         status = cli_fail("%s", err.message);

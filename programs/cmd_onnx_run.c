@@ -161,7 +161,7 @@ int cmd_onnx_run(int argc, char **argv)
             status = write_outputs(r.out, out, nout);
     }
     for (int k = 0; k < nout; k++)
-        cli_tensor_free_converted(&out[k]);
+        dt_tensor_free_converted(&out[k]);
     for (int k = 0; k < nin; k++)
         dt_tensor_free(&in[k]);
     free(node);

@@ -496,7 +496,7 @@ static int run_data_set(const runner *r, const onnx_node *node, const char *set,
         }
     }
     for (int k = 0; k < ngot; k++)
-        cli_tensor_free_converted(&got[k]);
+        dt_tensor_free_converted(&got[k]);
     for (int k = 0; k < nexp; k++)
         dt_tensor_free(&exp[k]);
     for (int k = 0; k < nin; k++)

@@ -179,7 +179,7 @@ static int run_cast(const onnx_node *node, const dt_tensor *in, const dt_tensor 
         st = dtcast_onnx_cast(out->data, to, in->data, in->type, in->count, (int)m->opset,
                               saturate, round_mode, opts, &error);
     if (st != DTCAST_OK) {
-        cli_tensor_free_converted(out);
+        dt_tensor_free_converted(out);
         return say(err, errsize, "%s", error.message[0] ? error.message : dtcast_status_string(st));
     }
     const char *name = node->m.node_noutputs > 0 ? node->m.node_outputs[0] : "";

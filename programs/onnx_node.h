@@ -35,7 +35,7 @@ typedef enum onnx_node_status {
 onnx_node_status onnx_node_read(const char *path, onnx_node *node, char *err, size_t errsize);
 
 /* Runs the node on inputs (in[k] NULL for an omitted optional input; nin of them) and fills
- * out[0 .. *nout) (cli_tensor_free_converted each); 0 on success, else 1 with the message in err. Outputs
+ * out[0 .. *nout) (dt_tensor_free_converted each); 0 on success, else 1 with the message in err. Outputs
  * are named after the node's outputs. */
 int onnx_node_run(const onnx_node *node, const dt_tensor *const *in, int nin, dt_tensor *out,
                   int *nout, unsigned threads, char *err, size_t errsize);

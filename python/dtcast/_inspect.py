@@ -25,7 +25,7 @@ def _py_name(c_name):
     return _PY_NAME.get(c_name, c_name)
 
 
-def inspect(path, *, strict=True):
+def inspect(path, *, strict=True, progress=None):
     """The tensors of ``path`` (a .npy, a .pb, a .safetensors file, a
     ``*.safetensors.index.json`` or a model folder) as a dict:
 
@@ -48,6 +48,11 @@ def inspect(path, *, strict=True):
     A file with an error raises :class:`dtcast.Error` (the message names the file and the byte
     offset; ``e.result`` holds the dict of what could be read); with ``strict=False`` the dict
     is returned instead, its errors in ``problems`` and ``valid`` False.
+
+    ``progress``: None (default), a callable ``progress(done_bytes, total_bytes)`` called after
+    each file's header is read (the bytes of the files read so far, of all the files; an
+    exception it raises stops the inspection and propagates), or True for a tqdm bar when tqdm
+    is installed. Only headers are read, so it is quick even on a 100 GB checkpoint.
     """
     try:
         p = os.fsencode(os.fspath(path))
@@ -58,7 +63,13 @@ def inspect(path, *, strict=True):
         raise Error("inspect: an empty path", Status.INVALID_ARGUMENT)
     if b"\0" in p:
         raise Error("inspect: the path holds a NUL byte", Status.INVALID_ARGUMENT)
-    status, message, text = _core.inspect(p)
+    from .files import _progress_fn
+    fn, close = _progress_fn(progress, "inspect")
+    try:
+        status, message, text = _core.inspect(p, fn)
+    finally:
+        if close:
+            close()
     message = message.decode("utf-8", "surrogateescape")
     if text is None:
         raise Error(message, status)

@@ -5,9 +5,8 @@ The conversions call files/'s jobs (the code of ``dtcast cast``, ``quantize`` an
 ``dequantize``) through the extension module (python/ext/jobs.c) with the GIL released, so a
 file is converted exactly as the CLI does it: the same streaming pipeline (memory stays at a
 few 4 MiB blocks whatever the file size), the same speed on all threads, the same checks and
-the same messages, and nothing is written on an error. Only strings (``to="string"``), which
-the CLI converts whole in memory, are still handed to the program (:func:`dtcast._cli.cli_path`)
-in a subprocess. docs/files.md describes the files; the options below are the CLI's (``dtcast
+the same messages, and nothing is written on an error. String tensors (``to="string"``) are
+converted whole in memory, as the CLI does. docs/files.md describes the files; the options below are the CLI's (``dtcast
 cast --help``) under Python names; docs/python.md, "File jobs in process", describes
 progress=, the errors and the warnings.
 
@@ -24,12 +23,10 @@ which gives the same bytes as ``convert_checkpoint(src, dst, to="bfloat16")``
 
 import json
 import os
-import subprocess
 import warnings
 
 from . import _core
 
-from ._cli import cli_path
 from ._errors import Error, Status, Warning
 
 __all__ = ["convert_file", "convert_checkpoint", "checkpoint_shards", "quantize_checkpoint",
@@ -92,22 +89,15 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
              threads, report, float6_packed, raw_codes=False):
     """The request of the cast job for these options, as a dict of its fields (checked here, so
     that a mistake is named by its Python keyword rather than by a flag the caller never
-    wrote); "args" is the same request as `dtcast cast` options (the strings' fallback)."""
+    wrote)."""
     params = {"report": bool(report), "float6_packed": bool(float6_packed),
               "raw_codes": bool(raw_codes)}
-    args = ["-q"]
     if to is not None:
         params["to_name"] = _type_name(to, "to")
-        args += ["--to", params["to_name"]]
     if src_type is not None:
         params["src_name"] = _type_name(src_type, "src_type")
-        args += ["--from", params["src_name"]]
     params["select"] = _globs(select, "select")
     params["exclude"] = _globs(exclude, "exclude")
-    for g in params["select"]:
-        args += ["--select", g]
-    for g in params["exclude"]:
-        args += ["--exclude", g]
     prof = "exact" if profile is None else str(profile).lower()
     if prof not in _PROFILES:
         raise Error("profile: unknown profile %r (one of: %s)" % (profile, ", ".join(_PROFILES)),
@@ -117,14 +107,11 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
                     Status.INVALID_ARGUMENT)
     params["profile"] = _PROFILES.index(prof)
     if prof == "onnx":
-        args += ["--profile", "onnx" if opset is None else "onnx:%d" % int(opset)]
         if opset is not None:
             params["opset"] = int(opset)
             if not 1 <= params["opset"] <= _core.ONNX_OPSET_MAX:
                 raise Error("opset: %d is not an ONNX opset (1 to %d)"
                             % (params["opset"], _core.ONNX_OPSET_MAX), Status.INVALID_ARGUMENT)
-    elif prof == "pypto":
-        args += ["--profile", "pypto"]
     mode = _ROUND.get(str(round).lower())
     if mode is None:
         raise Error("round: unknown rounding mode %r (one of: %s)" % (round, ", ".join(_ROUND)),
@@ -133,16 +120,13 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
         if prof != "exact":
             raise Error("round=%r: the %s profile rounds by its own rules" % (round, prof),
                         Status.INVALID_ARGUMENT)
-        args += ["--round", mode]
         params["round"] = mode
     # saturate: None is the profile's default (exact: IEEE overflow; onnx: Cast's saturate=1).
     if saturate is not None:
         if prof == "exact":
             if saturate:
-                args += ["--overflow", "saturate"]
                 params["float_overflow"] = 1
         elif prof == "onnx":
-            args += ["--saturate", "1" if saturate else "0"]
             params["saturate"] = 1 if saturate else 0
             if not saturate and params.get("opset", _core.ONNX_OPSET_MAX) < 19:
                 raise Error("saturate=False needs ONNX opset 19 or later (Cast-%d has no "
@@ -157,18 +141,8 @@ def _options(to, src_type, select, exclude, round, saturate, int_overflow, profi
         if prof != "exact":
             raise Error("int_overflow='saturate': only the exact profile takes it",
                         Status.INVALID_ARGUMENT)
-        args += ["--int-overflow", "saturate"]
         params["int_overflow"] = 1
     params["threads"] = _threads(threads)
-    if params["threads"]:
-        args += ["--threads", str(params["threads"])]
-    if report:
-        args.append("--report")
-    if float6_packed:
-        args.append("--float6-packed")
-    if raw_codes:
-        args.append("--raw-codes")
-    params["args"] = args
     return params
 
 
@@ -180,61 +154,6 @@ def _threads(threads):
     if threads > 4096:
         raise Error("threads: at most 4096, not %d" % threads, Status.INVALID_ARGUMENT)
     return int(threads)
-
-
-# What the CLI's message says about the cause, for Error.status (exit status 1: the CLI prints
-# one line and has no other channel for the library's status).
-_IO_WORDS = ("cannot open", "cannot create", "cannot stat", "cannot rename", "cannot close",
-             "cannot read", "cannot write", "is a directory", "is missing", "is not a folder",
-             "No such file", "Permission denied", "No space left")
-
-
-def _status_of(returncode, message):
-    if returncode == 2:
-        return Status.INVALID_ARGUMENT  # a usage error
-    if any(w in message for w in _IO_WORDS):
-        return Status.IO
-    if "imaginary part" in message:
-        return Status.COMPLEX_TO_REAL
-    if "cannot cast" in message or "cannot hold" in message:
-        return Status.UNSUPPORTED
-    if "unknown file kind" in message or "out of memory" in message:
-        return Status.OUT_OF_MEMORY if "out of memory" in message else Status.INVALID_ARGUMENT
-    return Status.BAD_FILE
-
-
-def _message(stderr, command="cast"):
-    """The CLI's error line without "dtcast: " (and a usage error's "cast: " and help hint)."""
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("dtcast: ") and
-              not ln.startswith("dtcast: warning: ")]
-    text = (errors[-1] if errors else lines[-1] if lines else "").strip()
-    if text.startswith("dtcast: "):
-        text = text[len("dtcast: "):]
-    if text.startswith(command + ": "):
-        text = text[len(command) + 2:]
-    hint = " (see 'dtcast %s --help')" % command
-    if text.endswith(hint):
-        text = text[:-len(hint)]
-    return text
-
-
-def _run(args, command="cast"):
-    """Runs `dtcast COMMAND ARGS`; returns its stderr; raises Error when it fails."""
-    cli = cli_path()
-    try:
-        p = subprocess.run([cli, command] + args, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as e:
-        raise Error("cannot run the dtcast program %s: %s" % (cli, e.strerror or e),
-                    Status.IO) from None
-    err = p.stderr.decode("utf-8", "replace")
-    if p.returncode == 0:
-        return err
-    if p.returncode < 0:
-        raise Error("the dtcast program was killed by signal %d" % -p.returncode, Status.IO)
-    text = _message(err, command) or "dtcast %s failed with status %d" % (command, p.returncode)
-    raise Error(text, _status_of(p.returncode, text))
 
 
 # ---- the jobs in process ----------------------------------------------------------------------
@@ -274,11 +193,11 @@ def _progress_fn(progress, what):
 
 def _job(func, src, dst, params, progress, what):
     """Runs a job of the C library in this process (the GIL released while it runs); returns
-    (report text, in_memory). Its warnings go to warnings.warn (category dtcast.Warning); its
+    its report text. Its warnings go to warnings.warn (category dtcast.Warning); its
     error is raised as dtcast.Error with the tensor, file and offset it names."""
     fn, close = _progress_fn(progress, what)
     try:
-        error, report, warned, in_memory = func(os.fsencode(src), os.fsencode(dst), params, fn)
+        error, report, warned = func(os.fsencode(src), os.fsencode(dst), params, fn)
     finally:
         if close:
             close()
@@ -293,17 +212,12 @@ def _job(func, src, dst, params, progress, what):
         e = Error(message.replace("--raw-codes casts", "raw_codes=True casts"), status)
         e.file, e.tensor, e.offset, e.usage = file, tensor, offset, bool(usage)
         raise e
-    return report, in_memory
-
-
-_STRING = "string"
+    return report
 
 
 def _cast(src, dst, params, progress, shards=None, index_only=False):
-    """The cast job on src -> dst; returns its report text. Strings (a string source or target)
-    are converted by the dtcast program, as the CLI converts them whole in memory."""
-    strings = _STRING in (params.get("to_name"), params.get("src_name"))
-    job = {k: v for k, v in params.items() if k not in ("args", "to_name", "src_name")}
+    """The cast job on src -> dst; returns its report text."""
+    job = {k: v for k, v in params.items() if k not in ("to_name", "src_name")}
     if "to_name" in params:
         job["to"] = _code(params["to_name"])
     if "src_name" in params:
@@ -311,12 +225,7 @@ def _cast(src, dst, params, progress, shards=None, index_only=False):
     if shards is not None:
         job["shards"] = shards
     job["index_only"] = bool(index_only)
-    if not strings or shards is not None or index_only:
-        report, in_memory = _job(_core.cast_files, src, dst, job, progress, os.path.basename(src))
-        if not in_memory:
-            return report
-    # Strings: the command line's in-memory conversion (the one case that runs the program).
-    return _run(params["args"] + ["--", src, dst])
+    return _job(_core.cast_files, src, dst, job, progress, os.path.basename(src))
 
 
 # ---- one file ---------------------------------------------------------------------------------
@@ -362,8 +271,8 @@ def convert_file(src, dst, *, to, src_type=None, select=None, exclude=None, roun
     byte 0"; status IO for files that cannot be opened or written, BAD_FILE for a file that
     breaks its format, INVALID_ARGUMENT for a bad option; e.file, e.tensor, e.offset: the file,
     the tensor and the byte offset it is about, or None). Warnings go to warnings.warn with the
-    category dtcast.Warning. A string source or target (``to="string"``) is converted by the
-    dtcast program in a subprocess, as the CLI converts strings whole in memory.
+    category dtcast.Warning. A string source or target (``to="string"``) is converted whole in
+    memory (strings have no fixed size), from and to .npy, .pb or raw files.
     """
     params = _options(to, src_type, select, exclude, round, saturate, int_overflow, profile, opset,
                       threads, report, float6_packed, raw_codes)
@@ -593,7 +502,7 @@ def quantize_checkpoint(src, dst, *, scheme, variant=None, scale_mode=None, roun
         raise Error("layout: unknown layout %r (one of: hf, gpt-oss, mx, modelopt, ct)" % layout,
                     Status.INVALID_ARGUMENT)
     src_p, dst_p = _path(src, "src"), _path(dst, "dst")
-    text, _ = _job(_core.quantize_checkpoint, src_p, dst_p, params, progress,
+    text = _job(_core.quantize_checkpoint, src_p, dst_p, params, progress,
                    os.path.basename(src_p))
     return text if report else os.fsdecode(os.fspath(dst))
 
@@ -619,6 +528,6 @@ def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0, report=False, p
         raise Error("threads must be an integer >= 0, not %r" % (threads,), Status.INVALID_ARGUMENT)
     params = {"to": _code(name), "threads": _threads(threads), "report": bool(report)}
     src_p, dst_p = _path(src, "src"), _path(dst, "dst")
-    text, _ = _job(_core.dequantize_checkpoint, src_p, dst_p, params, progress,
+    text = _job(_core.dequantize_checkpoint, src_p, dst_p, params, progress,
                    os.path.basename(src_p))
     return text if report else os.fsdecode(os.fspath(dst))

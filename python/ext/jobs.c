@@ -4,9 +4,8 @@
  *
  * Each takes (in, out, params, progress): paths as bytes, a dict of the request's fields
  * (checked by files.py, named by their Python keywords), and a callable or None. It returns
- * (error, report, warnings, in_memory): error None or (status, message, file, tensor, offset,
- * usage), the report text ("" when not asked), the warning lines, and for cast whether IN holds
- * strings (nothing written: the caller converts them another way).
+ * (error, report, warnings): error None or (status, message, file, tensor, offset, usage), the
+ * report text ("" when not asked) and the warning lines.
  *
  * Progress: the job's hook runs on the job's threads without the GIL; at most five times a
  * second (and for the last block) it takes the GIL, checks for a signal (Ctrl-C) and calls
@@ -195,7 +194,7 @@ static PyObject *text_of(const char *s, size_t n)
 }
 
 /* The job's result as the tuple described above (NULL with the callable's exception). */
-static PyObject *ctx_finish(job_ctx *c, dtcast_status st, const dt_io_error *err, int in_memory)
+static PyObject *ctx_finish(job_ctx *c, dtcast_status st, const dt_io_error *err)
 {
     PyObject *out = NULL, *error = NULL, *report = NULL, *warnings = NULL;
     pthread_mutex_destroy(&c->lock);
@@ -248,7 +247,7 @@ static PyObject *ctx_finish(job_ctx *c, dtcast_status st, const dt_io_error *err
         Py_DECREF(line);
         p = nl + 1;
     }
-    out = Py_BuildValue("OOOO", error, report, warnings, in_memory ? Py_True : Py_False);
+    out = Py_BuildValue("OOO", error, report, warnings);
 done:
     Py_XDECREF(error);
     Py_XDECREF(report);
@@ -370,9 +369,9 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         const char *bad = q.in_kind == DT_FILE_UNKNOWN ? q.in : q.out;
         dt_io_fail(&err, DTCAST_ERR_INVALID_ARGUMENT, "%s",
                    dt_file_kind_refusal(bad, why, sizeof why));
-        return Py_BuildValue("(iNNOOi)sNO", (int)DTCAST_ERR_INVALID_ARGUMENT,
+        return Py_BuildValue("(iNNOOi)sN", (int)DTCAST_ERR_INVALID_ARGUMENT,
                              text_of(err.message, strlen(err.message)), text_of(bad, strlen(bad)),
-                             Py_None, Py_None, 0, "", PyList_New(0), Py_False);
+                             Py_None, Py_None, 0, "", PyList_New(0));
     }
     q.to = to < 0 ? DTCAST_UNDEFINED : (dtcast_type)to;
     q.conversion.profile = (dt_profile)profile;
@@ -413,7 +412,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = dt_cast_files(&q, &err);
     Py_END_ALLOW_THREADS
-    return ctx_finish(&c, st, &err, st == DTCAST_OK && q.in_memory);
+    return ctx_finish(&c, st, &err);
 }
 
 /* ---- quantize -------------------------------------------------------------------------------- */
@@ -456,8 +455,8 @@ static int pick_layout(dt_quantize_request *r, int variant_given, char *why, siz
 /* A request refused before the job: the usage error tuple. */
 static PyObject *usage_result(const char *why)
 {
-    return Py_BuildValue("(iNOOOi)sNO", (int)DTCAST_ERR_INVALID_ARGUMENT, text_of(why, strlen(why)),
-                         Py_None, Py_None, Py_None, 1, "", PyList_New(0), Py_False);
+    return Py_BuildValue("(iNOOOi)sN", (int)DTCAST_ERR_INVALID_ARGUMENT, text_of(why, strlen(why)),
+                         Py_None, Py_None, Py_None, 1, "", PyList_New(0));
 }
 
 PyObject *dtc_quantize_checkpoint(PyObject *self, PyObject *args)
@@ -524,7 +523,7 @@ PyObject *dtc_quantize_checkpoint(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = dt_quantize_checkpoint(&q, &err);
     Py_END_ALLOW_THREADS
-    return ctx_finish(&c, st, &err, 0);
+    return ctx_finish(&c, st, &err);
 }
 
 /* ---- dequantize ------------------------------------------------------------------------------ */
@@ -557,5 +556,5 @@ PyObject *dtc_dequantize_checkpoint(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = dt_dequantize_checkpoint(&q, &err);
     Py_END_ALLOW_THREADS
-    return ctx_finish(&c, st, &err, 0);
+    return ctx_finish(&c, st, &err);
 }

@@ -18,6 +18,6 @@ PyObject *dtc_inspect(PyObject *self, PyObject *args);
 
 #define DTC_INSPECT_METHODS                                                                    \
     {"inspect", dtc_inspect, METH_VARARGS,                                                     \
-     "inspect(path: bytes) -> (status, message: bytes, json_text)"},
+     "inspect(path: bytes, progress=None) -> (status, message: bytes, json_text)"},
 
 #endif

@@ -32,10 +32,10 @@ int py_progress_end(void *ctx, int ok);
 
 #define DTC_JOBS_METHODS                                                                       \
     {"cast_files", dtc_cast_files, METH_VARARGS,                                               \
-     "cast_files(in, out, params, progress) -> (error, report, warnings, in_memory)"},         \
+     "cast_files(in, out, params, progress) -> (error, report, warnings)"},         \
         {"quantize_checkpoint", dtc_quantize_checkpoint, METH_VARARGS,                         \
-         "quantize_checkpoint(in, out, params, progress) -> (error, report, warnings, _)"},    \
+         "quantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},    \
         {"dequantize_checkpoint", dtc_dequantize_checkpoint, METH_VARARGS,                     \
-         "dequantize_checkpoint(in, out, params, progress) -> (error, report, warnings, _)"},
+         "dequantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},
 
 #endif

@@ -192,6 +192,38 @@ def test_sharded(tmp_path):
         check_file(doc, os.path.join(out, shard))
 
 
+def test_progress(tmp_path):
+    """progress= is called after each file's header with the bytes of the files read so far and
+    of all of them (os.path.getsize), ending at the total; an exception it raises stops the
+    inspection and propagates."""
+    folder = str(tmp_path / "ck")
+    index, weight_map = make_sharded(folder, np.random.default_rng(5))
+    files = [index] + [os.path.join(folder, s) for s in sorted(set(weight_map.values()))]
+    total = sum(os.path.getsize(f) for f in files)
+    calls = []
+    doc = dtcast.inspect(index, progress=lambda d, t: calls.append((d, t)))
+    assert doc["valid"]
+    assert [t for _, t in calls] == [total] * len(calls) and calls[-1][0] == total
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and len(calls) >= 2
+    npy = str(tmp_path / "w.npy")
+    np.save(npy, np.zeros(10, np.float32))
+    calls = []
+    dtcast.inspect(npy, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (os.path.getsize(npy),) * 2
+
+    class Stop(Exception):
+        pass
+
+    def stop(d, t):
+        raise Stop()
+    with pytest.raises(Stop):
+        dtcast.inspect(index, progress=stop)
+    with pytest.raises(TypeError):
+        dtcast.inspect(index, progress=3)
+    dtcast.inspect(index, progress=True)  # a tqdm bar when tqdm is there, else nothing
+
+
 def test_quantized_layouts(tmp_path):
     """fp8-block (X.weight F8_E4M3 + X.weight_scale_inv F32 of ceil(N/128) x ceil(K/128)), mx
     (X.weight F8_E4M3 + X.weight_scale F8_E8M0, blocks of 32), absmax per channel

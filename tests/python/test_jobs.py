@@ -112,6 +112,28 @@ def test_every_job_in_process(tmp_path, no_child):
     assert np.all(np.abs(back - orig).reshape(64, 8, 32) <= blocks * 2.0 ** -3)
 
 
+def test_strings_in_process(tmp_path, no_child):
+    """String tensors are converted whole in this process too: numbers to text and back give the
+    same float32 values (the shortest strings that round-trip), raw text lines are read, and a
+    checkpoint is refused by name."""
+    w = np.float32([0.1, -2.5, 3e38, 1e-45, np.inf, -0.0])
+    np.save(tmp_path / "w.npy", w)
+    dtcast.convert_file(tmp_path / "w.npy", tmp_path / "s.npy", to="string")
+    text = np.load(tmp_path / "s.npy")
+    assert text.dtype.kind == "U" and [np.float32(t) for t in text] == list(w)
+    dtcast.convert_file(tmp_path / "s.npy", tmp_path / "back.npy", to="float32")
+    assert read(tmp_path / "back.npy") == read(tmp_path / "w.npy")
+    (tmp_path / "lines.txt.raw").write_bytes(b"1.5\r\n-2\n7e-3\n")
+    dtcast.convert_file(tmp_path / "lines.txt.raw", tmp_path / "l.npy", to="float64",
+                        src_type="string")
+    assert np.load(tmp_path / "l.npy").tolist() == [1.5, -2.0, 7e-3]
+    st_numpy.save_file({"a": w}, str(tmp_path / "c.safetensors"))
+    with pytest.raises(Error) as e:
+        dtcast.convert_file(tmp_path / "c.safetensors", tmp_path / "c.npy", to="string")
+    assert "not checkpoints" in str(e.value)
+    assert not os.path.exists(tmp_path / "c.npy")
+
+
 def test_errors_name_the_tensor(tmp_path, no_child):
     # a scaled tensor refused by convert_checkpoint
     index = make_model(str(tmp_path / "src"), scaled=True)
@@ -302,6 +324,9 @@ def test_same_bytes_as_the_cli(tmp_path):
     cli("cast", "-q", "--to", "float8e5m2", "--profile", "onnx:21", "--saturate", "0",
         tmp_path / "w.npy", tmp_path / "cli.pb")
     assert read(tmp_path / "py.pb") == read(tmp_path / "cli.pb")
+    dtcast.convert_file(tmp_path / "w.npy", tmp_path / "py_s.npy", to="string")
+    cli("cast", "-q", "--to", "string", tmp_path / "w.npy", tmp_path / "cli_s.npy")
+    assert read(tmp_path / "py_s.npy") == read(tmp_path / "cli_s.npy")
     dtcast.convert_checkpoint(index, tmp_path / "py", to="float16", exclude="*.n")
     cli("cast", "-q", "--to", "float16", "--exclude", "*.n", index, tmp_path / "cli")
     assert folder_bytes(tmp_path / "py") == folder_bytes(tmp_path / "cli")
