@@ -508,6 +508,31 @@ static FN DT_INLINE void NAME(narrow_width)(const dt_kernel *k, void *dst, const
     {                                                                                           \
         NAME(narrow_width)(k, dst, src, b, e, mode, kind, sk);                                  \
     }
+#if defined(DT_KERNEL_RUNTIME_MODES)
+/* The sanitizer build (Makefile, SAN=1): the six modes' functions of a (kind, source) call one
+ * body that takes the mode at run time. They run the same lines of this template on the same
+ * memory as the six bodies with the mode folded in, which the plain build compiles and its
+ * tests check bit for bit; instrumenting one body instead of six is a third of that build's
+ * compile time of these files. */
+#define DT_NARROW_MODE_FN(mode, kind, sk)                                                       \
+    static FN void NAME(narrow_##mode##_##kind##_##sk)(const dt_kernel *k, void *dst,           \
+                                                       const void *src, size_t b, size_t e)     \
+    {                                                                                           \
+        NAME(narrow_rt_##kind##_##sk)(k, dst, src, b, e, mode);                                 \
+    }
+#define DT_NARROW_MODES(kind, sk)                                                               \
+    static FN __attribute__((noinline)) void NAME(narrow_rt_##kind##_##sk)(                     \
+        const dt_kernel *k, void *dst, const void *src, size_t b, size_t e, int mode)           \
+    {                                                                                           \
+        NAME(narrow_width)(k, dst, src, b, e, mode, kind, sk);                                  \
+    }                                                                                           \
+    DT_NARROW_MODE_FN(M_RNE, kind, sk)                                                          \
+    DT_NARROW_MODE_FN(M_RNA, kind, sk)                                                          \
+    DT_NARROW_MODE_FN(M_FLOOR, kind, sk)                                                        \
+    DT_NARROW_MODE_FN(M_CEIL, kind, sk)                                                         \
+    DT_NARROW_MODE_FN(M_TRUNC, kind, sk)                                                        \
+    DT_NARROW_MODE_FN(M_ODD, kind, sk)
+#else
 #define DT_NARROW_MODES(kind, sk)                                                               \
     DT_NARROW_FN(M_RNE, kind, sk)                                                               \
     DT_NARROW_FN(M_RNA, kind, sk)                                                               \
@@ -515,6 +540,7 @@ static FN DT_INLINE void NAME(narrow_width)(const dt_kernel *k, void *dst, const
     DT_NARROW_FN(M_CEIL, kind, sk)                                                              \
     DT_NARROW_FN(M_TRUNC, kind, sk)                                                             \
     DT_NARROW_FN(M_ODD, kind, sk)
+#endif
 #define DT_NARROW_ROW(kind, sk)                                                                 \
     {NAME(narrow_M_RNE_##kind##_##sk), NAME(narrow_M_RNA_##kind##_##sk),                        \
      NAME(narrow_M_FLOOR_##kind##_##sk), NAME(narrow_M_CEIL_##kind##_##sk),                     \
