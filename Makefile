@@ -44,6 +44,12 @@ ifeq ($(SAN),1)
   # under the sanitizers, and the plain build checks the folded bodies bit for bit. make test:
   # about 60 CPU s less (kernels_avx2w.c 21 -> 6 s, kernels_avx2_cvt.c 20 -> 3 s).
   ALL_CFLAGS += -DDT_KERNEL_RUNTIME_MODES
+  # The tree's programs start in half the time (19 ms instead of 36 under ASan: the CLI tests
+  # run them hundreds of times): the sanitizer runtimes linked in, no position-independent
+  # executable to relocate. gcc's flags (clang links its runtimes statically already).
+  ifeq ($(findstring clang,$(CC)),)
+    EXE_LDFLAGS := -no-pie -static-libasan -static-libubsan
+  endif
 endif
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
@@ -154,18 +160,18 @@ $(FILES_LIB): $(FILES_OBJ)
 
 $(BUILD)/dtcast: $(CLI_OBJ) $(FILES_LIB) $(BUILD)/libdtcast.a
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(CLI_OBJ) $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(FILES_LIB) $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $< $(FILES_LIB) $(BUILD)/libdtcast.a $(LIBS)
 
 $(BUILD)/fuzz-replay/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(FILES_LIB) \
                         $(BUILD)/libdtcast.a
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(FILES_LIB) \
+	$(Q)$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $< $(BUILD)/obj/fuzz/replay.o $(CLI_LIB_OBJ) $(FILES_LIB) \
 	    $(BUILD)/libdtcast.a $(LIBS)
 
 demo: all
