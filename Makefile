@@ -39,10 +39,11 @@ LIBS    := -lm -pthread
 ifeq ($(SAN),1)
   SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
   LDFLAGS    += -fsanitize=address,undefined
-  # The x86 kernels' six rounding modes as one body taking the mode at run time, instead of six
-  # with the mode folded in (src/kernels/kernels_tmpl.h): the same lines run on the same memory
-  # under the sanitizers, and the plain build checks the folded bodies bit for bit. make test:
-  # about 60 CPU s less (kernels_avx2w.c 21 -> 6 s, kernels_avx2_cvt.c 20 -> 3 s).
+  # The kernels' six rounding modes as one body taking the mode at run time, instead of six
+  # with the mode folded in (src/kernels/kernels_tmpl.h; kernels_avx2_cvt.c, portable_narrow.c):
+  # the same lines run on the same memory under the sanitizers, and the plain build checks the
+  # folded bodies bit for bit. make test: about 60 CPU s less (kernels_avx2w.c 21 -> 6 s,
+  # kernels_avx2_cvt.c 20 -> 3 s, portable_narrow.c 11 -> 3 s).
   ALL_CFLAGS += -DDT_KERNEL_RUNTIME_MODES
   # The tree's programs start in half the time (19 ms instead of 36 under ASan: the CLI tests
   # run them hundreds of times): the sanitizer runtimes linked in, no position-independent
