@@ -9,6 +9,7 @@
  * \udcXX escapes of stray bytes read as \u00XX). */
 #include "files/inspect.h"
 #include "files/json.h"
+#include "scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,33 +18,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64];
-static char paths[3][96];
-
-static void cleanup(void)
-{
-    for (int i = 0; i < 3; i++)
-        if (paths[i][0])
-            unlink(paths[i]);
-    if (dir[0])
-        rmdir(dir);
-}
+static const char *paths[3];
 
 static int make_dir(void)
 {
-    if (dir[0])
-        return 1;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/fuzz_inspect.XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        return 0;
-    }
     static const char *const names[3] = {"model.safetensors.index.json", "a.safetensors",
                                          "b.safetensors"};
     for (int i = 0; i < 3; i++)
-        snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
-    atexit(cleanup);
+        if (!(paths[i] = fuzz_scratch_path("fuzz_inspect", names[i])))
+            return 0;
     return 1;
 }
 
@@ -130,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t rest = n - ilen, half = rest / 2;
     if (!put(paths[1], d + ilen, half) || !put(paths[2], d + ilen + half, rest - half))
         return 0;
-    st = dt_inspect_path(dir, &r, NULL, NULL, &err);
+    st = dt_inspect_path(fuzz_scratch_dir, &r, NULL, NULL, &err);
     check(&r, st);
     dt_inspect_free(&r);
     return 0;

@@ -6,6 +6,7 @@
  * same count (and the same bytes for numbers, the same strings for text without a NUL or a
  * carriage return before a newline). */
 #include "files/whole.h"
+#include "scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,32 +14,6 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[64], in_path[96], out_path[96];
-
-static void cleanup(void)
-{
-    if (in_path[0])
-        unlink(in_path);
-    if (out_path[0])
-        unlink(out_path);
-    if (dir[0])
-        rmdir(dir);
-}
-
-static int make_dir(void)
-{
-    if (dir[0])
-        return 1;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/fuzz_whole.XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        return 0;
-    }
-    atexit(cleanup);
-    return 1;
-}
 
 static const struct {
     dt_file_kind kind;
@@ -54,7 +29,7 @@ static const struct {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 2 || !make_dir())
+    if (size < 2)
         return 0;
     const size_t c = data[0] % (sizeof cases / sizeof cases[0]);
     dt_input spec;
@@ -66,8 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         spec.dims[0] = data[1] & 0x0F;
         spec.dims[1] = data[1] >> 4;
     }
-    snprintf(in_path, sizeof in_path, "%s/in.%s", dir, cases[c].ending);
-    snprintf(out_path, sizeof out_path, "%s/out.raw", dir);
+    char in_name[16];
+    snprintf(in_name, sizeof in_name, "in.%s", cases[c].ending);
+    const char *in_path = fuzz_scratch_path("fuzz_whole", in_name);
+    const char *out_path = fuzz_scratch_path("fuzz_whole", "out.raw");
+    if (!in_path || !out_path)
+        return 0;
     FILE *f = fopen(in_path, "wb");
     if (!f)
         return 0;
