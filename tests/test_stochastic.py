@@ -360,9 +360,10 @@ class Table:
             return None
         if T.style == 'fnuz' and c == T.sign:
             return None
-        if e == 0:
-            return s * Fraction(f, 1 << T.m) * Fraction(2) ** T.emin
-        return s * (1 + Fraction(f, 1 << T.m)) * Fraction(2) ** (e - T.bias)
+        # |v| = sig * 2^k: the significand as an integer, scaled by a power of two
+        sig, k = (f, T.emin - T.m) if e == 0 else ((1 << T.m) | f, e - T.bias - T.m)
+        v = Fraction(sig << k) if k >= 0 else Fraction(sig, 1 << -k)
+        return -v if s < 0 else v
 
 
 _tables = {}
@@ -403,11 +404,11 @@ def exact_expected(xv, i, seed, T, policy, table):
     X = abs(Fraction(xv))
     if X == 0:
         return T.zero(bool(neg))
-    E = 0
-    while Fraction(2) ** E > X:
+    # E = floor(log2 X): from the bit lengths of X = n / d, one step off at most
+    n, d = X.numerator, X.denominator
+    E = n.bit_length() - d.bit_length()
+    if (n << max(-E, 0)) < (d << max(E, 0)):  # X < 2^E
         E -= 1
-    while Fraction(2) ** (E + 1) <= X:
-        E += 1
     ulp = Fraction(2) ** (max(E, T.emin) - T.m)
     k = X / ulp
     lo = (k.numerator // k.denominator) * ulp
