@@ -406,19 +406,18 @@ static dtcast_status load(const src_tensor *t, const char *path, const plan *p, 
         dt_native_bytes(t->type, cnt, &nat) != DTCAST_OK)
         return dt_io_fail(err, DTCAST_ERR_SIZE_OVERFLOW, "%s: tensor '%s': too large", path,
                           t->name);
-    const uint8_t *from;
+    /* Read (pread: the workers share the file), not taken from a mapping of the shard: a
+     * mapping's pages stay resident after madvise(MADV_DONTNEED) when the page cache holds the
+     * file in large folios (Linux 6.18, ext4: 400 MiB resident diffing 3 GiB), a read's never. */
     const dt_ckpt_shard *sh = t->ckpt ? &t->ckpt->shards[t->shard] : NULL;
-    if (sh && sh->map && t->at + off + len <= sh->map_len) {
-        from = sh->map + t->at + off; /* no copy: the pages are let go after the block */
-    } else {
-        if (!grow(&b->raw, (size_t)len))
-            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
-                              path, t->name);
-        dtcast_status st = dt_infile_read(t->file, t->at + off, b->raw.p, (size_t)len, err);
-        if (st != DTCAST_OK)
-            return prefixed(err, st, path, t->name);
-        from = b->raw.p;
-    }
+    dt_infile *file = sh ? (dt_infile *)&sh->file : t->file;
+    if (!grow(&b->raw, (size_t)len))
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
+                          path, t->name);
+    dtcast_status rst = dt_infile_read(file, t->at + off, b->raw.p, (size_t)len, err);
+    if (rst != DTCAST_OK)
+        return prefixed(err, rst, path, t->name);
+    const uint8_t *from = b->raw.p;
     if (!dt_layout_is_native(&t->layout)) {
         if (!grow(&b->native, (size_t)nat))
             return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
@@ -431,17 +430,6 @@ static dtcast_status load(const src_tensor *t, const char *path, const plan *p, 
     *data = from;
     *type = t->type;
     return DTCAST_OK;
-}
-
-/* After a block: the mapping's pages of plain elements [e0, e0 + cnt) go (resident memory
- * stays bounded; the page cache keeps them). */
-static void let_go(const src_tensor *t, uint64_t e0, uint64_t cnt)
-{
-    uint64_t off = 0, len = 0;
-    if (t->g || !t->ckpt || dt_layout_bytes(&t->layout, e0, &off) != DTCAST_OK ||
-        dt_layout_bytes(&t->layout, cnt, &len) != DTCAST_OK)
-        return;
-    dt_ckpt_release(t->ckpt, t->shard, t->at + off, len);
 }
 
 /* cnt elements of type at data, decoded to dec into out. */
@@ -810,8 +798,6 @@ static void run_blocks(worker *w)
             compare_fast(&w->r, (const double *)w->a.dec.p, xb, n * parts, (e0 + s0) * parts,
                          j->atol, j->rtol, j->piece);
         }
-        let_go(j->ta, e0, cnt);
-        let_go(j->tb, e0, cnt);
     }
 }
 
