@@ -4,6 +4,7 @@
  * fields, Fortran-order arrays written in C order, and formats that cannot be streamed from a
  * pipe are held whole in memory. */
 #include "files/cast.h"
+#include "files/onnx_model.h"
 
 #include "files/checkpoint.h"
 #include "files/file.h"
@@ -1360,6 +1361,14 @@ static int cast_files(dt_cast_request *r)
     if ((r->to == DTCAST_STRING || r->input.from == DTCAST_STRING) && !r->shards &&
         !r->index_only && in_kind != DT_FILE_SAFETENSORS_INDEX) {
         status = cast_whole(r);
+    } else if (in_kind == DT_FILE_ONNX_MODEL || out_kind == DT_FILE_ONNX_MODEL) {
+        if (in_kind != out_kind)
+            status = USAGE(r, "an ONNX model (.onnx) is converted into an ONNX model: give "
+                              "IN and OUT as .onnx files");
+        else if (dt_onnx_model_cast(r, &progress, &buffers, r->err_out) == DTCAST_OK)
+            status = JOB_OK;
+        else
+            status = r->err_out->usage ? JOB_USAGE : JOB_FAIL;
     } else if (in_kind == DT_FILE_SAFETENSORS_INDEX) {
         status = cast_sharded(r, &progress, &warn, &buffers);
     } else if (out_kind == DT_FILE_SAFETENSORS_INDEX) {

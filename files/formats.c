@@ -13,6 +13,7 @@ static const dt_file_format formats[] = {
     {DT_FILE_SAFETENSORS, "safetensors", {".safetensors", NULL}, 1, 1, 0, 1},
     {DT_FILE_SAFETENSORS_INDEX, "safetensors-index", {".safetensors.index.json", NULL}, 1, 1, 0,
      1},
+    {DT_FILE_ONNX_MODEL, "onnx", {".onnx", NULL}, 1, 0, 0, 0},
     {DT_FILE_RAW, "raw", {".raw", ".bin", ".txt", NULL}, 0, 0, 0, 0},
 };
 

@@ -209,8 +209,6 @@ static int has_suffix(const char *path, const char *suffix)
 static const struct {
     const char *suffix, *what;
 } refused_kinds[] = {
-    {".onnx", "an ONNX model (.onnx): give one TensorProto (.pb), or convert the model's "
-              "initializers with onnx's tools"},
     {".pt", "a PyTorch checkpoint (.pt): save it as .safetensors first"},
     {".pth", "a PyTorch checkpoint (.pth): save it as .safetensors first"},
     {".ckpt", "a checkpoint (.ckpt): save it as .safetensors first"},

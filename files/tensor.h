@@ -145,7 +145,7 @@ dtcast_status dt_onnx_model_parse(const uint8_t *buf, size_t len, dt_onnx_model 
 /* Attribute lookup: NULL when absent. */
 const dt_onnx_attr *dt_onnx_model_attr(const dt_onnx_model *m, const char *name);
 
-/* By file name: ".npy", ".pb", ".safetensors", "*.safetensors.index.json", raw (".raw", ".bin",
+/* By file name: ".npy", ".pb", ".safetensors", "*.safetensors.index.json", ".onnx", raw (".raw", ".bin",
  * "-"; raw needs the type), or unknown: never read as raw by accident (docs/files.md, "File
  * kinds": refuse what is not read). */
 typedef enum dt_file_kind {
@@ -154,6 +154,7 @@ typedef enum dt_file_kind {
     DT_FILE_PB,
     DT_FILE_SAFETENSORS,
     DT_FILE_SAFETENSORS_INDEX,
+    DT_FILE_ONNX_MODEL, /* an ONNX model: its weights (files/onnx_model.h) */
     DT_FILE_UNKNOWN
 } dt_file_kind;
 dt_file_kind dt_file_kind_of(const char *path); /* formats.c: a lookup in the table */

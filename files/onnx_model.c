@@ -1,0 +1,1601 @@
+/* ONNX models in the cast job: weights-only conversion (onnx_model.h; docs/onnx_models.md).
+ *
+ * Three steps over the model file, mapped read-only:
+ *   1. scan: every TensorProto of the model (initializers, Constant values, other attribute
+ *      tensors) with where its data is, every value name (for new names that collide with
+ *      none), the graph inputs (an initializer that is also one stays as it is: a caller may
+ *      feed it), the opset;
+ *   2. decide: which tensors are stored in the target type (chosen, floating-point, wider than
+ *      the target, at least DT_ONNX_MIN_ELEMENTS, every value still finite and nonzero-ness
+ *      kept), and where each tensor's data goes (in the model, or the output's data file);
+ *   3. write: the messages on the way from the ModelProto to a changed tensor are written anew
+ *      (their other fields byte for byte as they were), every other field is copied. Protobuf
+ *      puts a message's length before it, so each rewritten message is first counted (the same
+ *      code, writing nothing), then written; data is streamed through the pipeline.
+ *
+ * A converted initializer w becomes w_<type> and `Cast(w_<type>) -> w` (to = its old type) is
+ * the first node of its graph; a converted Constant keeps its place, writes <out>_<type>, and
+ * its Cast follows it. Nothing else in the graph changes, so consumers, value_info, graph
+ * inputs and outputs, and subgraphs reading the name from the outer scope all see the same name
+ * with the same type as before. */
+#include "files/onnx_model.h"
+
+#include "files/file.h"
+#include "files/job.h"
+#include "files/protobuf.h"
+#include "files/report.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Field numbers (onnx.proto). */
+enum { MP_GRAPH = 7, MP_OPSET = 8, OS_DOMAIN = 1, OS_VERSION = 2 };
+enum { GP_NODE = 1, GP_INITIALIZER = 5, GP_INPUT = 11, GP_OUTPUT = 12, GP_VALUE_INFO = 13 };
+enum { NP_INPUT = 1, NP_OUTPUT = 2, NP_NAME = 3, NP_OP = 4, NP_ATTR = 5 };
+enum { AP_NAME = 1, AP_I = 3, AP_T = 5, AP_G = 6, AP_TENSORS = 10, AP_GRAPHS = 11, AP_TYPE = 20 };
+enum { AT_INT = 2 };
+enum {
+    T_DIMS = 1, T_TYPE = 2, T_SEGMENT = 3, T_FLOAT = 4, T_INT32 = 5, T_NAME = 8, T_RAW = 9,
+    T_DOUBLE = 10, T_EXTERNAL = 13, T_LOCATION = 14
+};
+enum { SS_KEY = 1, SS_VALUE = 2 };
+enum { W_NONE, W_RAW, W_TYPED, W_EXTERNAL }; /* where a tensor's data is */
+
+/* The largest ModelProto protobuf's parsers take (2 GiB - 1): past it, data goes external. */
+#define DT_PROTO_MAX ((uint64_t)INT32_MAX)
+/* Tensors of fewer bytes stay in the model even when the output has external data (onnx's
+ * size_threshold). */
+#define DT_EXTERNAL_MIN 1024
+
+typedef struct om_tensor {
+    size_t start, end;    /* the TensorProto's bytes in the model file */
+    char *name;           /* its name field, or the Constant's output ("" when none) */
+    int kind;             /* 0 initializer, 1 a Constant's value, 2 another attribute's tensor */
+    int is_input;         /* an initializer that is also a graph input */
+    uint64_t data_type;
+    int ndim;
+    int64_t dims[DT_MAX_DIMS];
+    uint64_t count;
+    int where, runs, segment, bad_dims;
+    size_t data_start, data_len; /* W_RAW, W_TYPED: in the model file */
+    char *location;              /* W_EXTERNAL */
+    uint64_t ext_offset, ext_length;
+    int has_length;
+    /* decided */
+    int convert;
+    int external_out;  /* its data in the output's data file */
+    uint64_t out_bytes, out_offset;
+    char *new_name;    /* convert: the name the converted tensor (or the Constant) writes */
+} om_tensor;
+
+typedef struct om_names { /* a set of the model's value names: (pointer, length) into the map */
+    const uint8_t **p;
+    size_t *len;
+    size_t cap, n;
+} om_names;
+
+typedef struct om_writer {
+    int counting;
+    uint64_t n; /* bytes counted or written */
+    dt_outfile *out;
+    uint8_t *buf;
+    size_t used;
+} om_writer;
+
+typedef struct om_job {
+    const dt_cast_request *r;
+    dt_io_error *err;
+    const char *shown;
+    const uint8_t *map;
+    size_t len;
+    char *dir; /* the model's folder (external data paths are relative to it) */
+    om_tensor *t;
+    size_t nt, cap;
+    om_names names;
+    int64_t opset;
+    int any_external;
+    int external_out; /* the output has a data file */
+    char *data_name;  /* its file name (the `location` written) */
+    dt_outfile data;
+    dt_progress *progress;
+    dt_stream_buffers *buffers;
+    int depth;
+    /* what was kept, for the warnings */
+    size_t kept_input, kept_values, kept_small, kept_layout, converted;
+    char first_input[128], first_values[256];
+} om_job;
+
+static dtcast_status fail(om_job *j, dtcast_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static dtcast_status fail(om_job *j, dtcast_status st, const char *fmt, ...)
+{
+    char text[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return dt_job_fail(j->err, 0, st, "%s: %s", j->shown, text);
+}
+
+static pb reader(om_job *j, size_t start, size_t end)
+{
+    pb r = {j->map, start, end, j->shown, j->err};
+    return r;
+}
+
+/* ---- the value names ------------------------------------------------------------------------ */
+
+static uint64_t name_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+static int names_has(const om_names *s, const uint8_t *p, size_t n)
+{
+    if (!s->cap)
+        return 0;
+    for (size_t i = name_hash(p, n) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->p[i])
+            return 0;
+        if (s->len[i] == n && memcmp(s->p[i], p, n) == 0)
+            return 1;
+    }
+}
+
+static int names_add(om_names *s, const uint8_t *p, size_t n)
+{
+    if (names_has(s, p, n))
+        return 1;
+    if (2 * (s->n + 1) > s->cap) {
+        om_names g = {NULL, NULL, s->cap ? 2 * s->cap : 1024, 0};
+        g.p = calloc(g.cap, sizeof *g.p);
+        g.len = calloc(g.cap, sizeof *g.len);
+        if (!g.p || !g.len) {
+            free(g.p);
+            free(g.len);
+            return 0;
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->p[i])
+                names_add(&g, s->p[i], s->len[i]);
+        free(s->p);
+        free(s->len);
+        *s = g;
+    }
+    size_t i = name_hash(p, n) & (s->cap - 1);
+    while (s->p[i])
+        i = (i + 1) & (s->cap - 1);
+    s->p[i] = p;
+    s->len[i] = n;
+    s->n++;
+    return 1;
+}
+
+/* ---- 1. the scan ------------------------------------------------------------------------------ */
+
+static dtcast_status add_name(om_job *j, const pb *v)
+{
+    if (!names_add(&j->names, j->map + v->pos, v->end - v->pos))
+        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's names");
+    return DTCAST_OK;
+}
+
+static char *copy_text(const uint8_t *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* An external_data entry (key, value) of the tensor at t. */
+static dtcast_status scan_external_entry(om_job *j, pb *r, om_tensor *t)
+{
+    pb e = {0}, key = {0}, value = {0};
+    dtcast_status st = pb_sub(r, &e);
+    int has_key = 0, has_value = 0;
+    while (st == DTCAST_OK && pb_more(&e)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&e, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if ((f == SS_KEY || f == SS_VALUE) && wt == WT_BYTES) {
+            st = pb_sub(&e, f == SS_KEY ? &key : &value);
+            *(f == SS_KEY ? &has_key : &has_value) = 1;
+        } else {
+            st = pb_skip(&e, wt, at);
+        }
+    }
+    if (st != DTCAST_OK || !has_key || !has_value)
+        return st != DTCAST_OK ? st : fail(j, DTCAST_ERR_BAD_FILE, "an external_data entry without key or value at byte %zu", e.pos);
+    const char *k = (const char *)j->map + key.pos;
+    size_t kn = key.end - key.pos, vn = value.end - value.pos;
+    const char *v = (const char *)j->map + value.pos;
+    if (kn == 8 && memcmp(k, "location", 8) == 0) {
+        free(t->location);
+        if (!(t->location = copy_text(j->map + value.pos, vn)))
+            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        if (memchr(t->location, '\0', vn))
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': a location with a NUL byte at byte %zu",
+                        t->name, value.pos);
+    } else if ((kn == 6 && memcmp(k, "offset", 6) == 0) || (kn == 6 && memcmp(k, "length", 6) == 0)) {
+        uint64_t x = 0;
+        if (vn == 0 || vn > 19)
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a number "
+                        "(byte %zu)", t->name, (int)kn, k, (int)(vn > 40 ? 40 : vn), v, value.pos);
+        for (size_t i = 0; i < vn; i++) {
+            if (v[i] < '0' || v[i] > '9')
+                return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a "
+                            "number (byte %zu)", t->name, (int)kn, k, (int)vn, v, value.pos);
+            x = x * 10 + (uint64_t)(v[i] - '0');
+        }
+        if (k[0] == 'o') {
+            t->ext_offset = x;
+        } else {
+            t->ext_length = x;
+            t->has_length = 1;
+        }
+    }
+    return DTCAST_OK;
+}
+
+/* A TensorProto: its fields as scanned into a new om_tensor (kind, name as given). */
+static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out)
+{
+    pb m = {0};
+    dtcast_status st = pb_sub(r, &m);
+    if (st != DTCAST_OK)
+        return st;
+    if (j->nt == j->cap) {
+        size_t cap = j->cap ? 2 * j->cap : 64;
+        om_tensor *g = realloc(j->t, cap * sizeof *g);
+        if (!g)
+            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's tensors");
+        j->t = g;
+        j->cap = cap;
+    }
+    om_tensor *t = &j->t[j->nt++];
+    memset(t, 0, sizeof *t);
+    t->start = m.pos;
+    t->end = m.end;
+    t->kind = kind;
+    t->count = 1;
+    int location_external = 0;
+    while (pb_more(&m)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        uint64_t v = 0;
+        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
+            return st;
+        pb s = {0};
+        switch (f) {
+        case T_DIMS:
+            if (wt == WT_VARINT) {
+                if ((st = pb_varint(&m, &v)) != DTCAST_OK)
+                    return st;
+                if (t->ndim == DT_MAX_DIMS)
+                    t->bad_dims = 1;
+                else
+                    t->dims[t->ndim++] = (int64_t)v;
+            } else if (wt == WT_BYTES) {
+                if ((st = pb_sub(&m, &s)) != DTCAST_OK)
+                    return st;
+                while (pb_more(&s)) {
+                    if ((st = pb_varint(&s, &v)) != DTCAST_OK)
+                        return st;
+                    if (t->ndim == DT_MAX_DIMS)
+                        t->bad_dims = 1;
+                    else
+                        t->dims[t->ndim++] = (int64_t)v;
+                }
+            } else {
+                return pb_fail(&m, at, "dims has wire type %d", wt);
+            }
+            break;
+        case T_TYPE:
+            if ((st = pb_expect(&m, "data_type", wt, WT_VARINT, at)) != DTCAST_OK ||
+                (st = pb_varint(&m, &t->data_type)) != DTCAST_OK)
+                return st;
+            break;
+        case T_NAME:
+            if ((st = pb_expect(&m, "name", wt, WT_BYTES, at)) != DTCAST_OK ||
+                (st = pb_sub(&m, &s)) != DTCAST_OK)
+                return st;
+            if (kind != 1 && !(t->name = copy_text(j->map + s.pos, s.end - s.pos)))
+                return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        case T_RAW:
+        case T_FLOAT:
+        case T_DOUBLE:
+            if (wt != WT_BYTES) { /* one number per key: not one run of bytes */
+                t->runs += 2;
+                if ((st = pb_skip(&m, wt, at)) != DTCAST_OK)
+                    return st;
+                break;
+            }
+            if ((st = pb_sub(&m, &s)) != DTCAST_OK)
+                return st;
+            t->where = f == T_RAW ? W_RAW : W_TYPED;
+            t->data_start = s.pos;
+            t->data_len = s.end - s.pos;
+            t->runs++;
+            break;
+        case T_SEGMENT:
+            t->segment = 1;
+            if ((st = pb_skip(&m, wt, at)) != DTCAST_OK)
+                return st;
+            break;
+        case T_EXTERNAL:
+            if ((st = pb_expect(&m, "external_data", wt, WT_BYTES, at)) != DTCAST_OK ||
+                (st = scan_external_entry(j, &m, t)) != DTCAST_OK)
+                return st;
+            break;
+        case T_LOCATION:
+            if ((st = pb_expect(&m, "data_location", wt, WT_VARINT, at)) != DTCAST_OK ||
+                (st = pb_varint(&m, &v)) != DTCAST_OK)
+                return st;
+            location_external = v == 1;
+            break;
+        default:
+            if (f != T_DIMS && f != T_TYPE)
+                t->runs += (f >= T_INT32 && f <= 7) || f == 11 ? 1 : 0; /* other value fields */
+            if ((st = pb_skip(&m, wt, at)) != DTCAST_OK)
+                return st;
+        }
+    }
+    if (!t->name) {
+        const pb *o = const_out;
+        t->name = o ? copy_text(j->map + o->pos, o->end - o->pos) : copy_text((const uint8_t *)"", 0);
+        if (!t->name)
+            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int k = 0; k < t->ndim; k++) {
+        if (t->dims[k] < 0 || __builtin_mul_overflow(t->count, (uint64_t)t->dims[k], &t->count))
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): dims are negative or "
+                        "their product overflows", t->name, t->start);
+    }
+    if (t->bad_dims)
+        return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): more than %d dims", t->name,
+                    t->start, DT_MAX_DIMS);
+    if (location_external) {
+        if (!t->location)
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): external data without a "
+                        "location", t->name, t->start);
+        t->where = W_EXTERNAL;
+        j->any_external = 1;
+        /* inside the model's folder: relative, no "..", not empty */
+        const char *l = t->location;
+        int escapes = l[0] == '/' || l[0] == '\0' || strcmp(l, "..") == 0 ||
+                      strncmp(l, "../", 3) == 0 || strstr(l, "/../") ||
+                      (strlen(l) >= 3 && strcmp(l + strlen(l) - 3, "/..") == 0) || strchr(l, '\\');
+        if (escapes)
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data location '%s' is not "
+                        "a relative path inside the model's folder", t->name, l);
+    }
+    return DTCAST_OK;
+}
+
+static dtcast_status scan_graph(om_job *j, pb *r);
+
+/* A NodeProto: its names, its Constant value, the graphs of its attributes. */
+static dtcast_status scan_node(om_job *j, pb *r)
+{
+    pb n = {0};
+    dtcast_status st = pb_sub(r, &n);
+    if (st != DTCAST_OK)
+        return st;
+    pb op = {0}, out0 = {0};
+    int has_out0 = 0;
+    /* first the names and the op type (they may come after the attributes) */
+    pb scan = n;
+    while (pb_more(&scan)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&scan, &f, &wt, &at)) != DTCAST_OK)
+            return st;
+        if ((f == NP_INPUT || f == NP_OUTPUT || f == NP_OP) && wt == WT_BYTES) {
+            pb s = {0};
+            if ((st = pb_sub(&scan, &s)) != DTCAST_OK)
+                return st;
+            if (f == NP_OP)
+                op = s;
+            else if (s.end > s.pos && (st = add_name(j, &s)) != DTCAST_OK)
+                return st;
+            if (f == NP_OUTPUT && !has_out0) {
+                out0 = s;
+                has_out0 = 1;
+            }
+        } else if ((st = pb_skip(&scan, wt, at)) != DTCAST_OK) {
+            return st;
+        }
+    }
+    const int constant = op.end - op.pos == 8 && memcmp(j->map + op.pos, "Constant", 8) == 0;
+    while (pb_more(&n)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&n, &f, &wt, &at)) != DTCAST_OK)
+            return st;
+        if (f != NP_ATTR || wt != WT_BYTES) {
+            if ((st = pb_skip(&n, wt, at)) != DTCAST_OK)
+                return st;
+            continue;
+        }
+        pb a = {0};
+        if ((st = pb_sub(&n, &a)) != DTCAST_OK)
+            return st;
+        pb name = {0};
+        pb look = a;
+        while (pb_more(&look)) { /* the attribute's name first */
+            if ((st = pb_key(&look, &f, &wt, &at)) != DTCAST_OK)
+                return st;
+            if (f == AP_NAME && wt == WT_BYTES)
+                st = pb_sub(&look, &name);
+            else
+                st = pb_skip(&look, wt, at);
+            if (st != DTCAST_OK)
+                return st;
+        }
+        const int value = name.end - name.pos == 5 && memcmp(j->map + name.pos, "value", 5) == 0;
+        while (pb_more(&a)) {
+            if ((st = pb_key(&a, &f, &wt, &at)) != DTCAST_OK)
+                return st;
+            if ((f == AP_T || f == AP_TENSORS) && wt == WT_BYTES)
+                st = scan_tensor(j, &a, constant && value && f == AP_T && has_out0 ? 1 : 2,
+                                 has_out0 ? &out0 : NULL);
+            else if ((f == AP_G || f == AP_GRAPHS) && wt == WT_BYTES)
+                st = scan_graph(j, &a);
+            else
+                st = pb_skip(&a, wt, at);
+            if (st != DTCAST_OK)
+                return st;
+        }
+    }
+    return DTCAST_OK;
+}
+
+/* The name of a ValueInfoProto (graph input, output, value_info). */
+static dtcast_status value_info_name(pb *r, pb *name)
+{
+    pb v = {0};
+    dtcast_status st = pb_sub(r, &v);
+    memset(name, 0, sizeof *name);
+    while (st == DTCAST_OK && pb_more(&v)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&v, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        st = f == 1 && wt == WT_BYTES ? pb_sub(&v, name) : pb_skip(&v, wt, at);
+    }
+    return st;
+}
+
+static dtcast_status scan_graph(om_job *j, pb *r)
+{
+    pb g = {0};
+    dtcast_status st = pb_sub(r, &g);
+    if (st != DTCAST_OK)
+        return st;
+    if (++j->depth > 64)
+        return fail(j, DTCAST_ERR_BAD_FILE, "graphs nested more than 64 deep (byte %zu)", g.pos);
+    om_names inputs = {0};
+    /* the graph's inputs, outputs and value_info names */
+    pb scan = g;
+    while (st == DTCAST_OK && pb_more(&scan)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&scan, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if ((f == GP_INPUT || f == GP_OUTPUT || f == GP_VALUE_INFO) && wt == WT_BYTES) {
+            pb name = {0};
+            if ((st = value_info_name(&scan, &name)) == DTCAST_OK && name.end > name.pos) {
+                st = add_name(j, &name);
+                if (st == DTCAST_OK && f == GP_INPUT &&
+                    !names_add(&inputs, j->map + name.pos, name.end - name.pos))
+                    st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            }
+        } else {
+            st = pb_skip(&scan, wt, at);
+        }
+    }
+    while (st == DTCAST_OK && pb_more(&g)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&g, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f == GP_INITIALIZER && wt == WT_BYTES) {
+            if ((st = scan_tensor(j, &g, 0, NULL)) == DTCAST_OK) {
+                om_tensor *t = &j->t[j->nt - 1];
+                t->is_input = names_has(&inputs, (const uint8_t *)t->name, strlen(t->name));
+                if (!names_add(&j->names, (const uint8_t *)t->name, strlen(t->name)))
+                    st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            }
+        } else if (f == GP_NODE && wt == WT_BYTES) {
+            st = scan_node(j, &g);
+        } else {
+            st = pb_skip(&g, wt, at);
+        }
+    }
+    free(inputs.p);
+    free(inputs.len);
+    j->depth--;
+    return st;
+}
+
+/* The ModelProto: the opset of the default domain, the graph. */
+static dtcast_status scan_model(om_job *j)
+{
+    pb m = reader(j, 0, j->len);
+    dtcast_status st = DTCAST_OK;
+    int graphs = 0;
+    j->opset = -1;
+    while (st == DTCAST_OK && pb_more(&m)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f == MP_GRAPH && wt == WT_BYTES) {
+            graphs++;
+            st = scan_graph(j, &m);
+        } else if (f == MP_OPSET && wt == WT_BYTES) {
+            pb o = {0}, domain = {0};
+            uint64_t version = 0;
+            int has_version = 0;
+            if ((st = pb_sub(&m, &o)) != DTCAST_OK)
+                break;
+            while (st == DTCAST_OK && pb_more(&o)) {
+                if ((st = pb_key(&o, &f, &wt, &at)) != DTCAST_OK)
+                    break;
+                if (f == OS_DOMAIN && wt == WT_BYTES)
+                    st = pb_sub(&o, &domain);
+                else if (f == OS_VERSION && wt == WT_VARINT && (has_version = 1))
+                    st = pb_varint(&o, &version);
+                else
+                    st = pb_skip(&o, wt, at);
+            }
+            size_t dn = domain.end - domain.pos;
+            if (st == DTCAST_OK && has_version &&
+                (dn == 0 || (dn == 7 && memcmp(j->map + domain.pos, "ai.onnx", 7) == 0)))
+                j->opset = version > INT32_MAX ? INT32_MAX : (int64_t)version;
+        } else {
+            st = pb_skip(&m, wt, at);
+        }
+    }
+    if (st == DTCAST_OK && graphs != 1)
+        st = fail(j, DTCAST_ERR_BAD_FILE, graphs ? "%d graphs in the ModelProto" : "no graph: not an "
+                  "ONNX model (ModelProto)", graphs);
+    if (st == DTCAST_OK && j->opset < 0)
+        st = fail(j, DTCAST_ERR_BAD_FILE, "no opset_import for the default domain");
+    return st;
+}
+
+/* ---- 2. the decisions ------------------------------------------------------------------------ */
+
+static int is_float_type(uint64_t t)
+{
+    return t == DTCAST_FLOAT32 || t == DTCAST_FLOAT64 || t == DTCAST_FLOAT16 ||
+           t == DTCAST_BFLOAT16;
+}
+
+/* The element size of a tensor's data as stored (0: not a fixed-size type dtcast knows). */
+static uint64_t element_bytes(uint64_t data_type)
+{
+    if (data_type == 0 || data_type >= 1000 || !dtcast_type_name((dtcast_type)data_type))
+        return 0;
+    const int bits = dtcast_type_bits((dtcast_type)data_type);
+    return bits >= 8 && bits % 8 == 0 ? (uint64_t)bits / 8 : 0;
+}
+
+/* The external data file of t, open (the model's folder + location). */
+static dtcast_status open_external(om_job *j, const om_tensor *t, dt_infile *in)
+{
+    size_t n = strlen(j->dir) + strlen(t->location) + 2;
+    char *path = malloc(n);
+    if (!path)
+        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    snprintf(path, n, "%s/%s", j->dir, t->location);
+    dt_io_error e = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_infile_open(in, path, &e);
+    free(path);
+    if (st != DTCAST_OK)
+        return fail(j, st, "tensor '%s': its external data: %s", t->name, e.message);
+    if (t->ext_offset > in->size || t->ext_length > in->size - t->ext_offset) {
+        dt_infile_close(in);
+        return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data at offset %llu, %llu bytes, "
+                    "runs past the end of '%s' (%llu bytes)", t->name,
+                    (unsigned long long)t->ext_offset, (unsigned long long)t->ext_length,
+                    t->location, (unsigned long long)in->size);
+    }
+    return DTCAST_OK;
+}
+
+/* The largest and smallest nonzero finite magnitudes per sign: [0] +min, [1] +max, [2] -min,
+ * [3] -max (as values of the tensor's type; a side with none keeps 0). */
+typedef struct extremes {
+    double v[4];
+    int any[2];
+} extremes;
+
+static void take_values(extremes *x, dtcast_type type, const uint8_t *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        double v;
+        if (type == DTCAST_FLOAT32) {
+            float f;
+            memcpy(&f, p + 4 * i, 4);
+            v = f;
+        } else if (type == DTCAST_FLOAT64) {
+            memcpy(&v, p + 8 * i, 8);
+        } else { /* float16 / bfloat16: through float32 */
+            uint16_t h;
+            memcpy(&h, p + 2 * i, 2);
+            float f;
+            if (type == DTCAST_BFLOAT16) {
+                uint32_t b = (uint32_t)h << 16;
+                memcpy(&f, &b, 4);
+            } else {
+                dtcast_convert(&f, DTCAST_FLOAT32, &h, DTCAST_FLOAT16, 1, NULL, NULL);
+            }
+            v = f;
+        }
+        if (v == 0 || v != v || v - v != 0) /* zero, NaN, Inf: they stay what they are */
+            continue;
+        const int s = v < 0 ? 1 : 0;
+        const double a = v < 0 ? -v : v;
+        if (!x->any[s]) {
+            x->v[2 * s] = x->v[2 * s + 1] = a;
+            x->any[s] = 1;
+        } else {
+            if (a < x->v[2 * s])
+                x->v[2 * s] = a;
+            if (a > x->v[2 * s + 1])
+                x->v[2 * s + 1] = a;
+        }
+    }
+}
+
+/* Whether every finite nonzero value of t stays finite and nonzero in r->to (the rounding is
+ * monotone, so the extremes of each sign decide); why receives the first value that does not. */
+static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
+                                    int *ok, char *why, size_t why_size)
+{
+    extremes x;
+    memset(&x, 0, sizeof x);
+    const dtcast_type type = (dtcast_type)t->data_type;
+    const size_t eb = (size_t)element_bytes(t->data_type);
+    dtcast_status st = DTCAST_OK;
+    if (t->where == W_EXTERNAL) {
+        dt_infile in;
+        if ((st = open_external(j, t, &in)) != DTCAST_OK)
+            return st;
+        const size_t block = DT_BLOCK_BYTES / eb * eb;
+        uint8_t *buf = malloc(block);
+        if (!buf) {
+            dt_infile_close(&in);
+            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        dt_io_error e = DT_IO_ERROR_INIT;
+        for (uint64_t done = 0; done < t->ext_length && st == DTCAST_OK;) {
+            size_t n = t->ext_length - done < block ? (size_t)(t->ext_length - done) : block;
+            st = dt_infile_read(&in, t->ext_offset + done, buf, n, &e);
+            if (st == DTCAST_OK)
+                take_values(&x, type, buf, n / eb);
+            done += n;
+        }
+        if (st != DTCAST_OK)
+            fail(j, st, "tensor '%s': %s", t->name, e.message);
+        free(buf);
+        dt_infile_close(&in);
+    } else {
+        take_values(&x, type, j->map + t->data_start, t->data_len / eb);
+    }
+    if (st != DTCAST_OK)
+        return st;
+    *ok = 1;
+    for (int k = 0; k < 4 && *ok; k++) {
+        if (!x.any[k / 2])
+            continue;
+        const double v = k >= 2 ? -x.v[k] : x.v[k];
+        double back = 0;
+        uint8_t code[8];
+        dtcast_error e;
+        if (dtcast_convert(code, j->r->to, &v, DTCAST_FLOAT64, 1, o, &e) != DTCAST_OK ||
+            dtcast_convert(&back, DTCAST_FLOAT64, code, j->r->to, 1, NULL, &e) != DTCAST_OK)
+            return fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
+        if (back == 0 || back != back || back - back != 0) {
+            *ok = 0;
+            char tn[32];
+            snprintf(why, why_size, "%.17g would become %s in %s", v,
+                     back == 0 ? "0" : back != back ? "NaN" : back > 0 ? "inf" : "-inf",
+                     dt_type_label(j->r->to, tn, sizeof tn));
+        }
+    }
+    return DTCAST_OK;
+}
+
+/* The options of the conversion from type to r->to (the profile's checks included). */
+static dtcast_status options_for(om_job *j, const om_tensor *t, dtcast_options *o)
+{
+    dtcast_error e;
+    memset(&e, 0, sizeof e);
+    dtcast_status st = dt_conversion_options(&j->r->conversion, (dtcast_type)t->data_type,
+                                             j->r->to, t->dims, t->ndim, o, &e);
+    if (st != DTCAST_OK) {
+        char a[32], b[32];
+        return fail(j, st, "tensor '%s': cannot cast %s to %s: %s", t->name,
+                    dt_type_label((dtcast_type)t->data_type, a, sizeof a),
+                    dt_type_label(j->r->to, b, sizeof b), e.message);
+    }
+    return DTCAST_OK;
+}
+
+/* A new value name: base_<type>, or base_<type>_N, used nowhere in the model. */
+static char *new_name(om_job *j, const char *base)
+{
+    const char *tn = dtcast_type_name(j->r->to);
+    size_t n = strlen(base) + strlen(tn) + 24;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    snprintf(s, n, "%s_%s", base, tn);
+    for (unsigned k = 1; names_has(&j->names, (const uint8_t *)s, strlen(s)); k++)
+        snprintf(s, n, "%s_%s_%u", base, tn, k);
+    if (!names_add(&j->names, (const uint8_t *)s, strlen(s))) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static dtcast_status decide(om_job *j)
+{
+    const dt_cast_request *r = j->r;
+    dtcast_status st = DTCAST_OK;
+    for (size_t i = 0; i < j->nt && st == DTCAST_OK; i++) {
+        om_tensor *t = &j->t[i];
+        const uint64_t eb = element_bytes(t->data_type);
+        /* the data must be as large as the dims say */
+        if (t->where == W_EXTERNAL) {
+            uint64_t want;
+            if (!eb || __builtin_mul_overflow(t->count, eb, &want))
+                want = UINT64_MAX;
+            if (!t->has_length && want != UINT64_MAX)
+                t->ext_length = want;
+            if (eb && t->ext_length != want)
+                return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data of %llu bytes for "
+                            "%llu elements of %llu bytes", t->name,
+                            (unsigned long long)t->ext_length, (unsigned long long)t->count,
+                            (unsigned long long)eb);
+        } else if ((t->where == W_RAW || t->where == W_TYPED) && eb && t->runs == 1 &&
+                   (t->data_len / eb != t->count || t->data_len % eb)) {
+            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): %zu data bytes for %llu "
+                        "elements", t->name, t->start, t->data_len, (unsigned long long)t->count);
+        }
+        if (t->kind == 2 || !is_float_type(t->data_type))
+            continue;
+        if (dtcast_type_bits(r->to) >= dtcast_type_bits((dtcast_type)t->data_type))
+            continue; /* not narrower: nothing to gain */
+        if ((r->select.n && !dt_glob_any(&r->select, t->name)) || dt_glob_any(&r->exclude, t->name))
+            continue;
+        if (t->kind == 0 && t->is_input) {
+            if (j->kept_input++ == 0)
+                snprintf(j->first_input, sizeof j->first_input, "%s", t->name);
+            continue;
+        }
+        if (t->count < DT_ONNX_MIN_ELEMENTS) {
+            j->kept_small++;
+            continue;
+        }
+        if (t->segment || t->where == W_NONE || (t->where != W_EXTERNAL && t->runs != 1) ||
+            (t->where == W_TYPED && t->data_type != DTCAST_FLOAT32 &&
+             t->data_type != DTCAST_FLOAT64)) {
+            j->kept_layout++;
+            continue;
+        }
+        dtcast_options o;
+        if ((st = options_for(j, t, &o)) != DTCAST_OK)
+            break;
+        int ok = 0;
+        char why[160];
+        if ((st = values_survive(j, t, &o, &ok, why, sizeof why)) != DTCAST_OK)
+            break;
+        if (!ok) {
+            if (j->kept_values++ == 0)
+                snprintf(j->first_values, sizeof j->first_values, "'%s' (%s)", t->name, why);
+            continue;
+        }
+        if (!(t->new_name = new_name(j, t->name)))
+            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        t->convert = 1;
+        j->converted++;
+    }
+    if (st != DTCAST_OK)
+        return st;
+    /* the output bytes of every tensor's data */
+    for (size_t i = 0; i < j->nt; i++) {
+        om_tensor *t = &j->t[i];
+        const uint64_t eb = t->convert ? (uint64_t)dtcast_type_bits(r->to) / 8 : 0;
+        t->out_bytes = t->convert ? t->count * eb
+                                  : t->where == W_EXTERNAL ? t->ext_length : t->data_len;
+    }
+    return DTCAST_OK;
+}
+
+/* ---- 3. the writer ---------------------------------------------------------------------------- */
+
+#define OM_BUF ((size_t)1 << 16)
+
+static dtcast_status w_flush(om_job *j, om_writer *w)
+{
+    if (w->counting || !w->used)
+        return DTCAST_OK;
+    dt_io_error e = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_outfile_write(w->out, w->buf, w->used, &e);
+    w->used = 0;
+    return st == DTCAST_OK ? st : fail(j, st, "%s", e.message);
+}
+
+static dtcast_status w_bytes(om_job *j, om_writer *w, const void *p, size_t n)
+{
+    w->n += n;
+    if (w->counting)
+        return DTCAST_OK;
+    if (n > OM_BUF - w->used) {
+        dtcast_status st = w_flush(j, w);
+        if (st != DTCAST_OK)
+            return st;
+        if (n >= OM_BUF) {
+            dt_io_error e = DT_IO_ERROR_INIT;
+            st = dt_outfile_write(w->out, p, n, &e);
+            return st == DTCAST_OK ? st : fail(j, st, "%s", e.message);
+        }
+    }
+    memcpy(w->buf + w->used, p, n);
+    w->used += n;
+    return DTCAST_OK;
+}
+
+static dtcast_status w_varint(om_job *j, om_writer *w, uint64_t v)
+{
+    uint8_t b[10];
+    return w_bytes(j, w, b, (size_t)(put_varint(b, v) - b));
+}
+
+static dtcast_status w_key(om_job *j, om_writer *w, uint32_t field, int wt)
+{
+    return w_varint(j, w, (uint64_t)field << 3 | (uint64_t)wt);
+}
+
+static dtcast_status w_text(om_job *j, om_writer *w, uint32_t field, const void *p, size_t n)
+{
+    dtcast_status st = w_key(j, w, field, WT_BYTES);
+    if (st == DTCAST_OK)
+        st = w_varint(j, w, n);
+    return st == DTCAST_OK ? w_bytes(j, w, p, n) : st;
+}
+
+/* Copies the input's bytes [a, b) (whole fields) as they are. */
+static dtcast_status w_copy(om_job *j, om_writer *w, size_t a, size_t b)
+{
+    return w_bytes(j, w, j->map + a, b - a);
+}
+
+typedef dtcast_status (*emit_fn)(om_job *j, om_writer *w, const void *arg);
+
+/* A length-delimited field holding what emit writes: counted, then written. */
+static dtcast_status w_message(om_job *j, om_writer *w, uint32_t field, emit_fn emit,
+                               const void *arg)
+{
+    om_writer c = {1, 0, NULL, NULL, 0};
+    dtcast_status st = emit(j, &c, arg);
+    if (st != DTCAST_OK)
+        return st;
+    if ((st = w_key(j, w, field, WT_BYTES)) != DTCAST_OK ||
+        (st = w_varint(j, w, c.n)) != DTCAST_OK)
+        return st;
+    if (w->counting) {
+        w->n += c.n;
+        return DTCAST_OK;
+    }
+    const uint64_t before = w->n;
+    st = emit(j, w, arg);
+    if (st == DTCAST_OK && w->n - before != c.n)
+        return fail(j, DTCAST_ERR_IO, "a message of %llu bytes was counted as %llu",
+                    (unsigned long long)(w->n - before), (unsigned long long)c.n);
+    return st;
+}
+
+static om_tensor *tensor_at(om_job *j, size_t start)
+{
+    size_t lo = 0, hi = j->nt; /* scanned in file order: sorted by start */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->t[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < j->nt && j->t[lo].start == start ? &j->t[lo] : NULL;
+}
+
+/* Whether the tensor's message is written anew: converted, or its data moves. */
+static int tensor_changes(const om_job *j, const om_tensor *t)
+{
+    return t->convert || t->where == W_EXTERNAL || (t->external_out && j->external_out);
+}
+
+typedef struct convert_ctx {
+    dtcast_type from, to;
+    dtcast_options options;
+    uint64_t next;
+    dt_report *report;
+} convert_ctx;
+
+static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t count,
+                                   dtcast_error *error)
+{
+    convert_ctx *c = ctx;
+    c->options.element_offset = c->next; /* stochastic rounding: the bytes of one call */
+    c->next += count;
+    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
+}
+
+static void observe_block(void *ctx, const void *src, const void *dst, size_t count)
+{
+    convert_ctx *c = ctx;
+    dt_report_add(c->report, src, dst, count);
+}
+
+/* The data of t (converted or copied) into out. */
+static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
+{
+    dt_infile in;
+    int opened = 0;
+    dtcast_status st = DTCAST_OK;
+    if (t->where == W_EXTERNAL) {
+        if ((st = open_external(j, t, &in)) != DTCAST_OK)
+            return st;
+        opened = 1;
+    }
+    dt_io_error e = DT_IO_ERROR_INIT;
+    if (!t->convert) {
+        if (opened)
+            st = dt_stream_copy(&in, t->ext_offset, t->ext_length, out, j->buffers, j->progress, &e);
+        else
+            st = dt_outfile_write(out, j->map + t->data_start, t->data_len, &e);
+    } else {
+        convert_ctx c;
+        memset(&c, 0, sizeof c);
+        c.from = (dtcast_type)t->data_type;
+        c.to = j->r->to;
+        dt_report report;
+        int reporting = 0;
+        if ((st = options_for(j, t, &c.options)) != DTCAST_OK) {
+            if (opened)
+                dt_infile_close(&in);
+            return st;
+        }
+        if (j->r->report && dt_report_init(&report, c.from, c.to, &c.options) == DTCAST_OK) {
+            reporting = 1;
+            c.report = &report;
+        }
+        dt_stream_job sj = {
+            .in = opened ? &in : NULL,
+            .mem = opened ? NULL : j->map + t->data_start,
+            .offset = opened ? t->ext_offset : 0,
+            .src = {c.from, DT_STORE_NATIVE},
+            .count = t->count,
+            .dst = {c.to, DT_STORE_NATIVE},
+            .convert = convert_block,
+            .convert_ctx = &c,
+            .observe = reporting ? observe_block : NULL,
+            .observe_ctx = &c,
+            .progress = j->progress,
+            .buffers = j->buffers,
+        };
+        st = dt_stream_run(&sj, out, &e);
+        if (st == DTCAST_OK && reporting) {
+            char *text = dt_report_text(&report, t->name);
+            if (text)
+                dt_job_report(&j->r->hooks, text);
+            free(text);
+        }
+    }
+    if (opened)
+        dt_infile_close(&in);
+    return st == DTCAST_OK ? st : fail(j, st, "tensor '%s': %s", t->name, e.message);
+}
+
+/* A StringStringEntryProto (external_data). */
+typedef struct entry {
+    const char *key, *value;
+} entry;
+
+static dtcast_status emit_entry(om_job *j, om_writer *w, const void *arg)
+{
+    const entry *e = arg;
+    dtcast_status st = w_text(j, w, SS_KEY, e->key, strlen(e->key));
+    return st == DTCAST_OK ? w_text(j, w, SS_VALUE, e->value, strlen(e->value)) : st;
+}
+
+static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
+{
+    const om_tensor *t = arg;
+    pb m = reader(j, t->start, t->end);
+    dtcast_status st = DTCAST_OK;
+    while (st == DTCAST_OK && pb_more(&m)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if ((st = pb_skip(&m, wt, at)) != DTCAST_OK)
+            break;
+        switch (f) {
+        case T_TYPE:
+            if (t->convert) {
+                if ((st = w_key(j, w, T_TYPE, WT_VARINT)) == DTCAST_OK)
+                    st = w_varint(j, w, (uint64_t)j->r->to);
+                break;
+            }
+            st = w_copy(j, w, at, m.pos);
+            break;
+        case T_NAME:
+            if (t->convert && t->kind == 0)
+                st = w_text(j, w, T_NAME, t->new_name, strlen(t->new_name));
+            else
+                st = w_copy(j, w, at, m.pos);
+            break;
+        case T_RAW:
+        case T_FLOAT:
+        case T_DOUBLE:
+        case T_EXTERNAL:
+        case T_LOCATION:
+            break; /* the data is written below */
+        default:
+            st = w_copy(j, w, at, m.pos);
+        }
+    }
+    if (st != DTCAST_OK)
+        return st;
+    if (t->external_out && j->external_out) {
+        char off[24], len[24];
+        snprintf(off, sizeof off, "%llu", (unsigned long long)t->out_offset);
+        snprintf(len, sizeof len, "%llu", (unsigned long long)t->out_bytes);
+        const entry entries[3] = {{"location", j->data_name}, {"offset", off}, {"length", len}};
+        for (int k = 0; k < 3 && st == DTCAST_OK; k++)
+            st = w_message(j, w, T_EXTERNAL, emit_entry, &entries[k]);
+        if (st == DTCAST_OK && (st = w_key(j, w, T_LOCATION, WT_VARINT)) == DTCAST_OK)
+            st = w_varint(j, w, 1);
+        if (st != DTCAST_OK || w->counting)
+            return st;
+        /* the data, at its offset in the data file */
+        static const uint8_t zeros[4096];
+        dt_io_error e = DT_IO_ERROR_INIT;
+        while (st == DTCAST_OK && j->data.written < t->out_offset) {
+            uint64_t gap = t->out_offset - j->data.written;
+            st = dt_outfile_write(&j->data, zeros, gap < sizeof zeros ? (size_t)gap : sizeof zeros, &e);
+        }
+        if (st != DTCAST_OK)
+            return fail(j, st, "%s", e.message);
+        return stream_data(j, t, &j->data);
+    }
+    /* in the model: raw_data */
+    if ((st = w_key(j, w, T_RAW, WT_BYTES)) != DTCAST_OK ||
+        (st = w_varint(j, w, t->out_bytes)) != DTCAST_OK)
+        return st;
+    if (w->counting) {
+        w->n += t->out_bytes;
+        return DTCAST_OK;
+    }
+    if ((st = w_flush(j, w)) != DTCAST_OK)
+        return st;
+    const uint64_t before = w->out->written;
+    if ((st = stream_data(j, t, w->out)) != DTCAST_OK)
+        return st;
+    if (w->out->written - before != t->out_bytes)
+        return fail(j, DTCAST_ERR_IO, "tensor '%s': %llu data bytes written, %llu expected",
+                    t->name, (unsigned long long)(w->out->written - before),
+                    (unsigned long long)t->out_bytes);
+    w->n += t->out_bytes;
+    return DTCAST_OK;
+}
+
+/* Cast(input) -> output, to = type. */
+typedef struct cast_node {
+    const char *input, *output;
+    uint64_t to;
+} cast_node;
+
+static dtcast_status emit_to_attr(om_job *j, om_writer *w, const void *arg)
+{
+    const cast_node *c = arg;
+    dtcast_status st = w_text(j, w, AP_NAME, "to", 2);
+    if (st == DTCAST_OK && (st = w_key(j, w, AP_I, WT_VARINT)) == DTCAST_OK)
+        st = w_varint(j, w, c->to);
+    if (st == DTCAST_OK && (st = w_key(j, w, AP_TYPE, WT_VARINT)) == DTCAST_OK)
+        st = w_varint(j, w, AT_INT);
+    return st;
+}
+
+static dtcast_status emit_cast(om_job *j, om_writer *w, const void *arg)
+{
+    const cast_node *c = arg;
+    char name[300];
+    snprintf(name, sizeof name, "dtcast_Cast_%s", c->output);
+    dtcast_status st = w_text(j, w, NP_INPUT, c->input, strlen(c->input));
+    if (st == DTCAST_OK)
+        st = w_text(j, w, NP_OUTPUT, c->output, strlen(c->output));
+    if (st == DTCAST_OK)
+        st = w_text(j, w, NP_NAME, name, strlen(name));
+    if (st == DTCAST_OK)
+        st = w_text(j, w, NP_OP, "Cast", 4);
+    if (st == DTCAST_OK)
+        st = w_message(j, w, NP_ATTR, emit_to_attr, c);
+    return st;
+}
+
+typedef struct span {
+    size_t start, end;
+} span;
+
+static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg);
+
+/* Whether the message [start, end) holds a tensor that changes or a graph (searched to the
+ * attributes of a node). */
+static int attr_changes(om_job *j, pb a)
+{
+    while (pb_more(&a)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if (pb_key(&a, &f, &wt, &at) != DTCAST_OK)
+            return 1;
+        if ((f == AP_G || f == AP_GRAPHS) && wt == WT_BYTES)
+            return 1;
+        if ((f == AP_T || f == AP_TENSORS) && wt == WT_BYTES) {
+            pb s = {0};
+            if (pb_sub(&a, &s) != DTCAST_OK)
+                return 1;
+            const om_tensor *t = tensor_at(j, s.pos);
+            if (!t || tensor_changes(j, t))
+                return 1;
+            continue;
+        }
+        if (pb_skip(&a, wt, at) != DTCAST_OK)
+            return 1;
+    }
+    return 0;
+}
+
+static dtcast_status emit_attr(om_job *j, om_writer *w, const void *arg)
+{
+    const span *s = arg;
+    pb a = reader(j, s->start, s->end);
+    dtcast_status st = DTCAST_OK;
+    while (st == DTCAST_OK && pb_more(&a)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        pb sub = {0};
+        if ((st = pb_key(&a, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if ((f == AP_G || f == AP_GRAPHS || f == AP_T || f == AP_TENSORS) && wt == WT_BYTES) {
+            if ((st = pb_sub(&a, &sub)) != DTCAST_OK)
+                break;
+            const span g = {sub.pos, sub.end};
+            const om_tensor *t = f == AP_T || f == AP_TENSORS ? tensor_at(j, sub.pos) : NULL;
+            if (f == AP_G || f == AP_GRAPHS)
+                st = w_message(j, w, f, emit_graph, &g);
+            else if (t && tensor_changes(j, t))
+                st = w_message(j, w, f, emit_tensor, t);
+            else
+                st = w_copy(j, w, at, a.pos);
+            continue;
+        }
+        if ((st = pb_skip(&a, wt, at)) == DTCAST_OK)
+            st = w_copy(j, w, at, a.pos);
+    }
+    return st;
+}
+
+/* The converted Constant value of the node [start, end), or NULL. */
+static const om_tensor *converted_constant(om_job *j, pb n)
+{
+    while (pb_more(&n)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        pb a = {0};
+        if (pb_key(&n, &f, &wt, &at) != DTCAST_OK)
+            return NULL;
+        if (f != NP_ATTR || wt != WT_BYTES) {
+            if (pb_skip(&n, wt, at) != DTCAST_OK)
+                return NULL;
+            continue;
+        }
+        if (pb_sub(&n, &a) != DTCAST_OK)
+            return NULL;
+        while (pb_more(&a)) {
+            if (pb_key(&a, &f, &wt, &at) != DTCAST_OK)
+                return NULL;
+            pb s = {0};
+            if (f == AP_T && wt == WT_BYTES) {
+                if (pb_sub(&a, &s) != DTCAST_OK)
+                    return NULL;
+                const om_tensor *t = tensor_at(j, s.pos);
+                if (t && t->kind == 1 && t->convert)
+                    return t;
+            } else if (pb_skip(&a, wt, at) != DTCAST_OK) {
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+typedef struct node_arg {
+    span s;
+    const om_tensor *constant; /* converted: its output renamed */
+} node_arg;
+
+static dtcast_status emit_node(om_job *j, om_writer *w, const void *arg)
+{
+    const node_arg *na = arg;
+    pb n = reader(j, na->s.start, na->s.end);
+    dtcast_status st = DTCAST_OK;
+    int outputs = 0;
+    while (st == DTCAST_OK && pb_more(&n)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        pb sub = {0};
+        if ((st = pb_key(&n, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f == NP_ATTR && wt == WT_BYTES) {
+            if ((st = pb_sub(&n, &sub)) != DTCAST_OK)
+                break;
+            const span a = {sub.pos, sub.end};
+            st = attr_changes(j, sub) ? w_message(j, w, NP_ATTR, emit_attr, &a)
+                                      : w_copy(j, w, at, n.pos);
+            continue;
+        }
+        if ((st = pb_skip(&n, wt, at)) != DTCAST_OK)
+            break;
+        if (f == NP_OUTPUT && outputs++ == 0 && na->constant)
+            st = w_text(j, w, NP_OUTPUT, na->constant->new_name, strlen(na->constant->new_name));
+        else
+            st = w_copy(j, w, at, n.pos);
+    }
+    return st;
+}
+
+static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
+{
+    const span *s = arg;
+    dtcast_status st = DTCAST_OK;
+    /* the Casts of this graph's converted initializers go before its first node */
+    int casts_done = 0;
+    pb g = reader(j, s->start, s->end);
+    while (st == DTCAST_OK && pb_more(&g)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        pb sub = {0};
+        if ((st = pb_key(&g, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f == GP_NODE && wt == WT_BYTES && !casts_done) {
+            casts_done = 1;
+            pb scan = reader(j, s->start, s->end);
+            while (st == DTCAST_OK && pb_more(&scan)) {
+                uint32_t f2 = 0;
+                int wt2 = 0;
+                size_t at2 = 0;
+                if ((st = pb_key(&scan, &f2, &wt2, &at2)) != DTCAST_OK)
+                    break;
+                if (f2 == GP_INITIALIZER && wt2 == WT_BYTES) {
+                    pb ts = {0};
+                    if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
+                        break;
+                    const om_tensor *t = tensor_at(j, ts.pos);
+                    if (t && t->convert) {
+                        const cast_node c = {t->new_name, t->name, t->data_type};
+                        st = w_message(j, w, GP_NODE, emit_cast, &c);
+                    }
+                } else {
+                    st = pb_skip(&scan, wt2, at2);
+                }
+            }
+            if (st != DTCAST_OK)
+                break;
+        }
+        if ((f == GP_NODE || f == GP_INITIALIZER) && wt == WT_BYTES) {
+            if ((st = pb_sub(&g, &sub)) != DTCAST_OK)
+                break;
+            if (f == GP_INITIALIZER) {
+                const om_tensor *t = tensor_at(j, sub.pos);
+                st = t && tensor_changes(j, t) ? w_message(j, w, f, emit_tensor, t)
+                                               : w_copy(j, w, at, g.pos);
+                continue;
+            }
+            node_arg na = {{sub.pos, sub.end}, converted_constant(j, sub)};
+            pb attrs = sub;
+            int changes = na.constant != NULL;
+            while (!changes && pb_more(&attrs)) { /* any attribute that changes */
+                uint32_t f2 = 0;
+                int wt2 = 0;
+                size_t at2 = 0;
+                pb a = {0};
+                if (pb_key(&attrs, &f2, &wt2, &at2) != DTCAST_OK)
+                    break;
+                if (f2 == NP_ATTR && wt2 == WT_BYTES) {
+                    if (pb_sub(&attrs, &a) != DTCAST_OK)
+                        break;
+                    changes = attr_changes(j, a);
+                } else if (pb_skip(&attrs, wt2, at2) != DTCAST_OK) {
+                    break;
+                }
+            }
+            st = changes ? w_message(j, w, GP_NODE, emit_node, &na) : w_copy(j, w, at, g.pos);
+            if (st == DTCAST_OK && na.constant) {
+                const cast_node c = {na.constant->new_name, na.constant->name,
+                                     na.constant->data_type};
+                st = w_message(j, w, GP_NODE, emit_cast, &c);
+            }
+            continue;
+        }
+        if ((st = pb_skip(&g, wt, at)) == DTCAST_OK)
+            st = w_copy(j, w, at, g.pos);
+    }
+    if (st == DTCAST_OK && !casts_done) { /* a graph without nodes */
+        pb scan = reader(j, s->start, s->end);
+        while (st == DTCAST_OK && pb_more(&scan)) {
+            uint32_t f2 = 0;
+            int wt2 = 0;
+            size_t at2 = 0;
+            if ((st = pb_key(&scan, &f2, &wt2, &at2)) != DTCAST_OK)
+                break;
+            pb ts = {0};
+            if (f2 == GP_INITIALIZER && wt2 == WT_BYTES) {
+                if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
+                    break;
+                const om_tensor *t = tensor_at(j, ts.pos);
+                if (t && t->convert) {
+                    const cast_node c = {t->new_name, t->name, t->data_type};
+                    st = w_message(j, w, GP_NODE, emit_cast, &c);
+                }
+            } else {
+                st = pb_skip(&scan, wt2, at2);
+            }
+        }
+    }
+    return st;
+}
+
+static dtcast_status emit_model(om_job *j, om_writer *w, const void *arg)
+{
+    (void)arg;
+    pb m = reader(j, 0, j->len);
+    dtcast_status st = DTCAST_OK;
+    while (st == DTCAST_OK && pb_more(&m)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        pb sub = {0};
+        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f == MP_GRAPH && wt == WT_BYTES) {
+            if ((st = pb_sub(&m, &sub)) != DTCAST_OK)
+                break;
+            const span g = {sub.pos, sub.end};
+            st = w_message(j, w, MP_GRAPH, emit_graph, &g);
+            continue;
+        }
+        if ((st = pb_skip(&m, wt, at)) == DTCAST_OK)
+            st = w_copy(j, w, at, m.pos);
+    }
+    return st;
+}
+
+/* The output's data file: which tensors go there, at which offsets (in the order the writer
+ * meets them: the order of the file). */
+static void place_external(om_job *j)
+{
+    uint64_t offset = 0;
+    for (size_t i = 0; i < j->nt; i++) {
+        om_tensor *t = &j->t[i];
+        /* converted tensors, external ones, and initializers in raw_data; not the typed fields
+         * of tensors left as they are, nor other attributes' tensors held in the model */
+        t->external_out = j->external_out && t->out_bytes >= DT_EXTERNAL_MIN &&
+                          (t->convert || t->where == W_EXTERNAL ||
+                           (t->kind == 0 && t->where == W_RAW));
+        if (!t->external_out)
+            continue;
+        const uint64_t align = t->out_bytes >= ((uint64_t)1 << 20) ? 4096 : 64;
+        offset = (offset + align - 1) / align * align;
+        t->out_offset = offset;
+        offset += t->out_bytes;
+    }
+}
+
+/* ---- the job ---------------------------------------------------------------------------------- */
+
+static dtcast_status check_request(om_job *j)
+{
+    const dt_cast_request *r = j->r;
+    char tn[32];
+    if (r->to != DTCAST_FLOAT16 && r->to != DTCAST_BFLOAT16 && r->to != DTCAST_FLOAT32)
+        return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                           "%s: an ONNX model's weights are stored as float16, bfloat16 or "
+                           "float32 (--to %s: not yet)", j->shown,
+                           dt_type_label(r->to, tn, sizeof tn));
+    const int64_t need = r->to == DTCAST_BFLOAT16 ? 13 : 6;
+    if (j->opset < need)
+        return dt_job_fail(j->err, 0, DTCAST_ERR_UNSUPPORTED,
+                           "%s: opset %lld has no Cast from %s (it came in opset %lld); the "
+                           "model is left as it is", j->shown, (long long)j->opset,
+                           dt_type_label(r->to, tn, sizeof tn), (long long)need);
+    return DTCAST_OK;
+}
+
+static void send_warnings(om_job *j)
+{
+    const dt_job_hooks *h = &j->r->hooks;
+    char tn[32];
+    dt_type_label(j->r->to, tn, sizeof tn);
+    if (j->kept_input)
+        dt_job_warn(h, "%s: %zu initializer%s kept in %s type: also graph input%s, which a "
+                    "caller may feed (first: '%s')", j->shown, j->kept_input,
+                    j->kept_input == 1 ? "" : "s", j->kept_input == 1 ? "its" : "their",
+                    j->kept_input == 1 ? "" : "s", j->first_input);
+    if (j->kept_values)
+        dt_job_warn(h, "%s: %zu tensor%s kept in %s type: %s values would not survive %s: %s",
+                    j->shown, j->kept_values, j->kept_values == 1 ? "" : "s",
+                    j->kept_values == 1 ? "its" : "their", j->kept_values == 1 ? "its" : "their",
+                    tn, j->first_values);
+    if (j->kept_layout)
+        dt_job_warn(h, "%s: %zu tensor%s kept: data in a layout this job does not rewrite "
+                    "(segments, typed fields other than float_data/double_data)", j->shown,
+                    j->kept_layout, j->kept_layout == 1 ? "" : "s");
+}
+
+static dtcast_status run(om_job *j)
+{
+    dtcast_status st = scan_model(j);
+    if (st == DTCAST_OK)
+        st = check_request(j);
+    if (st == DTCAST_OK)
+        st = decide(j);
+    if (st != DTCAST_OK)
+        return st;
+    /* the data file's name, should there be one: the output's file name + ".data" */
+    const char *base = strrchr(j->r->out, '/');
+    base = base ? base + 1 : j->r->out;
+    size_t n = strlen(j->r->out) + 6;
+    char *data_path = malloc(n);
+    if (!data_path || !(j->data_name = malloc(strlen(base) + 6))) {
+        free(data_path);
+        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    snprintf(data_path, n, "%s.data", j->r->out);
+    snprintf(j->data_name, strlen(base) + 6, "%s.data", base);
+    /* where the data goes: auto keeps the input's choice, and goes external past 2 GiB */
+    const dt_external mode = j->r->external_data;
+    j->external_out = mode == DT_EXTERNAL_ALWAYS || (mode == DT_EXTERNAL_AUTO && j->any_external);
+    place_external(j);
+    om_writer count = {1, 0, NULL, NULL, 0};
+    st = emit_model(j, &count, NULL);
+    if (st == DTCAST_OK && count.n > DT_PROTO_MAX && !j->external_out) {
+        if (mode == DT_EXTERNAL_NEVER)
+            st = fail(j, DTCAST_ERR_SIZE_OVERFLOW, "the converted model would be %llu bytes, "
+                      "over protobuf's 2 GiB: give --external-data auto or always",
+                      (unsigned long long)count.n);
+        j->external_out = 1;
+        place_external(j);
+    }
+    if (st != DTCAST_OK) {
+        free(data_path);
+        return st;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < j->nt; i++)
+        if (j->t[i].convert || j->t[i].where == W_EXTERNAL)
+            total += j->t[i].where == W_EXTERNAL ? j->t[i].ext_length : j->t[i].data_len;
+    dt_progress_init(j->progress, total, j->r->hooks.progress, j->r->hooks.progress_ctx);
+    dt_outfile out;
+    memset(&out, 0, sizeof out);
+    memset(&j->data, 0, sizeof j->data);
+    dt_io_error e = DT_IO_ERROR_INIT;
+    if (j->external_out) {
+        if (strcmp(j->r->out, "-") == 0)
+            st = dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT, "%s: a model with "
+                             "external data cannot go to stdout", j->shown);
+        else if ((st = dt_outfile_open(&j->data, data_path, &e)) != DTCAST_OK)
+            st = fail(j, st, "%s", e.message);
+    }
+    uint8_t *buf = st == DTCAST_OK ? malloc(OM_BUF) : NULL;
+    if (st == DTCAST_OK && !buf)
+        st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st == DTCAST_OK && (st = dt_outfile_open(&out, j->r->out, &e)) != DTCAST_OK)
+        st = fail(j, st, "%s", e.message);
+    if (st == DTCAST_OK) {
+        om_writer w = {0, 0, &out, buf, 0};
+        st = emit_model(j, &w, NULL);
+        if (st == DTCAST_OK)
+            st = w_flush(j, &w);
+    }
+    if (st == DTCAST_OK && j->external_out &&
+        (st = dt_outfile_commit(&j->data, &e)) != DTCAST_OK)
+        st = fail(j, st, "%s", e.message);
+    if (st == DTCAST_OK && (st = dt_outfile_commit(&out, &e)) != DTCAST_OK)
+        st = fail(j, st, "%s", e.message);
+    dt_outfile_abort(&out);
+    dt_outfile_abort(&j->data);
+    free(buf);
+    free(data_path);
+    if (st == DTCAST_OK)
+        send_warnings(j);
+    return st;
+}
+
+dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress,
+                                 dt_stream_buffers *buffers, dt_io_error *err)
+{
+    om_job j;
+    memset(&j, 0, sizeof j);
+    j.r = r;
+    j.err = err;
+    j.shown = r->in;
+    j.progress = progress;
+    j.buffers = buffers;
+    dt_infile in;
+    dt_io_error e = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_infile_open(&in, r->in, &e);
+    if (st == DTCAST_OK && !in.seekable)
+        st = dt_job_fail(err, 1, DTCAST_ERR_INVALID_ARGUMENT, "%s: an ONNX model is read from a "
+                         "file, not a pipe", in.shown);
+    else if (st == DTCAST_OK && (st = dt_infile_map(&in, &j.map, &j.len, &e)) != DTCAST_OK)
+        dt_job_fail(err, 0, st, "%s", e.message);
+    else if (st != DTCAST_OK)
+        dt_job_fail(err, 0, st, "%s", e.message);
+    if (st == DTCAST_OK) {
+        const char *slash = strrchr(r->in, '/');
+        j.dir = slash == r->in ? copy_text((const uint8_t *)"/", 1)
+                : slash          ? copy_text((const uint8_t *)r->in, (size_t)(slash - r->in))
+                                 : copy_text((const uint8_t *)".", 1);
+        if (!j.dir)
+            st = fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (st == DTCAST_OK)
+        st = run(&j);
+    if (st == DTCAST_OK && err)
+        err->status = DTCAST_OK;
+    for (size_t i = 0; i < j.nt; i++) {
+        free(j.t[i].name);
+        free(j.t[i].location);
+        free(j.t[i].new_name);
+    }
+    free(j.t);
+    free(j.names.p);
+    free(j.names.len);
+    free(j.dir);
+    free(j.data_name);
+    dt_infile_close(&in);
+    return st;
+}
