@@ -2,7 +2,8 @@
 them (docs/onnx.md): ``dtcast.onnx.cast(x, "FLOAT8E4M3FN", opset=28, saturate=True)``; and
 QuantizeLinear, DequantizeLinear (opsets 10 to 28) and DynamicQuantizeLinear
 (``quantize_linear``, ``dequantize_linear``, ``dynamic_quantize_linear``, also as
-``dtcast.quantize_linear`` ...)."""
+``dtcast.quantize_linear`` ...); and ``convert_model``, an .onnx model's weights stored as
+float16 or bfloat16 (docs/onnx_models.md)."""
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from ._types import lookup
 from . import _core
 
 __all__ = ["cast", "cast_like", "quantize_linear", "dequantize_linear",
-           "dynamic_quantize_linear", "OPSET_MAX"]
+           "dynamic_quantize_linear", "convert_model", "OPSET_MAX"]
 
 OPSET_MAX = 28
 # CastLike's newest version: opsets 26 to 28 run CastLike-25, which has no float6
@@ -142,3 +143,35 @@ def dynamic_quantize_linear(x, *, threads=0):
                                         tuple(int(d) for d in arr.shape), int(threads))
     y = np.frombuffer(out, dtype=np.uint8).reshape(arr.shape).copy()
     return y, np.array(scale, dtype=np.float32), np.array(zp, dtype=np.uint8)
+
+
+_EXTERNAL = ("auto", "always", "never")
+
+
+def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclude=None,
+                  round="rne", external_data="auto", threads=0, report=False, progress=None):
+    """An ONNX model (.onnx) with its weights stored as ``to`` (float16, bfloat16; float32 for
+    float64 weights), in this process by the C library's job (``dtcast cast model.onnx``;
+    docs/onnx_models.md): every floating-point initializer and Constant value that select and
+    exclude pick (globs of tensor names) is stored in the target type under a new name, and a
+    Cast back to its type writes the old name; graph inputs, outputs and value_info are not
+    changed, so the model stays valid and runs where it ran. Kept as they are, with a
+    dtcast.Warning: initializers that are also graph inputs, and tensors with a finite nonzero
+    value that would become 0, Inf or NaN; tensors of fewer than 16 elements are kept silently.
+    External data is streamed; ``external_data``: "auto" (the output has a data file,
+    dst + ".data", when src had external data or the model passes 2 GiB), "always", "never".
+    Raises dtcast.Error; on any error nothing is written. Returns the report text when
+    ``report`` (else None)."""
+    if mode != "weights":
+        raise Error("mode: only 'weights' (the weights stored as %s, a Cast back before their "
+                    "consumers) converts models today, not %r" % (to, mode),
+                    Status.INVALID_ARGUMENT)
+    if external_data not in _EXTERNAL:
+        raise Error("external_data: one of %s, not %r" % (", ".join(_EXTERNAL), external_data),
+                    Status.INVALID_ARGUMENT)
+    from . import files
+    params = files._options(to, None, select, exclude, round, None, "wrap", None, None, threads,
+                            report, False)
+    params["external_data"] = _EXTERNAL.index(external_data)
+    text = files._cast(files._path(src, "src"), files._path(dst, "dst"), params, progress)
+    return text if report else None

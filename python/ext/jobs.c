@@ -338,7 +338,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     dt_cast_request q;
     memset(&q, 0, sizeof q);
     long long to, from, profile, opset, ovf, sat, iovf, threads, report, f6, raw_codes, index_only,
-        watch, seed;
+        watch, seed, external;
     const char *round_name;
     if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
         get_int(params, "to", -1, &to) < 0 || get_int(params, "src_type", -1, &from) < 0 ||
@@ -352,11 +352,13 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         get_int(params, "raw_codes", 0, &raw_codes) < 0 ||
         get_int(params, "index_only", 0, &index_only) < 0 ||
         get_int(params, "watch", 0, &watch) < 0 || get_int(params, "seed", 0, &seed) < 0 ||
+        get_int(params, "external_data", DT_EXTERNAL_AUTO, &external) < 0 ||
         get_str(params, "round", &round_name) < 0 || get_str(params, "shards", &q.shards) < 0 ||
         get_globs(params, "select", &q.select) < 0 || get_globs(params, "exclude", &q.exclude) < 0)
         return NULL;
     if (threads < 0 || threads > 4096 || profile < 0 || profile > 2 || opset < 1 ||
-        opset > DTCAST_ONNX_OPSET_MAX) {
+        opset > DTCAST_ONNX_OPSET_MAX || external < DT_EXTERNAL_AUTO ||
+        external > DT_EXTERNAL_NEVER) {
         PyErr_SetString(PyExc_ValueError, "cast_files: a parameter out of range");
         return NULL;
     }
@@ -393,7 +395,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     q.input.from = from < 0 ? DTCAST_UNDEFINED : (dtcast_type)from;
     q.report = report != 0;
     q.watch = watch != 0;
-    q.external_data = DT_EXTERNAL_AUTO;
+    q.external_data = (dt_external)external;
     q.float6_packed = f6 != 0;
     q.index_only = index_only != 0;
     q.raw_codes = raw_codes != 0;

@@ -1,0 +1,281 @@
+"""ONNX models' weights to float16 / bfloat16 (dtcast.onnx.convert_model, dtcast cast model.onnx):
+the result passes onnx.checker.check_model(full_check=True), runs in onnxruntime's CPU session
+with outputs close to the float32 model's, each converted initializer holds exactly the bytes
+numpy / ml_dtypes round it to (one rounding to nearest even), a Cast back to its type is the
+first node, and nothing the graph's users see (inputs, outputs, value_info) changes. Tensors
+whose values would not survive, and initializers that are graph inputs, are kept with a
+warning; external data in and out; bad files raise and write nothing."""
+import os
+import subprocess
+import warnings
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import dtcast
+from dtcast.onnx import convert_model
+
+RNG = np.random.default_rng(0)
+NUMPY_OF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+ONNX_OF = {"float16": TP.FLOAT16, "bfloat16": TP.BFLOAT16}
+
+
+def mlp_model(opset=17):
+    """MatMul/Add/Relu with initializers, an epsilon that float16 flushes, a Constant, and an
+    If whose then-branch has its own initializer and reads h2 from the outer scope."""
+    r = np.random.default_rng(0)
+    w1 = r.standard_normal((64, 32)).astype(np.float32) * 0.1
+    b1 = r.standard_normal((32,)).astype(np.float32)
+    w2 = r.standard_normal((32, 8)).astype(np.float32) * 0.1
+    eps = np.full((32,), 1e-12, np.float32)
+    w3 = r.standard_normal((8, 8)).astype(np.float32)
+    then_g = h.make_graph([h.make_node("MatMul", ["h2", "W3"], ["t_out"])], "then", [],
+                          [h.make_tensor_value_info("t_out", TP.FLOAT, None)],
+                          [nh.from_array(w3, "W3")])
+    else_g = h.make_graph([h.make_node("Identity", ["h2"], ["e_out"])], "else", [],
+                          [h.make_tensor_value_info("e_out", TP.FLOAT, None)])
+    cst = r.standard_normal((16, 8)).astype(np.float32)
+    nodes = [
+        h.make_node("MatMul", ["x", "W1"], ["m1"]),
+        h.make_node("Add", ["m1", "B1"], ["a1"]),
+        h.make_node("Add", ["a1", "eps"], ["a1e"]),
+        h.make_node("Relu", ["a1e"], ["r1"]),
+        h.make_node("MatMul", ["r1", "W2"], ["h1"]),
+        h.make_node("Constant", [], ["cst"], value=nh.from_array(cst, "cv")),
+        h.make_node("ReduceMean", ["cst"], ["cm"], axes=[0], keepdims=0) if opset < 18 else
+        h.make_node("ReduceMean", ["cst", "axes"], ["cm"], keepdims=0),
+        h.make_node("Add", ["h1", "cm"], ["h2"]),
+        h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+    ]
+    inits = [nh.from_array(w1, "W1"), nh.from_array(b1, "B1"), nh.from_array(w2, "W2"),
+             nh.from_array(eps, "eps")]
+    if opset >= 18:
+        inits.append(nh.from_array(np.array([0], np.int64), "axes"))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [4, 64]),
+                                  h.make_tensor_value_info("cond", TP.BOOL, [])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [4, 8])], inits,
+                     value_info=[h.make_tensor_value_info("h1", TP.FLOAT, [4, 8])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def run(path, feeds):
+    s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return [s.run(None, f)[0] for f in feeds]
+
+
+def tensors(g, prefix=""):
+    """name -> array of every initializer (subgraphs too) and Constant value."""
+    out = {}
+    for t in g.initializer:
+        out[prefix + t.name] = nh.to_array(t)
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out.update(tensors(a.g, prefix + a.name + "/"))
+            elif a.type == onnx.AttributeProto.TENSOR and n.op_type == "Constant":
+                out[prefix + n.output[0]] = nh.to_array(a.t)
+    return out
+
+
+def save(m, path, external=False):
+    """m saved to path (external: its tensors of 64 bytes or more in path + ".bin"); m itself
+    is left as it is (onnx.save would move its data out)."""
+    if external:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(m)
+        onnx.save(copy, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                  location=os.path.basename(path) + ".bin", size_threshold=64)
+    else:
+        onnx.save(m, path)
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["embedded", "external"])
+@pytest.mark.parametrize("to", ["float16", "bfloat16"])
+def test_weights_mode(tmp_path, to, external):
+    m = mlp_model()
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "out.onnx")
+    save(m, src, external)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        convert_model(src, dst, to=to)
+    onnx.checker.check_model(dst, full_check=True)
+    out = onnx.load(dst)
+    # what users of the graph see is unchanged
+    for field in ("input", "output", "value_info"):
+        assert [v.SerializeToString() for v in getattr(out.graph, field)] == \
+               [v.SerializeToString() for v in getattr(m.graph, field)]
+    # the output's external data: a file beside it when the input had one
+    assert os.path.exists(dst + ".data") == external
+    before, after = tensors(m.graph), tensors(out.graph)
+    np_t = NUMPY_OF[to]
+    converted = {k[:-len(to) - 1]: v for k, v in after.items() if k.endswith("_" + to)}
+    want = {"W1", "B1", "W2", "cst", "then_branch/W3"} | ({"eps"} if to == "bfloat16" else set())
+    assert set(converted) == want
+    for name, v in converted.items():
+        assert v.dtype == np_t
+        ref = before[name].astype(np_t)  # numpy / ml_dtypes: one rounding to nearest even
+        assert v.view(np.uint16).tobytes() == ref.view(np.uint16).tobytes(), name
+    if to == "float16":  # 1e-12 would become 0: kept, and said
+        assert after["eps"].dtype == np.float32
+        assert any("eps" in str(w.message) and "0" in str(w.message) for w in caught)
+    # the Casts come first, back to float32, one per converted initializer of the main graph
+    casts = [n for n in out.graph.node if n.op_type == "Cast"]
+    heads = out.graph.node[:len([k for k in want if "/" not in k and k != "cst"])]
+    assert all(n.op_type == "Cast" and n.attribute[0].i == TP.FLOAT for n in heads)
+    assert {n.output[0] for n in casts} >= {"W1", "B1", "W2", "cst"}
+    # it runs where the float32 model runs, with close outputs
+    x = RNG.standard_normal((4, 64)).astype(np.float32)
+    feeds = [{"x": x, "cond": np.array(c)} for c in (True, False)]
+    for a, b in zip(run(src, feeds), run(dst, feeds)):
+        assert np.allclose(a, b, rtol=0.05 if to == "float16" else 0.3, atol=0.05)
+
+
+def test_cli_same_bytes(tmp_path):
+    """dtcast cast model.onnx writes the bytes of dtcast.onnx.convert_model."""
+    m = mlp_model()
+    src = str(tmp_path / "m.onnx")
+    save(m, src)
+    convert_model(src, str(tmp_path / "py.onnx"), to="bfloat16")
+    cli = os.environ.get("DTCAST_CLI") or os.path.join(os.environ["DTCAST_BUILD"], "dtcast")
+    subprocess.run([cli, "cast", "-q", "--to", "bfloat16", src, str(tmp_path / "cli.onnx")],
+                   check=True)
+    assert open(tmp_path / "py.onnx", "rb").read() == open(tmp_path / "cli.onnx", "rb").read()
+
+
+@pytest.mark.parametrize("mode", ["always", "never"])
+def test_external_data_modes(tmp_path, mode):
+    m = mlp_model()
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    save(m, src, external=mode == "never")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        convert_model(src, dst, to="float16", external_data=mode)
+    assert os.path.exists(dst + ".data") == (mode == "always")
+    onnx.checker.check_model(dst, full_check=True)
+    out = onnx.load(dst, load_external_data=False)
+    offsets = [int(e.value) for t in out.graph.initializer for e in t.external_data
+               if e.key == "offset"]
+    assert (len(offsets) > 0) == (mode == "always") and all(o % 64 == 0 for o in offsets)
+    x = RNG.standard_normal((4, 64)).astype(np.float32)
+    feeds = [{"x": x, "cond": np.array(True)}]
+    assert np.allclose(run(src, feeds)[0], run(dst, feeds)[0], rtol=0.05, atol=0.05)
+
+
+def test_graph_input_initializer_kept(tmp_path):
+    """An initializer that is also a graph input (a default a caller may override) keeps its
+    type: changing it would change the model's interface."""
+    w = RNG.standard_normal((16, 16)).astype(np.float32)
+    g = h.make_graph([h.make_node("MatMul", ["x", "W"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [2, 16]),
+                      h.make_tensor_value_info("W", TP.FLOAT, [16, 16])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [2, 16])], [nh.from_array(w, "W")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    onnx.save(m, src)
+    with pytest.warns(dtcast.Warning, match="graph input"):
+        convert_model(src, dst, to="float16")
+    out = onnx.load(dst)
+    assert out.graph.initializer[0].data_type == TP.FLOAT
+    onnx.checker.check_model(out, full_check=True)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18, 19])
+def test_resize_and_double(tmp_path, opset):
+    """Resize's roi/scales stay float (they are small), a Conv weight is converted, a float64
+    initializer is stored as float16 / bfloat16 / float32 with a Cast back to DOUBLE; valid and
+    runnable at each opset."""
+    wc = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    wd = RNG.standard_normal((4 * 8 * 8,)).astype(np.float64)
+    scales = np.array([1, 1, 1.5, 1.5], np.float32)
+    roi = np.array([], np.float32)
+    nodes = [h.make_node("Conv", ["x", "Wc"], ["c"], pads=[1, 1, 1, 1]),
+             h.make_node("Resize", ["c", "roi", "scales"], ["r"], mode="nearest"),
+             h.make_node("Cast", ["Wd"], ["wd32"], to=TP.FLOAT),
+             h.make_node("ReduceSum", ["wd32"], ["s"], keepdims=1),
+             h.make_node("Add", ["r", "s"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [1, 4, 12, 12])],
+                     [nh.from_array(wc, "Wc"), nh.from_array(roi, "roi"),
+                      nh.from_array(scales, "scales"), nh.from_array(wd, "Wd")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 7
+    onnx.checker.check_model(m, full_check=True)
+    src = str(tmp_path / "m.onnx")
+    onnx.save(m, src)
+    x = RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    for to in ("float16", "bfloat16") if opset >= 13 else ("float16",):
+        dst = str(tmp_path / ("o_%s.onnx" % to))
+        convert_model(src, dst, to=to)
+        onnx.checker.check_model(dst, full_check=True)
+        out = {t.name: t for t in onnx.load(dst).graph.initializer}
+        assert out["scales"].data_type == TP.FLOAT and out["roi"].data_type == TP.FLOAT
+        assert out["Wc_" + to].data_type == ONNX_OF[to]
+        assert out["Wd_" + to].data_type == ONNX_OF[to]  # float64 too, Cast back to DOUBLE
+        assert np.array_equal(nh.to_array(out["Wd_" + to]).view(np.uint16),
+                              wd.astype(NUMPY_OF[to]).view(np.uint16))
+        a, b = run(src, [{"x": x}])[0], run(dst, [{"x": x}])[0]
+        assert a.shape == b.shape and np.allclose(a, b, rtol=0.1, atol=0.2)
+    # float64 -> float32: Cast back to DOUBLE
+    dst = str(tmp_path / "o32.onnx")
+    convert_model(src, dst, to="float32")
+    out = onnx.load(dst)
+    assert {t.name: t.data_type for t in out.graph.initializer}["Wd_float32"] == TP.FLOAT
+    assert any(n.op_type == "Cast" and n.output[0] == "Wd" and n.attribute[0].i == TP.DOUBLE
+               for n in out.graph.node)
+    onnx.checker.check_model(out, full_check=True)
+    assert np.array_equal(run(src, [{"x": x}])[0].shape, run(dst, [{"x": x}])[0].shape)
+
+
+def test_bfloat16_needs_opset_13(tmp_path):
+    m = mlp_model(opset=12)
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    onnx.save(m, src)
+    with pytest.raises(dtcast.Error, match="opset 12") as e:
+        convert_model(src, dst, to="bfloat16")
+    assert e.value.status == dtcast.Status.UNSUPPORTED and not os.path.exists(dst)
+
+
+def test_bad_files(tmp_path):
+    """One-line errors, nothing written: a truncated model, external data past the end of its
+    file, locations outside the model's folder, a file that is not a model."""
+    m = mlp_model()
+    good = str(tmp_path / "m.onnx")
+    onnx.save(m, good)
+    data = open(good, "rb").read()
+    cases = {"truncated.onnx": data[:len(data) // 2], "junk.onnx": b"\x08" + b"\xff" * 20}
+    ext = mlp_model()
+    path = str(tmp_path / "e.onnx")
+    save(ext, path, external=True)
+    base = onnx.load(path, load_external_data=False)
+    for label, key, value in (("past_end", "length", "99999999"),
+                              ("escape", "location", "../outside.bin"),
+                              ("absolute", "location", "/etc/passwd")):
+        mm = onnx.ModelProto()
+        mm.CopyFrom(base)
+        for t in mm.graph.initializer:
+            for e in t.external_data:
+                if e.key == key:
+                    e.value = value
+            if key == "length" and not any(e.key == "length" for e in t.external_data):
+                t.external_data.add(key="length", value=value)
+        cases[label + ".onnx"] = mm.SerializeToString()
+    for name, blob in cases.items():
+        src = str(tmp_path / name)
+        with open(src, "wb") as f:
+            f.write(blob)
+        dst = str(tmp_path / ("out_" + name))
+        with pytest.raises(dtcast.Error) as e:
+            convert_model(src, dst, to="float16")
+        msg = str(e.value)
+        assert "\n" not in msg and name in msg, msg
+        assert not os.path.exists(dst) and not os.path.exists(dst + ".data"), name
+        assert not [n for n in os.listdir(tmp_path) if n.startswith("out_")], name
