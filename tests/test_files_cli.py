@@ -265,13 +265,22 @@ def test_external_data():
 
 def test_refusals():
     np.save(path("w.npy"), np.ones(4, np.float32))
-    for name, words in (("m.onnx", "ONNX model"), ("m.gguf", "GGUF"), ("m.pt", "PyTorch"),
+    for name, words in (("m.gguf", "GGUF"), ("m.pt", "PyTorch"),
                         ("m.npz", "numpy archive"), ("m.xyz", "unknown file kind '.xyz'")):
         open(path(name), "wb").write(b"\x00" * 64)
         code, _, err = run("cast", "--from", "float32", "--to", "float16", path(name),
                            path("o.raw"))
         check(code == 1 and words in err and not os.path.exists(path("o.raw")),
               f"refuse.input{os.path.splitext(name)[1]}", err)
+    # an ONNX model converts into an ONNX model (usage error otherwise); one that is not a
+    # model is a one-line error, nothing written
+    open(path("m.onnx"), "wb").write(b"\x00" * 64)
+    code, _, err = run("cast", "--to", "float16", path("m.onnx"), path("o.raw"))
+    check(code == 2 and "ONNX model" in err and not os.path.exists(path("o.raw")),
+          "refuse.onnx_to_raw", err)
+    code, _, err = run("cast", "--to", "float16", path("m.onnx"), path("o.onnx"))
+    check(code == 1 and "m.onnx" in err and len(err.strip().splitlines()) == 1 and
+          not os.path.exists(path("o.onnx")), "refuse.onnx_not_a_model", err)
     code, _, err = run("cast", "--to", "float16", path("w.npy"), path("o.gguf"))
     check(code == 1 and "GGUF" in err and not os.path.exists(path("o.gguf")), "refuse.output",
           err)
