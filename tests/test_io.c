@@ -186,7 +186,8 @@ static void test_files(void)
               dt_file_kind_of("npy") == DT_FILE_UNKNOWN &&
               dt_file_kind_of("m.safetensors") == DT_FILE_SAFETENSORS &&
               dt_file_kind_of("m.safetensors.index.json") == DT_FILE_SAFETENSORS_INDEX &&
-              dt_file_kind_of("m.gguf") == DT_FILE_UNKNOWN && dt_file_kind_of("m.onnx") == DT_FILE_UNKNOWN,
+              dt_file_kind_of("m.gguf") == DT_FILE_UNKNOWN &&
+              dt_file_kind_of("m.onnx") == DT_FILE_ONNX_MODEL,
           "file.kind", "wrong kind");
     char why[256];
     CHECK(strstr(dt_file_kind_refusal("m.pt", why, sizeof why), "PyTorch checkpoint") &&
