@@ -156,8 +156,9 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     exclude pick (globs of tensor names) is stored in the target type under a new name, and a
     Cast back to its type writes the old name; graph inputs, outputs and value_info are not
     changed, so the model stays valid and runs where it ran. Kept as they are, with a
-    dtcast.Warning: initializers that are also graph inputs, and tensors with a finite nonzero
-    value that would become 0, Inf or NaN; tensors of fewer than 16 elements are kept silently.
+    dtcast.Warning: initializers that are also graph inputs, and tensors with a finite value that
+    would become Inf or NaN or whose nonzero values of one sign would all become 0; tensors of
+    fewer than 16 elements are kept silently.
     External data is streamed; ``external_data``: "auto" (the output has a data file,
     dst + ".data", when src had external data or the model passes 2 GiB), "always", "never".
     Raises dtcast.Error; on any error nothing is written. Returns the report text when
