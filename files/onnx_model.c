@@ -1308,6 +1308,33 @@ static dtcast_status emit_node(om_job *j, om_writer *w, const void *arg)
     return st;
 }
 
+/* The Casts of the converted initializers of the graph [s->start, s->end): its first nodes. */
+static dtcast_status emit_initializer_casts(om_job *j, om_writer *w, const span *s)
+{
+    dtcast_status st = DTCAST_OK;
+    pb scan = reader(j, s->start, s->end);
+    while (st == DTCAST_OK && pb_more(&scan)) {
+        uint32_t f = 0;
+        int wt = 0;
+        size_t at = 0;
+        if ((st = pb_key(&scan, &f, &wt, &at)) != DTCAST_OK)
+            break;
+        if (f != GP_INITIALIZER || wt != WT_BYTES) {
+            st = pb_skip(&scan, wt, at);
+            continue;
+        }
+        pb ts = {0};
+        if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
+            break;
+        const om_tensor *t = tensor_at(j, ts.pos);
+        if (t && t->convert) {
+            const cast_node c = {t->new_name, t->name, t->data_type};
+            st = w_message(j, w, GP_NODE, emit_cast, &c);
+        }
+    }
+    return st;
+}
+
 static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
 {
     const span *s = arg;
@@ -1324,27 +1351,7 @@ static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
             break;
         if (f == GP_NODE && wt == WT_BYTES && !casts_done) {
             casts_done = 1;
-            pb scan = reader(j, s->start, s->end);
-            while (st == DTCAST_OK && pb_more(&scan)) {
-                uint32_t f2 = 0;
-                int wt2 = 0;
-                size_t at2 = 0;
-                if ((st = pb_key(&scan, &f2, &wt2, &at2)) != DTCAST_OK)
-                    break;
-                if (f2 == GP_INITIALIZER && wt2 == WT_BYTES) {
-                    pb ts = {0};
-                    if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
-                        break;
-                    const om_tensor *t = tensor_at(j, ts.pos);
-                    if (t && t->convert) {
-                        const cast_node c = {t->new_name, t->name, t->data_type};
-                        st = w_message(j, w, GP_NODE, emit_cast, &c);
-                    }
-                } else {
-                    st = pb_skip(&scan, wt2, at2);
-                }
-            }
-            if (st != DTCAST_OK)
+            if ((st = emit_initializer_casts(j, w, s)) != DTCAST_OK)
                 break;
         }
         if ((f == GP_NODE || f == GP_INITIALIZER) && wt == WT_BYTES) {
@@ -1385,28 +1392,8 @@ static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
         if ((st = pb_skip(&g, wt, at)) == DTCAST_OK)
             st = w_copy(j, w, at, g.pos);
     }
-    if (st == DTCAST_OK && !casts_done) { /* a graph without nodes */
-        pb scan = reader(j, s->start, s->end);
-        while (st == DTCAST_OK && pb_more(&scan)) {
-            uint32_t f2 = 0;
-            int wt2 = 0;
-            size_t at2 = 0;
-            if ((st = pb_key(&scan, &f2, &wt2, &at2)) != DTCAST_OK)
-                break;
-            pb ts = {0};
-            if (f2 == GP_INITIALIZER && wt2 == WT_BYTES) {
-                if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
-                    break;
-                const om_tensor *t = tensor_at(j, ts.pos);
-                if (t && t->convert) {
-                    const cast_node c = {t->new_name, t->name, t->data_type};
-                    st = w_message(j, w, GP_NODE, emit_cast, &c);
-                }
-            } else {
-                st = pb_skip(&scan, wt2, at2);
-            }
-        }
-    }
+    if (st == DTCAST_OK && !casts_done) /* a graph without nodes */
+        st = emit_initializer_casts(j, w, s);
     return st;
 }
 
