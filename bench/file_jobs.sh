@@ -3,14 +3,15 @@
 # in one run: `dtcast inspect` of a 2 GiB sharded float32 checkpoint (median of 3), `dtcast diff`
 # of it against its bfloat16 copy (peak RSS, wall time, and `cat` of both inputs beside it),
 # 1 GiB of raw float32 and a 1 GiB .npy through a pipe (peak RSS), and Python's
-# dtcast.convert_checkpoint against `dtcast cast` of the same checkpoint (medians of 3: the
+# dtcast.convert_checkpoint against `dtcast cast` of the same checkpoint (medians of 5: the
 # Python process, its imports included, and the call alone, python-call). Page cache warm;
 # peak RSS from /usr/bin/time -v.
 #
 #   bash bench/file_jobs.sh [BUILD] [WORK_DIR]     (defaults: build, /tmp/dtcast-file-jobs)
 #
 # PYTHON: a Python with numpy, safetensors and the package (default .venv/bin/python, the tests'
-# environment; PYTHONPATH is set to BUILD/python). WORK_DIR needs about 8 GiB.
+# environment; PYTHONPATH is set to BUILD/python). WORK_DIR needs about 8 GiB; on tmpfs
+# (/dev/shm) the disk's writeback stays out of the figures.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -45,11 +46,13 @@ fi
 [ -f "$b/model.safetensors.index.json" ] || "$dt" cast -q --to bfloat16 "$a/model.safetensors.index.json" "$b"
 cat "$a"/* "$b"/* >/dev/null
 
-# measure LABEL CMD...: prints wall seconds and peak RSS (KiB) of one run
+# measure LABEL CMD...: prints wall seconds and peak RSS (KiB) of one run; FRESH=PATH: PATH is
+# deleted after the sync, just before the run
 measure() {
     local label=$1
     shift
     sync
+    [ -z "${FRESH:-}" ] || rm -rf "$FRESH"
     /usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null
     local wall rss
     wall=$(awk -F': ' '/Elapsed/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$work/time.txt")
@@ -85,11 +88,15 @@ measure pipe-raw sh -c "tail -c +129 '$npy' | '$dt' cast --from float32 --to bfl
 measure pipe-npy sh -c "cat '$npy' | '$dt' cast --to bfloat16 - '$work/pipe.npy'"
 rm -f "$work/pipe.npy"
 echo "convert_checkpoint (Python, in process) against dtcast cast, to bfloat16"
-for i in 1 2 3; do
-    rm -rf "$work/out"
-    measure cli "$dt" cast -q --to bfloat16 "$a/model.safetensors.index.json" "$work/out"
-    rm -rf "$work/out"
-    measure python "$py" -c "import time, dtcast; t = time.perf_counter(); dtcast.convert_checkpoint('$a/model.safetensors.index.json', '$work/out', to='bfloat16'); open('$work/call.txt', 'a').write('%.3f 0\\n' % (time.perf_counter() - t))"
+# Each run deletes the previous output just before it converts (after measure's sync, which may
+# wait for the disk); the Python process deletes it after its imports. On a virtual machine whose
+# balloon reports free pages to the host (this one), memory freed more than a second or two
+# earlier comes back through a host page fault, so a conversion that starts later than its `rm`
+# writes its output up to twice as slowly: timing the CLI right after `rm` and Python after its
+# imports measured that, not dtcast.
+for i in 1 2 3 4 5; do
+    FRESH="$work/out" measure cli "$dt" cast -q --to bfloat16 "$a/model.safetensors.index.json" "$work/out"
+    measure python "$py" -c "import shutil, time, dtcast; shutil.rmtree('$work/out'); t = time.perf_counter(); dtcast.convert_checkpoint('$a/model.safetensors.index.json', '$work/out', to='bfloat16'); open('$work/call.txt', 'a').write('%.3f 0\\n' % (time.perf_counter() - t))"
 done
 mv "$work/call.txt" "$work/python-call.txt"
 rm -rf "$work/out"
