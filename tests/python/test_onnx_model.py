@@ -279,3 +279,28 @@ def test_bad_files(tmp_path):
         assert "\n" not in msg and name in msg, msg
         assert not os.path.exists(dst) and not os.path.exists(dst + ".data"), name
         assert not [n for n in os.listdir(tmp_path) if n.startswith("out_")], name
+
+
+def test_report(tmp_path):
+    """report=True: one section per converted tensor (initializers, Constant values, subgraph
+    initializers), none for the kept epsilon, and each section's max abs error is numpy's on
+    the same values."""
+    m = mlp_model()
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    save(m, src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dtcast.Warning)
+        text = convert_model(src, dst, to="float16", report=True)
+    values = {k.rsplit("/", 1)[-1]: v for k, v in tensors(m.graph).items()}
+    sections = {}
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            name = line.split(":", 1)[0]
+            sections[name] = line
+        elif line.lstrip().startswith("max abs error"):
+            sections[name] = float(line.split()[3])
+    assert set(sections) == {"W1", "B1", "W2", "W3", "cst"}, text
+    for name, reported in sections.items():
+        x = values[name].astype(np.float64)
+        err = np.abs(x - values[name].astype(np.float16).astype(np.float64)).max()
+        assert reported == pytest.approx(err, rel=1e-5), name
