@@ -128,7 +128,7 @@ $(BUILD)/obj/src/kernels/kernels_avx%.o: ALL_CFLAGS += -Og
 # for that check to find), and poisoning the thousands of inlined intrinsics' scopes was a
 # third of that build's compile time (make test: about 45 CPU s).
 SIMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx*.c src/quant/*avx*.c))
-$(SIMD_OBJ): ALL_CFLAGS += -fno-sanitize-address-use-after-scope
+$(SIMD_OBJ): SAN_CFLAGS += -fno-sanitize-address-use-after-scope
 # The AVX-512 kernel files on a machine without AVX-512 (F, DQ, BW, VL, VBMI: what
 # src/kernels/cpu.c asks for): their code never runs here (the registry skips their entries, the
 # tests say SKIP), so instrumenting it checks nothing. They are compiled as in the plain build

@@ -601,31 +601,31 @@ static FN DT_INLINE void run(void *dst, const void *src, size_t begin, size_t en
             run(dst, src, b, e, st, dt, M_##mode, 0);                                \
         csr_leave(csr);                                                                         \
     }
-#if defined(DT_KERNEL_RUNTIME_MODES)
-/* The sanitizer build: the six modes' functions call one body taking the mode at run time (the
- * same lines on the same memory; kernels_tmpl.h, DT_KERNEL_RUNTIME_MODES, says why). */
+/* Round-to-nearest-even (the default) folded into its own function; the five directed modes
+ * through one body taking the mode at run time; under DT_KERNEL_RUNTIME_MODES (the sanitizer
+ * build) rne too (kernels_tmpl.h, DT_NARROW_MODES, says why). */
 #define CVT_MODE_FN(st, dt, mode)                                                               \
     static FN void cvt_##st##_##dt##_##mode(const dt_kernel *k, void *dst, const void *src,    \
                                             size_t b, size_t e)                                 \
     {                                                                                           \
         cvt_rt_##st##_##dt(k, dst, src, b, e, M_##mode);                                        \
     }
+#if defined(DT_KERNEL_RUNTIME_MODES)
+#define CVT_RNE(st, dt) CVT_MODE_FN(st, dt, RNE)
+#else
+#define CVT_RNE(st, dt) CVT_FN(st, dt, RNE)
+#endif
 #define CVT_MODES(st, dt)                                                                       \
-    static FN __attribute__((noinline)) void cvt_rt_##st##_##dt(                                \
-        const dt_kernel *k, void *dst, const void *src, size_t b, size_t e, int mode)           \
+    static FN DT_NOCLONE void cvt_rt_##st##_##dt(const dt_kernel *k, void *dst, const void *src, \
+                                                 size_t b, size_t e, int mode)                  \
     {                                                                                           \
         const unsigned csr = csr_enter(csr_of(mode));                                           \
         const bool sat = !T_INT(st) && (T_INT(dt) ? k->r.saturate_int : k->r.saturate_float);   \
         run(dst, src, b, e, st, dt, mode, sat);                                                 \
         csr_leave(csr);                                                                         \
     }                                                                                           \
-    CVT_MODE_FN(st, dt, RNE) CVT_MODE_FN(st, dt, RNA) CVT_MODE_FN(st, dt, FLOOR)                \
+    CVT_RNE(st, dt) CVT_MODE_FN(st, dt, RNA) CVT_MODE_FN(st, dt, FLOOR)                         \
     CVT_MODE_FN(st, dt, CEIL) CVT_MODE_FN(st, dt, TRUNC) CVT_MODE_FN(st, dt, ODD)
-#else
-#define CVT_MODES(st, dt)                                                                       \
-    CVT_FN(st, dt, RNE) CVT_FN(st, dt, RNA) CVT_FN(st, dt, FLOOR) CVT_FN(st, dt, CEIL)          \
-    CVT_FN(st, dt, TRUNC) CVT_FN(st, dt, ODD)
-#endif
 #define CVT_ROW(st, dt)                                                                         \
     {cvt_##st##_##dt##_RNE, cvt_##st##_##dt##_RNA, cvt_##st##_##dt##_FLOOR,                     \
      cvt_##st##_##dt##_CEIL, cvt_##st##_##dt##_TRUNC, cvt_##st##_##dt##_ODD}
