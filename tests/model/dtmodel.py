@@ -627,9 +627,9 @@ def bitlen(M):
     return L + (x > 0)
 
 
-def round_shift(M, s, neg, mode):
-    """N = M * 2^-s rounded to an integer per mode (for the magnitude of a value with sign neg).
-    s <= 0 requires that M << -s fits (callers guarantee it).  Returns (N uint64, inexact bool)."""
+def round_prep(M, s):
+    """The part of round_shift(M, s, ., mode) that no mode changes: the truncated quotient, the
+    remainder against the half, and the left shifts (computed once for all modes of a target)."""
     s = np.asarray(s, dtype=np.int64)
     left = s <= 0
     sl = np.where(left, -s, 0).clip(0, 63).astype(U64)
@@ -642,6 +642,12 @@ def round_shift(M, s, neg, mode):
     gt = (rem > half) & ~far
     eq = (rem == half) & ~far
     inexact = rem != 0
+    return M, left, sl, N, gt, eq, inexact
+
+
+def round_finish(prep, neg, mode):
+    """round_shift's result from round_prep's parts."""
+    M, left, sl, N, gt, eq, inexact = prep
     if mode == 'rne':
         inc = gt | (eq & ((N & U64(1)) == 1))
     elif mode == 'rna':
@@ -661,6 +667,12 @@ def round_shift(M, s, neg, mode):
     N = np.where(left, M << sl, N)
     inexact = inexact & ~left
     return N, inexact
+
+
+def round_shift(M, s, neg, mode):
+    """N = M * 2^-s rounded to an integer per mode (for the magnitude of a value with sign neg).
+    s <= 0 requires that M << -s fits (callers guarantee it).  Returns (N uint64, inexact bool)."""
+    return round_finish(round_prep(M, s), neg, mode)
 
 
 def _down_mask(mode, neg):
@@ -703,10 +715,14 @@ def encode_fast(t, v, mode='rne', fov='ieee', iov='wrap', nan_as_max=False):
         code = np.where(e < -127, U64(0), code)
         code = np.where(fin & ~nz, U64(0), code)
         return np.where(v.cls != 0, U64(0xFF), code)
-    # the rounding does not depend on the policies: once per (target, mode)
+    # the rounding does not depend on the policies: once per (target, mode), from one
+    # round_prep per target
     if mode not in memo:
-        q = np.maximum(e, f.emin) - f.mbits           # exponent of the quantum
-        N, _ = round_shift(Ms, q - Es, v.neg, mode)
+        if ('prep',) not in memo:
+            q0 = np.maximum(e, f.emin) - f.mbits      # exponent of the quantum
+            memo[('prep',)] = (q0, round_prep(Ms, q0 - Es))
+        q, prep = memo[('prep',)]
+        N, _ = round_finish(prep, v.neg, mode)
         carry = N == U64(1 << (f.mbits + 1))
         N = np.where(carry, N >> U64(1), N)
         q = q + carry
@@ -773,20 +789,31 @@ def _nan_fast(f, neg):
     return np.full(neg.shape, U64(f.nancode))
 
 
+_INT_ROUNDING = object()  # the memo key of _encode_int_fast's rounding (one for every width)
+
+
 def _encode_int_fast(t, v, mode, iov):
-    fin = v.cls == 0
-    M = np.where(fin, v.M, U64(0))
-    E = np.where(fin, v.E, 0)
     mask = U64(t.mask)
-    # E >= 0: exact integer M * 2^E (possibly >= 2^64)
-    up = E >= 0
-    L = np.where(fin, v.bitlen(), 0)                  # bitlen(M)
-    big = up & (M != 0) & ((E >= 64) | (L + E > 64))
-    shl = np.where(up, E, 0).clip(0, 63).astype(U64)
-    exact = np.where(E >= 64, U64(0), M << shl)       # value mod 2^64 (uint64 shift drops bits)
-    Nr, _ = round_shift(M, np.where(up, 0, -E), v.neg, mode)
-    N = np.where(up, exact, Nr)                       # |rounded value| mod 2^64
-    negN = U64(0) - N                                 # two's complement of -N, mod 2^64
+    # the rounding depends on neither the policy nor the target's width: once per mode for
+    # these values (the memo of the last target), from one round_prep
+    memo = v.memo(_INT_ROUNDING)
+    if mode not in memo:
+        if ('prep',) not in memo:
+            fin = v.cls == 0
+            M = np.where(fin, v.M, U64(0))
+            E = np.where(fin, v.E, 0)
+            # E >= 0: exact integer M * 2^E (possibly >= 2^64)
+            up = E >= 0
+            L = np.where(fin, v.bitlen(), 0)          # bitlen(M)
+            big = up & (M != 0) & ((E >= 64) | (L + E > 64))
+            shl = np.where(up, E, 0).clip(0, 63).astype(U64)
+            exact = np.where(E >= 64, U64(0), M << shl)   # value mod 2^64 (shift drops bits)
+            memo[('prep',)] = (up, big, exact, round_prep(M, np.where(up, 0, -E)))
+        up, big, exact, prep = memo[('prep',)]
+        Nr, _ = round_finish(prep, v.neg, mode)
+        N = np.where(up, exact, Nr)                   # |rounded value| mod 2^64
+        memo[mode] = (big, N, U64(0) - N)             # and the two's complement of -N
+    big, N, negN = memo[mode]
     if iov == 'wrap':
         code = np.where(v.neg, negN, N) & mask
         code = np.where(v.cls != 0, U64(0), code)
