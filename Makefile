@@ -3,7 +3,7 @@
 #   make            build/libdtcast.a, build/libdtcast.so, build/dtcast
 #   make demo       build, then convert the bundled example to five narrow types
 #   make test       build, run every test (plain and under ASan+UBSan), print "N passed, N failed";
-#                   both builds and the tests run in parallel (TEST_JOBS, default: the CPUs)
+#                   both builds and the tests run in parallel (TEST_JOBS, default: the CPUs + 1)
 #   make check-long the long sweeps and test_random.py at full size (10^6 values per pair)
 #   make check-wheel `pip wheel .`, then the package's API tests with the lowest and the newest
 #                   numpy / ml_dtypes it admits, each in a new virtual environment
@@ -181,7 +181,10 @@ demo: all
 
 # The whole suite: the plain build and the ASan+UBSan build (SAN_BUILD) side by side, then every
 # test, TEST_JOBS at a time (tests/run); the long sweeps are make check-long.
-TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# One job more than the CPUs: the jobs wait on page faults and files often enough that the
+# extra one fills the gaps (make test on 2 vCPUs: 6 min 33 / 6 min 38 s with 2 jobs, 6 min 24 s
+# with 3, the same tree)
+TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
 SAN_BUILD ?= $(BUILD)/san
 # -g1 (line tables) is what the sanitizers' reports need, at half the compile time of -g
 SAN_OPT   ?= -O1 -g1
