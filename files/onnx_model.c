@@ -203,12 +203,10 @@ static dtcast_status scan_external_entry(om_job *j, pb *r, om_tensor *t)
     pb e = {0}, key = {0}, value = {0};
     dtcast_status st = pb_sub(r, &e);
     int has_key = 0, has_value = 0;
-    while (st == DTCAST_OK && pb_more(&e)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&e, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&e, &f, &wt, &at, &st)) {
         if ((f == SS_KEY || f == SS_VALUE) && wt == WT_BYTES) {
             st = pb_sub(&e, f == SS_KEY ? &key : &value);
             *(f == SS_KEY ? &has_key : &has_value) = 1;
@@ -472,12 +470,10 @@ static dtcast_status value_info_name(pb *r, pb *name)
     pb v = {0};
     dtcast_status st = pb_sub(r, &v);
     memset(name, 0, sizeof *name);
-    while (st == DTCAST_OK && pb_more(&v)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&v, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&v, &f, &wt, &at, &st)) {
         st = f == 1 && wt == WT_BYTES ? pb_sub(&v, name) : pb_skip(&v, wt, at);
     }
     return st;
@@ -494,12 +490,10 @@ static dtcast_status scan_graph(om_job *j, pb *r)
     om_names inputs = {0};
     /* the graph's inputs, outputs and value_info names */
     pb scan = g;
-    while (st == DTCAST_OK && pb_more(&scan)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&scan, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&scan, &f, &wt, &at, &st)) {
         if ((f == GP_INPUT || f == GP_OUTPUT || f == GP_VALUE_INFO) && wt == WT_BYTES) {
             pb name = {0};
             if ((st = value_info_name(&scan, &name)) == DTCAST_OK && name.end > name.pos) {
@@ -512,12 +506,7 @@ static dtcast_status scan_graph(om_job *j, pb *r)
             st = pb_skip(&scan, wt, at);
         }
     }
-    while (st == DTCAST_OK && pb_more(&g)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&g, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    while (pb_next(&g, &f, &wt, &at, &st)) {
         if (f == GP_INITIALIZER && wt == WT_BYTES) {
             if ((st = scan_tensor(j, &g, 0, NULL)) == DTCAST_OK) {
                 om_tensor *t = &j->t[j->nt - 1];
@@ -544,12 +533,10 @@ static dtcast_status scan_model(om_job *j)
     dtcast_status st = DTCAST_OK;
     int graphs = 0;
     j->opset = -1;
-    while (st == DTCAST_OK && pb_more(&m)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&m, &f, &wt, &at, &st)) {
         if (f == MP_GRAPH && wt == WT_BYTES) {
             graphs++;
             st = scan_graph(j, &m);
@@ -1061,12 +1048,10 @@ static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
     const om_tensor *t = arg;
     pb m = reader(j, t->start, t->end);
     dtcast_status st = DTCAST_OK;
-    while (st == DTCAST_OK && pb_more(&m)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&m, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&m, &f, &wt, &at, &st)) {
         if ((st = pb_skip(&m, wt, at)) != DTCAST_OK)
             break;
         switch (f) {
@@ -1313,12 +1298,10 @@ static dtcast_status emit_initializer_casts(om_job *j, om_writer *w, const span 
 {
     dtcast_status st = DTCAST_OK;
     pb scan = reader(j, s->start, s->end);
-    while (st == DTCAST_OK && pb_more(&scan)) {
-        uint32_t f = 0;
-        int wt = 0;
-        size_t at = 0;
-        if ((st = pb_key(&scan, &f, &wt, &at)) != DTCAST_OK)
-            break;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&scan, &f, &wt, &at, &st)) {
         if (f != GP_INITIALIZER || wt != WT_BYTES) {
             st = pb_skip(&scan, wt, at);
             continue;

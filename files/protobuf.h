@@ -87,6 +87,14 @@ static inline dtcast_status pb_key(pb *r, uint32_t *field, int *wt, size_t *at)
     return DTCAST_OK;
 }
 
+/* The loop over a message's fields, while *st stays DTCAST_OK:
+ *     while (pb_next(&r, &field, &wt, &at, &st)) { ... st = ...; }
+ * false at the end of r, or with the error in *st (a bad key, or one the body set). */
+static inline bool pb_next(pb *r, uint32_t *field, int *wt, size_t *at, dtcast_status *st)
+{
+    return *st == DTCAST_OK && pb_more(r) && (*st = pb_key(r, field, wt, at)) == DTCAST_OK;
+}
+
 /* A length-delimited value: a sub-reader over its bytes. */
 static inline dtcast_status pb_sub(pb *r, pb *sub)
 {
