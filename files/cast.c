@@ -535,23 +535,6 @@ static int chosen(const dt_cast_request *r, const source *s, const src_tensor *t
     return !s->checkpoint || dt_st_is_float(t->type) || r->single_output;
 }
 
-typedef struct convert_ctx {
-    dtcast_type from, to;
-    dtcast_options options;
-    uint64_t next; /* the tensor index of the next block's first element (blocks come in order) */
-} convert_ctx;
-
-static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t count,
-                                   dtcast_error *error)
-{
-    convert_ctx *c = ctx;
-    /* stochastic rounding draws by the index in the tensor: the blocks give the bytes of one
-     * call over the whole tensor */
-    c->options.element_offset = c->next;
-    c->next += count;
-    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
-}
-
 dtcast_status dt_conversion_options(const dt_conversion *s, dtcast_type from, dtcast_type to,
                                     const int64_t *dims, int ndim, dtcast_options *out,
                                     dtcast_error *error)
@@ -598,7 +581,8 @@ static int refused_pair(const dt_cast_request *r, dtcast_type from, const char *
 }
 
 /* The options a profile gives this pair (its checks included), once per tensor. */
-static int resolve(const dt_cast_request *r, const src_tensor *t, const char *what, convert_ctx *c)
+static int resolve(const dt_cast_request *r, const src_tensor *t, const char *what,
+                   dt_library_convert *c)
 {
     dtcast_error error;
     memset(&error, 0, sizeof error);
@@ -664,7 +648,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
                              t->name);
         return JOB_OK;
     }
-    convert_ctx c;
+    dt_library_convert c;
     memset(&c, 0, sizeof c);
     observer o;
     memset(&o, 0, sizeof o);
@@ -682,7 +666,7 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
         .src = t->layout,
         .count = t->count,
         .dst = dst,
-        .convert = convert ? convert_block : NULL,
+        .convert = convert ? dt_library_convert_block : NULL,
         .convert_ctx = &c,
         .observe = o.reporting || o.watching ? observe_block : NULL,
         .observe_ctx = &o,

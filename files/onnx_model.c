@@ -949,28 +949,6 @@ static int tensor_changes(const om_job *j, const om_tensor *t)
     return t->convert || t->where == W_EXTERNAL || (t->external_out && j->external_out);
 }
 
-typedef struct convert_ctx {
-    dtcast_type from, to;
-    dtcast_options options;
-    uint64_t next;
-    dt_report *report;
-} convert_ctx;
-
-static dtcast_status convert_block(void *ctx, void *dst, const void *src, size_t count,
-                                   dtcast_error *error)
-{
-    convert_ctx *c = ctx;
-    c->options.element_offset = c->next; /* stochastic rounding: the bytes of one call */
-    c->next += count;
-    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
-}
-
-static void observe_block(void *ctx, const void *src, const void *dst, size_t count)
-{
-    convert_ctx *c = ctx;
-    dt_report_add(c->report, src, dst, count);
-}
-
 /* The data of t (converted or copied) into out. */
 static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
 {
@@ -989,7 +967,7 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
         else
             st = dt_outfile_write(out, j->map + t->data_start, t->data_len, &e);
     } else {
-        convert_ctx c;
+        dt_library_convert c;
         memset(&c, 0, sizeof c);
         c.from = (dtcast_type)t->data_type;
         c.to = j->r->to;
@@ -1002,7 +980,6 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
         }
         if (j->r->report && dt_report_init(&report, c.from, c.to, &c.options) == DTCAST_OK) {
             reporting = 1;
-            c.report = &report;
         }
         dt_stream_job sj = {
             .in = opened ? &in : NULL,
@@ -1011,10 +988,10 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
             .src = {c.from, DT_STORE_NATIVE},
             .count = t->count,
             .dst = {c.to, DT_STORE_NATIVE},
-            .convert = convert_block,
+            .convert = dt_library_convert_block,
             .convert_ctx = &c,
-            .observe = reporting ? observe_block : NULL,
-            .observe_ctx = &c,
+            .observe = reporting ? dt_report_observe : NULL,
+            .observe_ctx = &report,
             .progress = j->progress,
             .buffers = j->buffers,
         };

@@ -318,3 +318,12 @@ dtcast_status dt_stream_copy(dt_infile *in, uint64_t offset, uint64_t len, dt_ou
     dt_stream_buffers_free(&own);
     return st;
 }
+
+dtcast_status dt_library_convert_block(void *ctx, void *dst, const void *src, size_t count,
+                                       dtcast_error *error)
+{
+    dt_library_convert *c = ctx;
+    c->options.element_offset = c->next;
+    c->next += count;
+    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
+}

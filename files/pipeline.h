@@ -19,6 +19,17 @@ typedef dtcast_status (*dt_convert_fn)(void *ctx, void *dst, const void *src, si
 /* Sees every block after its conversion (the report, the NaN/Inf watch). */
 typedef void (*dt_observe_fn)(void *ctx, const void *src, const void *dst, size_t count);
 
+/* The convert step of a conversion job: dtcast_convert from -> to under options, block after
+ * block, with options.element_offset advanced so that stochastic rounding gives the bytes of one
+ * call over the whole tensor (blocks come in order). Zero-initialise `next`. */
+typedef struct dt_library_convert {
+    dtcast_type from, to;
+    dtcast_options options;
+    uint64_t next; /* the tensor index of the next block's first element */
+} dt_library_convert;
+dtcast_status dt_library_convert_block(void *ctx, void *dst, const void *src, size_t count,
+                                       dtcast_error *error);
+
 /* Block buffers kept from one tensor to the next (zero-initialise; free at the end). */
 typedef struct dt_stream_buffers {
     uint8_t *buf[2][4];

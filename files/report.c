@@ -1016,3 +1016,8 @@ void dt_nonfinite_warning(char *buf, size_t size, dtcast_type dst, uint64_t coun
                  tensor_name ? tensor_name : "", tensor_name ? ": " : "",
                  (unsigned long long)count, s, name, pm, max);
 }
+
+void dt_report_observe(void *ctx, const void *src, const void *dst, size_t count)
+{
+    dt_report_add(ctx, src, dst, count);
+}

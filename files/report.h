@@ -104,6 +104,8 @@ dtcast_status dt_report_init(dt_report *r, dtcast_type src_type, dtcast_type dst
                              const dtcast_options *opts);
 /* Adds count elements: src and dst in dtcast's layout, starting at element r->next_index. */
 dtcast_status dt_report_add(dt_report *r, const void *src, const void *dst, size_t count);
+/* dt_report_add as a streaming job's observer (files/pipeline.h; ctx: the dt_report). */
+void dt_report_observe(void *ctx, const void *src, const void *dst, size_t count);
 /* Adds the counts and figures of `from` (same pair and options) into `into`. */
 void dt_report_merge(dt_report *into, const dt_report *from);
 /* The report as text (one line, then one per count; what the CLI prints), e.g. (float32 [0.1, -1.5, 3.14159, 100, 448, 500, -0, 0.001, 7, -8.5, 0.333,
