@@ -560,11 +560,52 @@ dtcast_status dt_conversion_options(const dt_conversion *s, dtcast_type from, dt
         if (st == DTCAST_OK)
             st = dtcast_pypto_options(out, to, from, s->cast_mode, &base, error);
         break;
+    case DT_PROFILE_ORT_FLOAT16:
+    case DT_PROFILE_ONNXCONVERTER_COMMON:
+        if (from != DTCAST_FLOAT32 || to != DTCAST_FLOAT16) {
+            snprintf(error->message, sizeof error->message, "the profile converts float32 to "
+                     "float16 only, as its converter does");
+            st = DTCAST_ERR_UNSUPPORTED;
+            break;
+        }
+        dtcast_options_init(out); /* numpy's float16 cast: round to nearest even */
+        out->threads = base.threads;
+        break;
     }
     /* A zero-element conversion checks the pair (complex to real, unknown types). */
     uint8_t probe_in[16] = {0}, probe_out[16];
     if (st == DTCAST_OK)
         st = dtcast_convert(probe_out, to, probe_in, from, 0, out, error);
+    return st;
+}
+
+int dt_conversion_float32_only(const dt_conversion *c)
+{
+    return c->profile == DT_PROFILE_ORT_FLOAT16 || c->profile == DT_PROFILE_ONNXCONVERTER_COMMON;
+}
+
+dtcast_status dt_conversion_converter(const dt_conversion *c, dtcast_type from, dtcast_type to,
+                                      const int64_t *dims, int ndim, dt_library_convert *out,
+                                      dtcast_error *error)
+{
+    memset(out, 0, sizeof *out);
+    out->from = from;
+    out->to = to;
+    dtcast_status st = dt_conversion_options(c, from, to, dims, ndim, &out->options, error);
+    if (st != DTCAST_OK || !dt_conversion_float32_only(c))
+        return st;
+    /* the converters' defaults (min_positive_val, max_finite_val), as float32: numpy compares
+     * a float32 array with them in float32 */
+    const int ort = c->profile == DT_PROFILE_ORT_FLOAT16;
+    const float tiny = ort ? 5.96e-08f : 1e-7f, big = ort ? 65504.0f : 1e4f;
+    memcpy(&out->tiny, &tiny, 4);
+    memcpy(&out->big, &big, 4);
+    st = dtcast_convert(&out->tiny_code, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT32, 1, &out->options,
+                        error);
+    if (st == DTCAST_OK)
+        st = dtcast_convert(&out->big_code, DTCAST_FLOAT16, &big, DTCAST_FLOAT32, 1,
+                            &out->options, error);
+    out->clamp = 1;
     return st;
 }
 
@@ -586,10 +627,8 @@ static int resolve(const dt_cast_request *r, const src_tensor *t, const char *wh
 {
     dtcast_error error;
     memset(&error, 0, sizeof error);
-    c->from = t->type;
-    c->to = r->to;
-    dtcast_status st = dt_conversion_options(&r->conversion, t->type, r->to, t->dims, t->ndim,
-                                             &c->options, &error);
+    dtcast_status st = dt_conversion_converter(&r->conversion, t->type, r->to, t->dims, t->ndim,
+                                               c, &error);
     return st == DTCAST_OK ? JOB_OK : refused_pair(r, t->type, what, t->name, st, &error);
 }
 

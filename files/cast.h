@@ -6,13 +6,24 @@
 #define DTCAST_FILES_CAST_H
 
 #include "files/job.h"
+#include "files/pipeline.h"
 #include "files/tensor.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* The conversion profile and its settings. */
-typedef enum dt_profile { DT_PROFILE_EXACT, DT_PROFILE_ONNX, DT_PROFILE_PYPTO } dt_profile;
+/* The conversion profile and its settings. DT_PROFILE_ORT_FLOAT16 and
+ * DT_PROFILE_ONNXCONVERTER_COMMON: float32 -> float16 as the float16 converters of onnxruntime
+ * (onnxruntime.transformers.float16) and onnxconverter-common write initializers: nonzero
+ * |x| below a floor (5.96e-08; 1e-7) becomes the floor, finite |x| above a bound (65504; 1e4)
+ * the bound, then round to nearest even (docs/onnx_models.md, "Profiles of the converters"). */
+typedef enum dt_profile {
+    DT_PROFILE_EXACT,
+    DT_PROFILE_ONNX,
+    DT_PROFILE_PYPTO,
+    DT_PROFILE_ORT_FLOAT16,
+    DT_PROFILE_ONNXCONVERTER_COMMON
+} dt_profile;
 
 typedef struct dt_conversion {
     dt_profile profile;
@@ -63,6 +74,15 @@ typedef struct dt_cast_request {
     int single_output;             /* OUT holds one tensor */
     dt_io_error *err_out;          /* where the job writes its error (while it runs) */
 } dt_cast_request;
+
+/* The convert step of the pair from -> to under the profile c (its options, and the converters'
+ * clamp under their profiles), with dt_conversion_options' checks. */
+dtcast_status dt_conversion_converter(const dt_conversion *c, dtcast_type from, dtcast_type to,
+                                      const int64_t *dims, int ndim, dt_library_convert *out,
+                                      dtcast_error *error);
+/* Whether the profile converts float32 tensors only (the converters' profiles): a job then
+ * leaves the others as they are where it may (an ONNX model's float64 initializers). */
+int dt_conversion_float32_only(const dt_conversion *c);
 
 /* The options the profile c gives the pair from -> to (its checks included: ONNX's opset rules,
  * pypto's shape limits, a pair no profile converts), as the job uses them for a tensor of that

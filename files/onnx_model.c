@@ -738,13 +738,13 @@ static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_
     return DTCAST_OK;
 }
 
-/* The options of the conversion from type to r->to (the profile's checks included). */
-static dtcast_status options_for(om_job *j, const om_tensor *t, dtcast_options *o)
+/* The convert step from t's type to r->to (the profile's checks included). */
+static dtcast_status converter_for(om_job *j, const om_tensor *t, dt_library_convert *c)
 {
     dtcast_error e;
     memset(&e, 0, sizeof e);
-    dtcast_status st = dt_conversion_options(&j->r->conversion, (dtcast_type)t->data_type,
-                                             j->r->to, t->dims, t->ndim, o, &e);
+    dtcast_status st = dt_conversion_converter(&j->r->conversion, (dtcast_type)t->data_type,
+                                               j->r->to, t->dims, t->ndim, c, &e);
     if (st != DTCAST_OK) {
         char a[32], b[32];
         return fail(j, st, "tensor '%s': cannot cast %s to %s: %s", t->name,
@@ -798,6 +798,8 @@ static dtcast_status decide(om_job *j)
         }
         if (t->kind == 2 || !is_float_type(t->data_type))
             continue;
+        if (dt_conversion_float32_only(&r->conversion) && t->data_type != DTCAST_FLOAT32)
+            continue; /* a converter's profile: as the converter, float32 initializers only */
         if (dtcast_type_bits(r->to) >= dtcast_type_bits((dtcast_type)t->data_type))
             continue; /* not narrower: nothing to gain */
         if ((r->select.n && !dt_glob_any(&r->select, t->name)) || dt_glob_any(&r->exclude, t->name))
@@ -817,12 +819,13 @@ static dtcast_status decide(om_job *j)
             j->kept_layout++;
             continue;
         }
-        dtcast_options o;
-        if ((st = options_for(j, t, &o)) != DTCAST_OK)
+        dt_library_convert conv;
+        if ((st = converter_for(j, t, &conv)) != DTCAST_OK)
             break;
-        int ok = 0;
+        int ok = 1;
         char why[160];
-        if ((st = values_survive(j, t, &o, &ok, why, sizeof why)) != DTCAST_OK)
+        /* under a converter's profile its clamp decides the values, as the converter's does */
+        if (!conv.clamp && (st = values_survive(j, t, &conv.options, &ok, why, sizeof why)) != DTCAST_OK)
             break;
         if (!ok) {
             if (j->kept_values++ == 0)
@@ -968,12 +971,9 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
             st = dt_outfile_write(out, j->map + t->data_start, t->data_len, &e);
     } else {
         dt_library_convert c;
-        memset(&c, 0, sizeof c);
-        c.from = (dtcast_type)t->data_type;
-        c.to = j->r->to;
         dt_report report;
         int reporting = 0;
-        if ((st = options_for(j, t, &c.options)) != DTCAST_OK) {
+        if ((st = converter_for(j, t, &c)) != DTCAST_OK) {
             if (opened)
                 dt_infile_close(&in);
             return st;

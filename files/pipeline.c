@@ -325,5 +325,26 @@ dtcast_status dt_library_convert_block(void *ctx, void *dst, const void *src, si
     dt_library_convert *c = ctx;
     c->options.element_offset = c->next;
     c->next += count;
-    return dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
+    dtcast_status st = dtcast_convert(dst, c->to, src, c->from, count, &c->options, error);
+    if (st != DTCAST_OK || !c->clamp)
+        return st;
+    /* binary32: sign | 8-bit exponent | 23-bit fraction; |x| as bits orders like |x|, and
+     * above the bits of Inf (0x7F800000) lie the NaNs, which keep their conversion */
+    const uint8_t *s = src;
+    uint8_t *d = dst;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t x;
+        memcpy(&x, s + 4 * i, 4);
+        const uint32_t a = x & 0x7FFFFFFFu;
+        uint16_t code;
+        if (a != 0 && a < c->tiny)
+            code = c->tiny_code;
+        else if (a > c->big && a < 0x7F800000u)
+            code = c->big_code;
+        else
+            continue;
+        code = (uint16_t)(code | (x >> 16 & 0x8000u)); /* binary16's sign bit: x's */
+        memcpy(d + 2 * i, &code, 2);
+    }
+    return DTCAST_OK;
 }

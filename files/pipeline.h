@@ -26,6 +26,12 @@ typedef struct dt_library_convert {
     dtcast_type from, to;
     dtcast_options options;
     uint64_t next; /* the tensor index of the next block's first element */
+    /* float32 -> float16 under a converter's profile (files/cast.h): inputs with
+     * 0 < |x| < tiny take the code of +-tiny, tiny and big as float32 bits of |x|, the codes
+     * those of +tiny and +big */
+    int clamp;
+    uint32_t tiny, big;
+    uint16_t tiny_code, big_code;
 } dt_library_convert;
 dtcast_status dt_library_convert_block(void *ctx, void *dst, const void *src, size_t count,
                                        dtcast_error *error);

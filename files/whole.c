@@ -258,10 +258,10 @@ dtcast_status dt_tensor_convert(const dt_conversion *c, const dt_tensor *src, dt
         dt_tensor_free(dst);
         return st;
     }
-    dtcast_options opts;
-    st = dt_conversion_options(c, src->type, to, src->dims, src->ndim, &opts, error);
+    dt_library_convert conv;
+    st = dt_conversion_converter(c, src->type, to, src->dims, src->ndim, &conv, error);
     if (st == DTCAST_OK)
-        st = dtcast_convert(dst->data, to, src->data, src->type, src->count, &opts, error);
+        st = dt_library_convert_block(&conv, dst->data, src->data, src->count, error);
     if (st != DTCAST_OK)
         dt_tensor_free_converted(dst);
     return st;

@@ -175,7 +175,13 @@ void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims);
 
 /* ---- conversion settings shared by cast and compare (cli_settings.c) -------------------------- */
 
-typedef enum cli_profile { CLI_PROFILE_EXACT, CLI_PROFILE_ONNX, CLI_PROFILE_PYPTO } cli_profile;
+typedef enum cli_profile {
+    CLI_PROFILE_EXACT,
+    CLI_PROFILE_ONNX,
+    CLI_PROFILE_PYPTO,
+    CLI_PROFILE_ORT_FLOAT16,
+    CLI_PROFILE_ONNXCONVERTER_COMMON
+} cli_profile;
 
 /* Option ids of the conversion flags; commands add their own ids from CLI_OPT_COMMAND on. */
 enum {

@@ -22,6 +22,13 @@ const char cli_conversion_help[] =
     "  -p, --profile P        exact (default)   dtcast_convert with the options below\n"
     "                         onnx[:OPSET]      ONNX Cast at OPSET (default 28)\n"
     "                         pypto             Ascend pypto.cast (1-4 dimensions)\n"
+    "                         ort-float16       float32 -> float16 as onnxruntime's float16\n"
+    "                                           converter: |x| < 5.96e-08 to 5.96e-08,\n"
+    "                                           finite |x| > 65504 to 65504, then rne\n"
+    "                         onnxconverter-common\n"
+    "                                           the same as onnxconverter-common's (1.16):\n"
+    "                                           1e-7 and 1e4 (.onnx: float32 initializers\n"
+    "                                           only, as both converters)\n"
     "\n"
     "Profile exact:\n"
     "  -r, --round MODE       rne | round | floor | ceil | trunc | odd | stochastic\n"
@@ -70,7 +77,8 @@ void cli_settings_init(cli_settings *s)
 /* " (did you mean 'onnx:21'?)" for "onxx:21", over the profile names; "" when none is close. */
 static const char *profile_hint(const char *text, char *buf, size_t size)
 {
-    static const char *const profiles[] = {"exact", "onnx", "pypto"};
+    static const char *const profiles[] = {"exact", "onnx", "pypto", "ort-float16",
+                                           "onnxconverter-common"};
     size_t head = strcspn(text, ":-@");
     char typed[64];
     snprintf(typed, sizeof typed, "%.*s", (int)(head < 60 ? head : 60), text);
@@ -93,6 +101,14 @@ static int parse_profile(cli_settings *s, const char *cmd, const char *flag, con
     }
     if (strcasecmp(text, "pypto") == 0) {
         s->profile = CLI_PROFILE_PYPTO;
+        return CLI_OK;
+    }
+    if (strcasecmp(text, "ort-float16") == 0) {
+        s->profile = CLI_PROFILE_ORT_FLOAT16;
+        return CLI_OK;
+    }
+    if (strcasecmp(text, "onnxconverter-common") == 0) {
+        s->profile = CLI_PROFILE_ONNXCONVERTER_COMMON;
         return CLI_OK;
     }
     if (strncasecmp(text, "onnx", 4) == 0) {
@@ -304,6 +320,22 @@ static const refused_flag refused_flags[] = {
     {CLI_PROFILE_PYPTO, CLI_OPT_VIA_FLOAT32, "pypto.cast rounds once"},
     {CLI_PROFILE_ONNX, CLI_OPT_SEED, "ONNX Cast does not round stochastically; use --profile exact"},
     {CLI_PROFILE_PYPTO, CLI_OPT_SEED, "pypto.cast does not round stochastically; use --profile exact"},
+#define CONVERTER_FLAGS(P)                                                                      \
+    {P, CLI_OPT_ROUND, "the converter rounds to nearest even"},                                 \
+    {P, CLI_OPT_SEED, "the converter rounds to nearest even"},                                  \
+    {P, CLI_OPT_OVERFLOW, "the converter clamps to its bound"},                                 \
+    {P, CLI_OPT_INT_OVERFLOW, "the converter writes float16 only"},                             \
+    {P, CLI_OPT_SATURATE, "it is an ONNX attribute: use --profile onnx"},                       \
+    {P, CLI_OPT_ROUND_MODE, "it is an ONNX attribute: use --profile onnx"},                     \
+    {P, CLI_OPT_CAST_MODE, "it is a pypto mode: use --profile pypto"},                          \
+    {P, CLI_OPT_DISCARD_IMAG, "the converter takes float32 only"},                              \
+    {P, CLI_OPT_VIA_FLOAT32, "the converter rounds once"},                                      \
+    {P, CLI_OPT_FLOAT4_NAN_MAX, "the converter writes float16 only"},                           \
+    {P, CLI_OPT_STRING_STYLE, "the converter takes float32 only"},                              \
+    {P, CLI_OPT_STRING_BOOL_NUMERIC, "the converter takes float32 only"}
+    CONVERTER_FLAGS(CLI_PROFILE_ORT_FLOAT16),
+    CONVERTER_FLAGS(CLI_PROFILE_ONNXCONVERTER_COMMON),
+#undef CONVERTER_FLAGS
 };
 
 void cli_profile_label(const cli_settings *s, char *buf, size_t size)
@@ -317,6 +349,12 @@ void cli_profile_label(const cli_settings *s, char *buf, size_t size)
         break;
     case CLI_PROFILE_PYPTO:
         snprintf(buf, size, "pypto");
+        break;
+    case CLI_PROFILE_ORT_FLOAT16:
+        snprintf(buf, size, "ort-float16");
+        break;
+    case CLI_PROFILE_ONNXCONVERTER_COMMON:
+        snprintf(buf, size, "onnxconverter-common");
         break;
     }
 }
@@ -371,9 +409,11 @@ const char *cli_error_text(const cli_settings *s, dtcast_status status, const ch
 void cli_conversion(const cli_settings *s, dt_conversion *c)
 {
     memset(c, 0, sizeof *c);
-    c->profile = s->profile == CLI_PROFILE_ONNX    ? DT_PROFILE_ONNX
-                 : s->profile == CLI_PROFILE_PYPTO ? DT_PROFILE_PYPTO
-                                                   : DT_PROFILE_EXACT;
+    c->profile = s->profile == CLI_PROFILE_ONNX                   ? DT_PROFILE_ONNX
+                 : s->profile == CLI_PROFILE_PYPTO                ? DT_PROFILE_PYPTO
+                 : s->profile == CLI_PROFILE_ORT_FLOAT16          ? DT_PROFILE_ORT_FLOAT16
+                 : s->profile == CLI_PROFILE_ONNXCONVERTER_COMMON ? DT_PROFILE_ONNXCONVERTER_COMMON
+                                                                  : DT_PROFILE_EXACT;
     c->opset = s->opset;
     c->options = s->options;
     c->saturate = s->saturate;

@@ -37,7 +37,7 @@ INDEX_SUFFIX = ".safetensors.index.json"
 # dtcast's rounding modes, and the longer names of the first two.
 _ROUND = {"rne": "rne", "round": "round", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
           "odd": "odd", "nearest_even": "rne", "nearest_away": "round"}
-_PROFILES = ("exact", "onnx", "pypto")
+_PROFILES = ("exact", "onnx", "pypto", "ort-float16", "onnxconverter-common")  # dt_profile's order
 _INT_OVERFLOW = ("wrap", "saturate")
 
 

@@ -149,7 +149,8 @@ _EXTERNAL = ("auto", "always", "never")
 
 
 def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclude=None,
-                  round="rne", external_data="auto", threads=0, report=False, progress=None):
+                  round="rne", profile=None, external_data="auto", threads=0, report=False,
+                  progress=None):
     """An ONNX model (.onnx) with its weights stored as ``to`` (float16, bfloat16; float32 for
     float64 weights), in this process by the C library's job (``dtcast cast model.onnx``;
     docs/onnx_models.md): every floating-point initializer and Constant value that select and
@@ -161,6 +162,10 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     fewer than 16 elements are kept silently.
     External data is streamed; ``external_data``: "auto" (the output has a data file,
     dst + ".data", when src had external data or the model passes 2 GiB), "always", "never".
+    ``profile``: None (dtcast's exact conversion), "ort-float16" or "onnxconverter-common": the
+    float32 initializers only, with the values those converters write (a nonzero |x| below
+    5.96e-08 / 1e-7 becomes that floor, a finite |x| above 65504 / 1e4 that bound, then round
+    to nearest even; no value is kept back for overflow).
     Raises dtcast.Error; on any error nothing is written. Returns the report text when
     ``report`` (else None)."""
     if mode != "weights":
@@ -171,8 +176,8 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
         raise Error("external_data: one of %s, not %r" % (", ".join(_EXTERNAL), external_data),
                     Status.INVALID_ARGUMENT)
     from . import files
-    params = files._options(to, None, select, exclude, round, None, "wrap", None, None, threads,
-                            report, False)
+    params = files._options(to, None, select, exclude, round, None, "wrap", profile, None,
+                            threads, report, False)
     params["external_data"] = _EXTERNAL.index(external_data)
     text = files._cast(files._path(src, "src"), files._path(dst, "dst"), params, progress)
     return text if report else None

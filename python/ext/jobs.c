@@ -356,7 +356,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         get_str(params, "round", &round_name) < 0 || get_str(params, "shards", &q.shards) < 0 ||
         get_globs(params, "select", &q.select) < 0 || get_globs(params, "exclude", &q.exclude) < 0)
         return NULL;
-    if (threads < 0 || threads > 4096 || profile < 0 || profile > 2 || opset < 1 ||
+    if (threads < 0 || threads > 4096 || profile < 0 || profile > 4 || opset < 1 ||
         opset > DTCAST_ONNX_OPSET_MAX || external < DT_EXTERNAL_AUTO ||
         external > DT_EXTERNAL_NEVER) {
         PyErr_SetString(PyExc_ValueError, "cast_files: a parameter out of range");
@@ -403,7 +403,11 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     if (profile == DT_PROFILE_ONNX)
         snprintf(label, sizeof label, "onnx:%d", (int)opset);
     else
-        snprintf(label, sizeof label, "%s", profile == DT_PROFILE_PYPTO ? "pypto" : "exact");
+        snprintf(label, sizeof label, "%s",
+                 profile == DT_PROFILE_PYPTO                ? "pypto"
+                 : profile == DT_PROFILE_ORT_FLOAT16          ? "ort-float16"
+                 : profile == DT_PROFILE_ONNXCONVERTER_COMMON ? "onnxconverter-common"
+                                                              : "exact");
     q.profile_label = label;
     q.to_flag = "to";
     job_ctx c;

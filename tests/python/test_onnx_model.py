@@ -304,3 +304,100 @@ def test_report(tmp_path):
         x = values[name].astype(np.float64)
         err = np.abs(x - values[name].astype(np.float16).astype(np.float64)).max()
         assert reported == pytest.approx(err, rel=1e-5), name
+
+
+# ---- the converters' profiles: their initializer values, byte for byte -------------------------
+
+def _converter(profile):
+    """(convert_np_to_float16, convert_float_to_float16) of the converter a profile follows."""
+    if profile == "ort-float16":
+        from onnxruntime.transformers import float16 as f16
+    else:
+        f16 = pytest.importorskip("onnxconverter_common.float16")
+    return f16.convert_np_to_float16, f16.convert_float_to_float16
+
+
+def edge_float32(n=4096, seed=5):
+    """float32 values around both converters' floors (5.96e-08, 1e-7) and bounds (65504, 1e4),
+    float16's subnormals, halfway cases and overflow, ±0, ±Inf and NaN, among normal ones."""
+    r = np.random.default_rng(seed)
+    f = np.float32
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 5.96e-08, 1e-7, 2.0 ** -24, 2.0 ** -25,
+             3 * 2.0 ** -26, 5.9e-08, 6e-08, 9.9e-08, 1.01e-7, 1e-30, 1e-45, 6.1e-05, 65504.0,
+             65519.996, 65520.0, 7e4, 1e4, 10000.001, 9999.999, 1e30, 3.4e38]
+    edges = np.array(edges + [-e for e in edges], f)
+    spread = (r.standard_normal(n) * 2.0 ** r.integers(-40, 30, n)).astype(f)
+    bits = r.integers(0, 2 ** 32, n // 4, dtype=np.uint64).astype(np.uint32).view(f)
+    bits = np.where(np.isnan(bits), f(1.5), bits)  # NaN payloads: the CPU's cast decides them
+    return np.concatenate([edges, spread, bits]).astype(f)
+
+
+@pytest.mark.parametrize("profile", ["ort-float16", "onnxconverter-common"])
+def test_profile_values_equal_converter(tmp_path, profile):
+    """dtcast cast --profile P of a float32 .npy gives the float16 bytes of the converter's
+    convert_np_to_float16 on every value."""
+    to_f16, _ = _converter(profile)
+    a = edge_float32()
+    np.save(tmp_path / "a.npy", a)
+    dtcast.convert_file(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), to="float16",
+                        profile=profile)
+    got = np.load(tmp_path / "b.npy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = to_f16(a.copy())
+    assert got.dtype == np.float16
+    bad = np.nonzero(got.view(np.uint16) != want.view(np.uint16))[0]
+    assert bad.size == 0, "%d values differ, first %r: 0x%04x, the converter 0x%04x" % (
+        bad.size, a[bad[0]], got.view(np.uint16)[bad[0]], want.view(np.uint16)[bad[0]])
+
+
+@pytest.mark.parametrize("profile", ["ort-float16", "onnxconverter-common"])
+def test_profile_model_initializers_equal_converter(tmp_path, profile):
+    """convert_model(profile=P) stores every float32 initializer with the bytes the converter's
+    convert_float_to_float16 gives it, keeps the float64 one (as the converter does), and the
+    model stays valid and runs."""
+    _, convert_graph = _converter(profile)
+    w = edge_float32(64 * 32, seed=6)[:64 * 32].reshape(64, 32)
+    b = edge_float32(32, seed=7)[20:52]
+    d = np.linspace(-1e6, 1e6, 32)
+    nodes = [h.make_node("MatMul", ["x", "W"], ["m"]), h.make_node("Add", ["m", "B"], ["y"]),
+             h.make_node("Cast", ["D"], ["d32"], to=TP.FLOAT), h.make_node("Add", ["y", "d32"],
+                                                                            ["z"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [2, 64])],
+                     [h.make_tensor_value_info("z", TP.FLOAT, [2, 32])],
+                     [nh.from_array(w, "W"), nh.from_array(b, "B"), nh.from_array(d, "D")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, str(tmp_path / "m.onnx"))
+    convert_model(str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx"), profile=profile)
+    out = onnx.load(str(tmp_path / "o.onnx"))
+    onnx.checker.check_model(out, full_check=True)
+    run(str(tmp_path / "o.onnx"), [{"x": np.ones((2, 64), np.float32)}])
+    inits = {t.name: nh.to_array(t) for t in out.graph.initializer}
+    mine = {n.output[0]: inits[n.input[0]] for n in out.graph.node  # the inserted Casts'
+            if n.op_type == "Cast" and n.input[0] in inits and n.input[0] not in ("W", "B", "D")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = convert_graph(onnx.load(str(tmp_path / "m.onnx")), keep_io_types=True)
+    theirs = {t.name: nh.to_array(t) for t in ref.graph.initializer}
+    assert sorted(mine) == ["B", "W"] and inits["D"].dtype == np.float64
+    for name in ("W", "B"):
+        assert theirs[name].dtype == np.float16 and mine[name].dtype == np.float16
+        assert mine[name].tobytes() == theirs[name].tobytes(), name
+
+
+def test_profile_refusals(tmp_path):
+    """A converter's profile converts float32 to float16 only, and takes none of the exact
+    profile's options."""
+    np.save(tmp_path / "a.npy", np.ones(4, np.float64))
+    with pytest.raises(dtcast.Error, match="float32 to float16 only"):
+        dtcast.convert_file(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), to="float16",
+                            profile="ort-float16")
+    assert not os.path.exists(tmp_path / "b.npy")
+    with pytest.raises(dtcast.Error, match="round"):
+        dtcast.convert_file(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), to="float16",
+                            profile="onnxconverter-common", round="floor")
+    p = subprocess.run([os.environ["DTCAST_CLI"], "cast", "-p", "ort-float16", "--overflow",
+                        "saturate", "--to", "float16", str(tmp_path / "a.npy"),
+                        str(tmp_path / "b.npy")], capture_output=True, text=True)
+    assert p.returncode == 2 and "--overflow is not an option of" in p.stderr, p.stderr
