@@ -95,22 +95,18 @@ static const char *profile_hint(const char *text, char *buf, size_t size)
 
 static int parse_profile(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
-    if (strcasecmp(text, "exact") == 0) {
-        s->profile = CLI_PROFILE_EXACT;
-        return CLI_OK;
-    }
-    if (strcasecmp(text, "pypto") == 0) {
-        s->profile = CLI_PROFILE_PYPTO;
-        return CLI_OK;
-    }
-    if (strcasecmp(text, "ort-float16") == 0) {
-        s->profile = CLI_PROFILE_ORT_FLOAT16;
-        return CLI_OK;
-    }
-    if (strcasecmp(text, "onnxconverter-common") == 0) {
-        s->profile = CLI_PROFILE_ONNXCONVERTER_COMMON;
-        return CLI_OK;
-    }
+    static const struct {
+        const char *name;
+        cli_profile profile;
+    } plain[] = {{"exact", CLI_PROFILE_EXACT},
+                 {"pypto", CLI_PROFILE_PYPTO},
+                 {"ort-float16", CLI_PROFILE_ORT_FLOAT16},
+                 {"onnxconverter-common", CLI_PROFILE_ONNXCONVERTER_COMMON}};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        if (strcasecmp(text, plain[i].name) == 0) {
+            s->profile = plain[i].profile;
+            return CLI_OK;
+        }
     if (strncasecmp(text, "onnx", 4) == 0) {
         const char *opset = text + 4;
         s->profile = CLI_PROFILE_ONNX;
@@ -131,7 +127,7 @@ static int parse_profile(cli_settings *s, const char *cmd, const char *flag, con
     char hint[256];
     if (profile_hint(text, hint, sizeof hint)[0])
         return cli_usage(cmd, "%s: unknown profile '%s'%s", flag, text, hint);
-    return cli_usage(cmd, "%s: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto)", flag,
+    return cli_usage(cmd, "%s: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto, ort-float16, onnxconverter-common)", flag,
                      text);
 }
 
