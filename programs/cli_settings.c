@@ -127,8 +127,8 @@ static int parse_profile(cli_settings *s, const char *cmd, const char *flag, con
     char hint[256];
     if (profile_hint(text, hint, sizeof hint)[0])
         return cli_usage(cmd, "%s: unknown profile '%s'%s", flag, text, hint);
-    return cli_usage(cmd, "%s: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto, ort-float16, onnxconverter-common)", flag,
-                     text);
+    return cli_usage(cmd, "%s: unknown profile '%s' (one of: exact, onnx[:OPSET], pypto, "
+                          "ort-float16, onnxconverter-common)", flag, text);
 }
 
 static int parse_round(cli_settings *s, const char *cmd, const char *flag, const char *text)
