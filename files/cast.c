@@ -598,6 +598,9 @@ dtcast_status dt_conversion_converter(const dt_conversion *c, dtcast_type from, 
      * a float32 array with them in float32 */
     const int ort = c->profile == DT_PROFILE_ORT_FLOAT16;
     const float tiny = ort ? 5.96e-08f : 1e-7f, big = ort ? 65504.0f : 1e4f;
+    out->rule = ort ? "ort-float16: 0 < |x| < 5.96e-08 to 5.96e-08, finite |x| > 65504 to "
+                      "65504, rne"
+                    : "onnxconverter-common: 0 < |x| < 1e-7 to 1e-7, finite |x| > 1e4 to 1e4, rne";
     memcpy(&out->tiny, &tiny, 4);
     memcpy(&out->big, &big, 4);
     st = dtcast_convert(&out->tiny_code, DTCAST_FLOAT16, &tiny, DTCAST_FLOAT32, 1, &out->options,
@@ -694,8 +697,10 @@ static int run_tensor(job *j, const src_tensor *t, int convert, dt_layout dst, d
     if (convert && resolve(r, t, what, &c) != JOB_OK)
         return JOB_FAIL;
     if (convert && r->report &&
-        dt_report_init(&o.report, t->type, r->to, &c.options) == DTCAST_OK)
+        dt_report_init(&o.report, t->type, r->to, &c.options) == DTCAST_OK) {
         o.reporting = 1;
+        o.report.rule = c.rule;
+    }
     if (convert && r->watch)
         o.watching = dt_nonfinite_watch_init(&o.watch, t->type, r->to);
     dt_stream_job sj = {

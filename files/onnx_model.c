@@ -980,6 +980,7 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
         }
         if (j->r->report && dt_report_init(&report, c.from, c.to, &c.options) == DTCAST_OK) {
             reporting = 1;
+            report.rule = c.rule;
         }
         dt_stream_job sj = {
             .in = opened ? &in : NULL,

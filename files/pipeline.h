@@ -32,6 +32,7 @@ typedef struct dt_library_convert {
     int clamp;
     uint32_t tiny, big;
     uint16_t tiny_code, big_code;
+    const char *rule; /* the clamp in words, for the report */
 } dt_library_convert;
 dtcast_status dt_library_convert_block(void *ctx, void *dst, const void *src, size_t count,
                                        dtcast_error *error);

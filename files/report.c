@@ -623,7 +623,11 @@ static void report_text(const dt_report *r, const char *tensor_name, dt_json_buf
     const char *sn = dtcast_type_name(r->src_type), *dn = dtcast_type_name(r->dst_type);
     if (tensor_name)
         outf(out, "%s: ", tensor_name);
-    outf(out, "%s -> %s (round %s, %s %s), %llu values", sn ? sn : "?", dn ? dn : "?",
+    if (r->rule)
+        outf(out, "%s -> %s (%s), %llu values", sn ? sn : "?", dn ? dn : "?", r->rule,
+             (unsigned long long)r->values);
+    else
+        outf(out, "%s -> %s (round %s, %s %s), %llu values", sn ? sn : "?", dn ? dn : "?",
             dtcast_round_name(r->opts.round), r->priv.dst_int ? "int overflow" : "overflow",
             r->priv.dst_int
                 ? (r->opts.int_overflow == DTCAST_INT_OVERFLOW_SATURATE ? "saturate" : "wrap")

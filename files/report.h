@@ -62,6 +62,8 @@ typedef struct dt_report {
     /* The conversion (set by dt_report_init). */
     dtcast_type src_type, dst_type;
     dtcast_options opts; /* resolved: round is never DEFAULT */
+    const char *rule;    /* NULL, or what the caller sets after init when the conversion is
+                          * more than opts say (a converter's clamp): shown in their place */
     int parts;           /* values per element: 2 when both types are complex, else 1 */
 
     /* Element index of the next dt_report_add's first element: 0 after init, advanced by add.

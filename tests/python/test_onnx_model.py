@@ -339,8 +339,9 @@ def test_profile_values_equal_converter(tmp_path, profile):
     to_f16, _ = _converter(profile)
     a = edge_float32()
     np.save(tmp_path / "a.npy", a)
-    dtcast.convert_file(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), to="float16",
-                        profile=profile)
+    text = dtcast.convert_file(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), to="float16",
+                               profile=profile, report=True)
+    assert "float32 -> float16 (%s: 0 < |x| < " % profile in text  # the report names the clamp
     got = np.load(tmp_path / "b.npy")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
