@@ -579,6 +579,21 @@ dtcast_status dt_conversion_options(const dt_conversion *s, dtcast_type from, dt
     return st;
 }
 
+const char *dt_profile_name(dt_profile p)
+{
+    static const char *const names[] = {"exact", "onnx", "pypto", "ort-float16",
+                                        "onnxconverter-common"};
+    return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : NULL;
+}
+
+void dt_profile_label(dt_profile p, int opset, char *buf, size_t size)
+{
+    if (p == DT_PROFILE_ONNX)
+        snprintf(buf, size, "onnx:%d", opset);
+    else
+        snprintf(buf, size, "%s", dt_profile_name(p) ? dt_profile_name(p) : "?");
+}
+
 int dt_conversion_float32_only(const dt_conversion *c)
 {
     return c->profile == DT_PROFILE_ORT_FLOAT16 || c->profile == DT_PROFILE_ONNXCONVERTER_COMMON;

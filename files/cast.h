@@ -75,6 +75,11 @@ typedef struct dt_cast_request {
     dt_io_error *err_out;          /* where the job writes its error (while it runs) */
 } dt_cast_request;
 
+/* The name the CLI and Python take for p ("exact", "onnx", "pypto", "ort-float16",
+ * "onnxconverter-common"; NULL past the last); its label in messages adds ONNX's opset. */
+const char *dt_profile_name(dt_profile p);
+void dt_profile_label(dt_profile p, int opset, char *buf, size_t size);
+
 /* The convert step of the pair from -> to under the profile c (its options, and the converters'
  * clamp under their profiles), with dt_conversion_options' checks. */
 dtcast_status dt_conversion_converter(const dt_conversion *c, dtcast_type from, dtcast_type to,

@@ -175,13 +175,13 @@ void cli_format_shape(char *buf, size_t size, int ndim, const int64_t *dims);
 
 /* ---- conversion settings shared by cast and compare (cli_settings.c) -------------------------- */
 
-typedef enum cli_profile {
-    CLI_PROFILE_EXACT,
-    CLI_PROFILE_ONNX,
-    CLI_PROFILE_PYPTO,
-    CLI_PROFILE_ORT_FLOAT16,
-    CLI_PROFILE_ONNXCONVERTER_COMMON
-} cli_profile;
+/* The file layer's profiles (files/cast.h), under the CLI's names. */
+typedef dt_profile cli_profile;
+#define CLI_PROFILE_EXACT DT_PROFILE_EXACT
+#define CLI_PROFILE_ONNX DT_PROFILE_ONNX
+#define CLI_PROFILE_PYPTO DT_PROFILE_PYPTO
+#define CLI_PROFILE_ORT_FLOAT16 DT_PROFILE_ORT_FLOAT16
+#define CLI_PROFILE_ONNXCONVERTER_COMMON DT_PROFILE_ONNXCONVERTER_COMMON
 
 /* Option ids of the conversion flags; commands add their own ids from CLI_OPT_COMMAND on. */
 enum {

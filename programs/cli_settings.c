@@ -77,34 +77,27 @@ void cli_settings_init(cli_settings *s)
 /* " (did you mean 'onnx:21'?)" for "onxx:21", over the profile names; "" when none is close. */
 static const char *profile_hint(const char *text, char *buf, size_t size)
 {
-    static const char *const profiles[] = {"exact", "onnx", "pypto", "ort-float16",
-                                           "onnxconverter-common"};
     size_t head = strcspn(text, ":-@");
     char typed[64];
     snprintf(typed, sizeof typed, "%.*s", (int)(head < 60 ? head : 60), text);
     cli_suggest sg;
     cli_suggest_init(&sg, typed);
-    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++) {
+    const char *name;
+    for (int p = 0; (name = dt_profile_name((dt_profile)p)) != NULL; p++) {
         char shown[64];
         /* onnx keeps the opset the user gave. */
-        snprintf(shown, sizeof shown, "%s%.40s", profiles[i], i == 1 ? text + head : "");
-        cli_suggest_add(&sg, profiles[i], shown);
+        snprintf(shown, sizeof shown, "%s%.40s", name, p == DT_PROFILE_ONNX ? text + head : "");
+        cli_suggest_add(&sg, name, shown);
     }
     return cli_suggest_hint(&sg, buf, size);
 }
 
 static int parse_profile(cli_settings *s, const char *cmd, const char *flag, const char *text)
 {
-    static const struct {
-        const char *name;
-        cli_profile profile;
-    } plain[] = {{"exact", CLI_PROFILE_EXACT},
-                 {"pypto", CLI_PROFILE_PYPTO},
-                 {"ort-float16", CLI_PROFILE_ORT_FLOAT16},
-                 {"onnxconverter-common", CLI_PROFILE_ONNXCONVERTER_COMMON}};
-    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
-        if (strcasecmp(text, plain[i].name) == 0) {
-            s->profile = plain[i].profile;
+    const char *name;
+    for (int p = 0; (name = dt_profile_name((dt_profile)p)) != NULL; p++)
+        if (p != DT_PROFILE_ONNX && strcasecmp(text, name) == 0) { /* onnx: with its opset */
+            s->profile = (cli_profile)p;
             return CLI_OK;
         }
     if (strncasecmp(text, "onnx", 4) == 0) {
@@ -336,23 +329,7 @@ static const refused_flag refused_flags[] = {
 
 void cli_profile_label(const cli_settings *s, char *buf, size_t size)
 {
-    switch (s->profile) {
-    case CLI_PROFILE_EXACT:
-        snprintf(buf, size, "exact");
-        break;
-    case CLI_PROFILE_ONNX:
-        snprintf(buf, size, "onnx:%d", s->opset);
-        break;
-    case CLI_PROFILE_PYPTO:
-        snprintf(buf, size, "pypto");
-        break;
-    case CLI_PROFILE_ORT_FLOAT16:
-        snprintf(buf, size, "ort-float16");
-        break;
-    case CLI_PROFILE_ONNXCONVERTER_COMMON:
-        snprintf(buf, size, "onnxconverter-common");
-        break;
-    }
+    dt_profile_label(s->profile, s->opset, buf, size);
 }
 
 int cli_settings_check(const cli_settings *s, const char *cmd)
@@ -405,11 +382,7 @@ const char *cli_error_text(const cli_settings *s, dtcast_status status, const ch
 void cli_conversion(const cli_settings *s, dt_conversion *c)
 {
     memset(c, 0, sizeof *c);
-    c->profile = s->profile == CLI_PROFILE_ONNX                   ? DT_PROFILE_ONNX
-                 : s->profile == CLI_PROFILE_PYPTO                ? DT_PROFILE_PYPTO
-                 : s->profile == CLI_PROFILE_ORT_FLOAT16          ? DT_PROFILE_ORT_FLOAT16
-                 : s->profile == CLI_PROFILE_ONNXCONVERTER_COMMON ? DT_PROFILE_ONNXCONVERTER_COMMON
-                                                                  : DT_PROFILE_EXACT;
+    c->profile = s->profile;
     c->opset = s->opset;
     c->options = s->options;
     c->saturate = s->saturate;

@@ -400,14 +400,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     q.index_only = index_only != 0;
     q.raw_codes = raw_codes != 0;
     char label[32];
-    if (profile == DT_PROFILE_ONNX)
-        snprintf(label, sizeof label, "onnx:%d", (int)opset);
-    else
-        snprintf(label, sizeof label, "%s",
-                 profile == DT_PROFILE_PYPTO                ? "pypto"
-                 : profile == DT_PROFILE_ORT_FLOAT16          ? "ort-float16"
-                 : profile == DT_PROFILE_ONNXCONVERTER_COMMON ? "onnxconverter-common"
-                                                              : "exact");
+    dt_profile_label((dt_profile)profile, (int)opset, label, sizeof label);
     q.profile_label = label;
     q.to_flag = "to";
     job_ctx c;
