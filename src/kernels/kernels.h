@@ -157,6 +157,15 @@ void dt_stream_fence(void);
 /* Tests: the output size from which kernels stream (0: the default). Not meant to race. */
 void dt_stream_threshold_set(size_t bytes);
 
+/* A block body that takes its rounding mode as a run-time argument (kernels_tmpl.h,
+ * portable_narrow.c): one out-of-line copy (gcc would otherwise clone it once per constant mode
+ * its callers pass, undoing the sharing). */
+#if defined(__clang__)
+#define DT_NOCLONE __attribute__((noinline))
+#else
+#define DT_NOCLONE __attribute__((noinline, noclone))
+#endif
+
 /* Software prefetch of the source, DT_PREFETCH_AHEAD bytes ahead of a streaming loop: one per
  * 64-byte line that an iteration reads (the hardware prefetchers alone left single-core
  * streaming 10-40% short of it here, as glibc's large memcpy also prefetches). Prefetches never

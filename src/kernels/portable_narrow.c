@@ -276,18 +276,26 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
         for (size_t i = 0; i < n; i++)                                                          \
             o[i] = (T)c[i];                                                                     \
     }
-#if defined(DT_KERNEL_RUNTIME_MODES)
-/* The sanitizer build: the six modes' blocks call one body taking the mode at run time (the same
- * lines on the same memory; kernels_tmpl.h, DT_KERNEL_RUNTIME_MODES, says why). */
+/* The modes of a (source, kind, code width): rne, the default and what nearly every caller asks
+ * for, has its own block function with the mode folded in; the five others (rna, floor, ceil,
+ * trunc, odd) call one body that takes the mode at run time, as kernels_tmpl.h does (six folded
+ * bodies per row at -O3 were 21 of the file's 27 CPU s of compile time; BENCHMARKS.md, "one
+ * body for the directed modes", has the cost). DT_KERNEL_RUNTIME_MODES (the sanitizer build):
+ * rne through that body too (kernels_tmpl.h says why). */
 #define BLOCK_MODE_FN(sk, kind, mode, T)                                                        \
     static void blk_##sk##_##kind##_##mode##_##T(void *out, const uint8_t *src, size_t n,       \
                                                  const dt_pnarrow *pp)                          \
     {                                                                                           \
         blk_rt_##sk##_##kind##_##T(out, src, n, pp, mode);                                      \
     }
+#if defined(DT_KERNEL_RUNTIME_MODES)
+#define BLOCK_RNE(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_RNE, T)
+#else
+#define BLOCK_RNE(sk, kind, T) BLOCK_FN(sk, kind, M_RNE, T)
+#endif
 #define BLOCK_MODES(sk, kind, T)                                                                \
-    static __attribute__((noinline)) void blk_rt_##sk##_##kind##_##T(                           \
-        void *out, const uint8_t *src, size_t n, const dt_pnarrow *pp, int mode)                \
+    static DT_NOCLONE void blk_rt_##sk##_##kind##_##T(void *out, const uint8_t *src, size_t n,  \
+                                                      const dt_pnarrow *pp, int mode)           \
     {                                                                                           \
         const dt_pnarrow p = *pp;                                                               \
         _Alignas(64) uint32_t c[DT_PBLOCK];                                                     \
@@ -297,14 +305,9 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
         for (size_t i = 0; i < n; i++)                                                          \
             o[i] = (T)c[i];                                                                     \
     }                                                                                           \
-    BLOCK_MODE_FN(sk, kind, M_RNE, T) BLOCK_MODE_FN(sk, kind, M_RNA, T)                         \
+    BLOCK_RNE(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_RNA, T)                                    \
     BLOCK_MODE_FN(sk, kind, M_FLOOR, T) BLOCK_MODE_FN(sk, kind, M_CEIL, T)                      \
     BLOCK_MODE_FN(sk, kind, M_TRUNC, T) BLOCK_MODE_FN(sk, kind, M_ODD, T)
-#else
-#define BLOCK_MODES(sk, kind, T)                                                                \
-    BLOCK_FN(sk, kind, M_RNE, T) BLOCK_FN(sk, kind, M_RNA, T) BLOCK_FN(sk, kind, M_FLOOR, T)    \
-    BLOCK_FN(sk, kind, M_CEIL, T) BLOCK_FN(sk, kind, M_TRUNC, T) BLOCK_FN(sk, kind, M_ODD, T)
-#endif
 #define BLOCK_ROW(sk, kind, T)                                                                  \
     {blk_##sk##_##kind##_M_RNE_##T, blk_##sk##_##kind##_M_RNA_##T,                               \
      blk_##sk##_##kind##_M_FLOOR_##T, blk_##sk##_##kind##_M_CEIL_##T,                            \

@@ -21,12 +21,5 @@
 #ifndef DT_INLINE
 #define DT_INLINE __attribute__((always_inline)) inline
 #endif
-/* A body that takes its rounding mode as a run-time argument: one out-of-line copy (gcc's -O2
- * would otherwise clone it once per constant mode its callers pass, undoing the sharing). */
-#if defined(__clang__)
-#define DT_NOCLONE __attribute__((noinline))
-#else
-#define DT_NOCLONE __attribute__((noinline, noclone))
-#endif
 
 #endif
