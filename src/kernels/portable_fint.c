@@ -391,7 +391,10 @@ INLINE uint64_t full64(const uint8_t *s, size_t i, const fi_par *p, int sk, int 
  * Others: the common range, then each group of 8 elements holding a flagged one (8 flags read as
  * 4 words) again by the full path (a loop the compiler vectorises: the bound is no constant, so
  * it does not unroll the loop into scalar code). */
-#define BLOCK_BODY(sk, W, mode, sat)                                                            \
+#define BLOCK_FN(sk, W, mode, sat)                                                              \
+    static void blk_##sk##_##W##_##mode##_##sat(void *restrict out, const uint8_t *restrict src, \
+                                                size_t n, const fi_par *pp)                     \
+    {                                                                                           \
         const fi_par p = *pp;                                                                   \
         uint##W##_t *o = (uint##W##_t *)out;                                                    \
         if (sk == S_F16) {                                                                      \
@@ -411,38 +414,11 @@ INLINE uint64_t full64(const uint8_t *s, size_t i, const fi_par *p, int sk, int 
             const size_t to = n - j < 8 ? n : j + 8;                                            \
             for (size_t i = j; i < to; i++)                                                     \
                 o[i] = full##W(src, i, &p, sk, mode, sat);                                      \
-        }
-#define BLOCK_FN(sk, W, mode, sat)                                                              \
-    static void blk_##sk##_##W##_##mode##_##sat(void *restrict out, const uint8_t *restrict src, \
-                                                size_t n, const fi_par *pp)                     \
-    {                                                                                           \
-        BLOCK_BODY(sk, W, mode, sat)                                                            \
+        }                                                                                       \
     }
-/* rne and trunc (what C's and numpy's casts do) have their own block functions with the mode
- * folded in; rna, floor, ceil and odd call one body that takes the mode at run time (as
- * kernels_tmpl.h and portable_narrow.c do; BENCHMARKS.md, "one body for the directed modes").
- * DT_KERNEL_RUNTIME_MODES (the sanitizer build): every mode through that body. */
-#define BLOCK_MODE_FN(sk, W, mode, sat)                                                         \
-    static void blk_##sk##_##W##_##mode##_##sat(void *restrict out, const uint8_t *restrict src, \
-                                                size_t n, const fi_par *pp)                     \
-    {                                                                                           \
-        blk_rt_##sk##_##W##_##sat(out, src, n, pp, mode);                                       \
-    }
-#if defined(DT_KERNEL_RUNTIME_MODES)
-#define BLOCK_FOLDED(sk, W, mode, sat) BLOCK_MODE_FN(sk, W, mode, sat)
-#else
-#define BLOCK_FOLDED(sk, W, mode, sat) BLOCK_FN(sk, W, mode, sat)
-#endif
 #define BLOCK_MODES(sk, W, sat)                                                                 \
-    static DT_NOCLONE void blk_rt_##sk##_##W##_##sat(void *restrict out,                        \
-                                                     const uint8_t *restrict src, size_t n,     \
-                                                     const fi_par *pp, int mode)                \
-    {                                                                                           \
-        BLOCK_BODY(sk, W, mode, sat)                                                            \
-    }                                                                                           \
-    BLOCK_FOLDED(sk, W, M_RNE, sat) BLOCK_MODE_FN(sk, W, M_RNA, sat)                            \
-    BLOCK_MODE_FN(sk, W, M_FLOOR, sat) BLOCK_MODE_FN(sk, W, M_CEIL, sat)                        \
-    BLOCK_FOLDED(sk, W, M_TRUNC, sat) BLOCK_MODE_FN(sk, W, M_ODD, sat)
+    BLOCK_FN(sk, W, M_RNE, sat) BLOCK_FN(sk, W, M_RNA, sat) BLOCK_FN(sk, W, M_FLOOR, sat)       \
+    BLOCK_FN(sk, W, M_CEIL, sat) BLOCK_FN(sk, W, M_TRUNC, sat) BLOCK_FN(sk, W, M_ODD, sat)
 #define BLOCK_ROW(sk, W, sat)                                                                   \
     {blk_##sk##_##W##_M_RNE_##sat, blk_##sk##_##W##_M_RNA_##sat,                                \
      blk_##sk##_##W##_M_FLOOR_##sat, blk_##sk##_##W##_M_CEIL_##sat,                             \

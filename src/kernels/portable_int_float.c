@@ -209,7 +209,10 @@ enum { K_F, K_FNUZ, K_BF16, K_E8M0 };
     (kind <= K_FNUZ ? narrow_clamped(load_sat(src, i, sk), &p, mode, sk == S_I32 || sk == S_I64, \
                                      kind == K_FNUZ)                                            \
                     : wide_code(src, i, sk, kind == K_E8M0, mode))
-#define IFN_BODY(sk, kind, mode, T)                                                            \
+#define IFN_BLOCK(sk, kind, mode, T)                                                            \
+    static void ifn_##sk##_##kind##_##mode##_##T(uint8_t *out, const uint8_t *src, size_t n,    \
+                                                 const ifn_par *pp)                             \
+    {                                                                                           \
         const ifn_par p = *pp;                                                                  \
         if (kind >= K_BF16 && sk >= S_I64) {                                                    \
             _Alignas(64) uint32_t c[DT_PBLOCK];                                                 \
@@ -224,36 +227,11 @@ enum { K_F, K_FNUZ, K_BF16, K_E8M0 };
         for (size_t i = 0; i < n; i++) {                                                        \
             const T t = (T)IFN_CODE(sk, kind, mode);                                            \
             memcpy(out + i * sizeof(T), &t, sizeof t);                                          \
-        }
-#define IFN_BLOCK(sk, kind, mode, T)                                                            \
-    static void ifn_##sk##_##kind##_##mode##_##T(uint8_t *out, const uint8_t *src, size_t n,    \
-                                                 const ifn_par *pp)                             \
-    {                                                                                           \
-        IFN_BODY(sk, kind, mode, T)                                                             \
+        }                                                                                       \
     }
-/* rne has its own block function with the mode folded in; the five others call one body that
- * takes the mode at run time (as kernels_tmpl.h and portable_narrow.c do; BENCHMARKS.md, "one
- * body for the directed modes"). DT_KERNEL_RUNTIME_MODES (the sanitizer build): rne too. */
-#define IFN_MODE_FN(sk, kind, mode, T)                                                          \
-    static void ifn_##sk##_##kind##_##mode##_##T(uint8_t *out, const uint8_t *src, size_t n,    \
-                                                 const ifn_par *pp)                             \
-    {                                                                                           \
-        ifn_rt_##sk##_##kind##_##T(out, src, n, pp, mode);                                      \
-    }
-#if defined(DT_KERNEL_RUNTIME_MODES)
-#define IFN_RNE(sk, kind, T) IFN_MODE_FN(sk, kind, M_RNE, T)
-#else
-#define IFN_RNE(sk, kind, T) IFN_BLOCK(sk, kind, M_RNE, T)
-#endif
 #define IFN_MODES(sk, kind, T)                                                                  \
-    static DT_NOCLONE void ifn_rt_##sk##_##kind##_##T(uint8_t *out, const uint8_t *src,         \
-                                                      size_t n, const ifn_par *pp, int mode)    \
-    {                                                                                           \
-        IFN_BODY(sk, kind, mode, T)                                                             \
-    }                                                                                           \
-    IFN_RNE(sk, kind, T) IFN_MODE_FN(sk, kind, M_RNA, T) IFN_MODE_FN(sk, kind, M_FLOOR, T)      \
-    IFN_MODE_FN(sk, kind, M_CEIL, T) IFN_MODE_FN(sk, kind, M_TRUNC, T)                          \
-    IFN_MODE_FN(sk, kind, M_ODD, T)
+    IFN_BLOCK(sk, kind, M_RNE, T) IFN_BLOCK(sk, kind, M_RNA, T) IFN_BLOCK(sk, kind, M_FLOOR, T) \
+    IFN_BLOCK(sk, kind, M_CEIL, T) IFN_BLOCK(sk, kind, M_TRUNC, T) IFN_BLOCK(sk, kind, M_ODD, T)
 #define IFN_ROW(sk, kind, T)                                                                    \
     {ifn_##sk##_##kind##_M_RNE_##T, ifn_##sk##_##kind##_M_RNA_##T,                              \
      ifn_##sk##_##kind##_M_FLOOR_##T, ifn_##sk##_##kind##_M_CEIL_##T,                           \
