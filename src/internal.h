@@ -58,10 +58,23 @@ bool dt_format_bytes(const dt_format *f, size_t count, size_t *bytes);
 uint64_t dt_float_max_code(const dt_format *f); /* largest finite, positive */
 uint64_t dt_float_nan_code(const dt_format *f, bool neg); /* canonical NaN (0 if none) */
 uint64_t dt_float_inf_code(const dt_format *f, bool neg); /* Inf (0 if none) */
-bool dt_float_has_sign(const dt_format *f); /* false: an unsigned float, no negative values */
-bool dt_float_has_inf(const dt_format *f);
-bool dt_float_has_nan(const dt_format *f);
-bool dt_float_has_neg_zero(const dt_format *f);
+/* Its traits, inline: the reference path asks them per element. */
+static inline bool dt_float_has_sign(const dt_format *f) /* false: no negative values */
+{
+    return f->tc == DT_TC_FLOAT && f->bits > f->exp_bits + f->man_bits;
+}
+static inline bool dt_float_has_inf(const dt_format *f)
+{
+    return f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE;
+}
+static inline bool dt_float_has_nan(const dt_format *f)
+{
+    return f->tc == DT_TC_E8M0 || (f->tc == DT_TC_FLOAT && f->nan != DT_NAN_NONE);
+}
+static inline bool dt_float_has_neg_zero(const dt_format *f)
+{
+    return dt_float_has_sign(f) && f->nan != DT_NAN_FNUZ;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * The exact value (exact.c). Every number of every type is one of these, exactly.

@@ -152,20 +152,6 @@ static uint64_t sign_bit(const dt_format *f)
     return dt_float_has_sign(f) ? UINT64_C(1) << (f->bits - 1) : 0;
 }
 
-bool dt_float_has_sign(const dt_format *f)
-{
-    return f->tc == DT_TC_FLOAT && f->bits > f->exp_bits + f->man_bits;
-}
-bool dt_float_has_inf(const dt_format *f) { return f->tc == DT_TC_FLOAT && f->nan == DT_NAN_IEEE; }
-bool dt_float_has_nan(const dt_format *f)
-{
-    return f->tc == DT_TC_E8M0 || (f->tc == DT_TC_FLOAT && f->nan != DT_NAN_NONE);
-}
-bool dt_float_has_neg_zero(const dt_format *f)
-{
-    return dt_float_has_sign(f) && f->nan != DT_NAN_FNUZ;
-}
-
 uint64_t dt_float_max_code(const dt_format *f)
 {
     if (f->tc == DT_TC_E8M0)
