@@ -242,6 +242,11 @@ check-upstream:
 	@$(MAKE) --no-print-directory python-module
 	@tests/upstream/run $(BUILD)
 
+# files/onnx_schemas.inc (files/onnx_schema.h's table) anew from the test venv's pinned onnx.defs.
+.PHONY: onnx-schemas
+onnx-schemas: test-venv
+	$(PYVENV)/bin/python files/onnx_schemas.py -o files/onnx_schemas.inc
+
 # Speed: throughput, ratio to memcpy and to numpy / torch (bench/run; --json for tools).
 bench: all $(BUILD)/dtcast-bench
 	@bench/run $(BUILD) $(BENCH_ARGS)

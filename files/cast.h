@@ -62,6 +62,10 @@ typedef struct dt_cast_request {
     const char *shards;            /* convert only these shards (a list), write no index */
     int index_only;                /* convert nothing: the index of the shards in OUT */
     int raw_codes;                 /* cast the codes of scaled tensors as values */
+    /* ONNX models (docs/onnx_models.md): */
+    int onnx_graph;                /* --mode graph: the compute in `to`, not only the weights */
+    int keep_io_types;             /* graph mode: the graph's inputs and outputs keep their type */
+    dt_globs block_ops, block_nodes; /* graph mode: nodes that keep their type (op types, names) */
     /* For messages: */
     const char *profile_label;     /* "exact", "onnx:25", "pypto" */
     const char *to_flag;           /* how the user spelled --to */

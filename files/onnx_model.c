@@ -19,6 +19,7 @@
  * inputs and outputs, and subgraphs reading the name from the outer scope all see the same name
  * with the same type as before. */
 #include "files/onnx_model.h"
+#include "files/onnx_model_impl.h"
 
 #include "files/file.h"
 #include "files/job.h"
@@ -29,89 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Field numbers (onnx.proto). */
-enum { MP_GRAPH = 7, MP_OPSET = 8, OS_DOMAIN = 1, OS_VERSION = 2 };
-enum { GP_NODE = 1, GP_INITIALIZER = 5, GP_INPUT = 11, GP_OUTPUT = 12, GP_VALUE_INFO = 13 };
-enum { NP_INPUT = 1, NP_OUTPUT = 2, NP_NAME = 3, NP_OP = 4, NP_ATTR = 5 };
-enum { AP_NAME = 1, AP_I = 3, AP_T = 5, AP_G = 6, AP_TENSORS = 10, AP_GRAPHS = 11, AP_TYPE = 20 };
-enum { AT_INT = 2 };
-enum {
-    T_DIMS = 1, T_TYPE = 2, T_SEGMENT = 3, T_FLOAT = 4, T_INT32 = 5, T_NAME = 8, T_RAW = 9,
-    T_DOUBLE = 10, T_EXTERNAL = 13, T_LOCATION = 14
-};
-enum { SS_KEY = 1, SS_VALUE = 2 };
-enum { W_NONE, W_RAW, W_TYPED, W_EXTERNAL }; /* where a tensor's data is */
-
-/* The largest ModelProto protobuf's parsers take (2 GiB - 1): past it, data goes external. */
-#define DT_PROTO_MAX ((uint64_t)INT32_MAX)
-/* Tensors of fewer bytes stay in the model even when the output has external data (onnx's
- * size_threshold). */
-#define DT_EXTERNAL_MIN 1024
-
-typedef struct om_tensor {
-    size_t start, end;    /* the TensorProto's bytes in the model file */
-    char *name;           /* its name field, or the Constant's output ("" when none) */
-    int kind;             /* 0 initializer, 1 a Constant's value, 2 another attribute's tensor */
-    int is_input;         /* an initializer that is also a graph input */
-    uint64_t data_type;
-    int ndim;
-    int64_t dims[DT_MAX_DIMS];
-    uint64_t count;
-    int where, runs, segment, bad_dims;
-    size_t data_start, data_len; /* W_RAW, W_TYPED: in the model file */
-    char *location;              /* W_EXTERNAL */
-    uint64_t ext_offset, ext_length;
-    int has_length;
-    /* decided */
-    int convert;
-    int external_out;  /* its data in the output's data file */
-    uint64_t out_bytes, out_offset;
-    char *new_name;    /* convert: the name the converted tensor (or the Constant) writes */
-} om_tensor;
-
-typedef struct om_names { /* a set of the model's value names: (pointer, length) into the map */
-    const uint8_t **p;
-    size_t *len;
-    size_t cap, n;
-} om_names;
-
-typedef struct om_writer {
-    int counting;
-    uint64_t n; /* bytes counted or written */
-    dt_outfile *out;
-    uint8_t *buf;
-    size_t used;
-} om_writer;
-
-typedef struct om_job {
-    const dt_cast_request *r;
-    dt_io_error *err;
-    const char *shown;
-    const uint8_t *map;
-    size_t len;
-    char *dir; /* the model's folder (external data paths are relative to it) */
-    om_tensor *t;
-    size_t nt, cap;
-    om_names names;
-    int64_t opset;
-    int any_external;
-    int external_out; /* the output has a data file */
-    char *data_name;  /* its file name (the `location` written) */
-    dt_outfile data;
-    dt_progress *progress;
-    dt_stream_buffers *buffers;
-    int depth;
-    /* what was kept, for the warnings */
-    size_t kept_input, kept_values, kept_small, kept_layout, converted;
-    char first_input[128], first_values[256];
-} om_job;
-
-static dtcast_status fail(om_job *j, dtcast_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static dtcast_status fail(om_job *j, dtcast_status st, const char *fmt, ...)
+dtcast_status om_fail(om_job *j, dtcast_status st, const char *fmt, ...)
 {
     char text[900];
     va_list ap;
@@ -121,7 +40,7 @@ static dtcast_status fail(om_job *j, dtcast_status st, const char *fmt, ...)
     return dt_job_fail(j->err, 0, st, "%s: %s", j->shown, text);
 }
 
-static pb reader(om_job *j, size_t start, size_t end)
+pb om_reader(om_job *j, size_t start, size_t end)
 {
     pb r = {j->map, start, end, j->shown, j->err};
     return r;
@@ -137,7 +56,7 @@ static uint64_t name_hash(const uint8_t *p, size_t n)
     return h;
 }
 
-static int names_has(const om_names *s, const uint8_t *p, size_t n)
+int om_names_has(const om_names *s, const uint8_t *p, size_t n)
 {
     if (!s->cap)
         return 0;
@@ -149,9 +68,9 @@ static int names_has(const om_names *s, const uint8_t *p, size_t n)
     }
 }
 
-static int names_add(om_names *s, const uint8_t *p, size_t n)
+int om_names_add(om_names *s, const uint8_t *p, size_t n)
 {
-    if (names_has(s, p, n))
+    if (om_names_has(s, p, n))
         return 1;
     if (2 * (s->n + 1) > s->cap) {
         om_names g = {NULL, NULL, s->cap ? 2 * s->cap : 1024, 0};
@@ -164,7 +83,7 @@ static int names_add(om_names *s, const uint8_t *p, size_t n)
         }
         for (size_t i = 0; i < s->cap; i++)
             if (s->p[i])
-                names_add(&g, s->p[i], s->len[i]);
+                om_names_add(&g, s->p[i], s->len[i]);
         free(s->p);
         free(s->len);
         *s = g;
@@ -182,8 +101,8 @@ static int names_add(om_names *s, const uint8_t *p, size_t n)
 
 static dtcast_status add_name(om_job *j, const pb *v)
 {
-    if (!names_add(&j->names, j->map + v->pos, v->end - v->pos))
-        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's names");
+    if (!om_names_add(&j->names, j->map + v->pos, v->end - v->pos))
+        return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's names");
     return DTCAST_OK;
 }
 
@@ -215,25 +134,25 @@ static dtcast_status scan_external_entry(om_job *j, pb *r, om_tensor *t)
         }
     }
     if (st != DTCAST_OK || !has_key || !has_value)
-        return st != DTCAST_OK ? st : fail(j, DTCAST_ERR_BAD_FILE, "an external_data entry without key or value at byte %zu", e.pos);
+        return st != DTCAST_OK ? st : om_fail(j, DTCAST_ERR_BAD_FILE, "an external_data entry without key or value at byte %zu", e.pos);
     const char *k = (const char *)j->map + key.pos;
     size_t kn = key.end - key.pos, vn = value.end - value.pos;
     const char *v = (const char *)j->map + value.pos;
     if (kn == 8 && memcmp(k, "location", 8) == 0) {
         free(t->location);
         if (!(t->location = copy_text(j->map + value.pos, vn)))
-            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
         if (memchr(t->location, '\0', vn))
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': a location with a NUL byte at byte %zu",
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': a location with a NUL byte at byte %zu",
                         t->name, value.pos);
     } else if ((kn == 6 && memcmp(k, "offset", 6) == 0) || (kn == 6 && memcmp(k, "length", 6) == 0)) {
         uint64_t x = 0;
         if (vn == 0 || vn > 19)
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a number "
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a number "
                         "(byte %zu)", t->name, (int)kn, k, (int)(vn > 40 ? 40 : vn), v, value.pos);
         for (size_t i = 0; i < vn; i++) {
             if (v[i] < '0' || v[i] > '9')
-                return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a "
+                return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external %.*s '%.*s' is not a "
                             "number (byte %zu)", t->name, (int)kn, k, (int)vn, v, value.pos);
             x = x * 10 + (uint64_t)(v[i] - '0');
         }
@@ -258,7 +177,7 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
         size_t cap = j->cap ? 2 * j->cap : 64;
         om_tensor *g = realloc(j->t, cap * sizeof *g);
         if (!g)
-            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's tensors");
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory for the model's tensors");
         j->t = g;
         j->cap = cap;
     }
@@ -267,6 +186,7 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
     t->start = m.pos;
     t->end = m.end;
     t->kind = kind;
+    t->depth = j->depth;
     t->count = 1;
     int location_external = 0;
     while (pb_more(&m)) {
@@ -311,7 +231,7 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
                 (st = pb_sub(&m, &s)) != DTCAST_OK)
                 return st;
             if (kind != 1 && !(t->name = copy_text(j->map + s.pos, s.end - s.pos)))
-                return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+                return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
             break;
         case T_RAW:
         case T_FLOAT:
@@ -356,19 +276,19 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
         const pb *o = const_out;
         t->name = o ? copy_text(j->map + o->pos, o->end - o->pos) : copy_text((const uint8_t *)"", 0);
         if (!t->name)
-            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     }
     for (int k = 0; k < t->ndim; k++) {
         if (t->dims[k] < 0 || __builtin_mul_overflow(t->count, (uint64_t)t->dims[k], &t->count))
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): dims are negative or "
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): dims are negative or "
                         "their product overflows", t->name, t->start);
     }
     if (t->bad_dims)
-        return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): more than %d dims", t->name,
+        return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): more than %d dims", t->name,
                     t->start, DT_MAX_DIMS);
     if (location_external) {
         if (!t->location)
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): external data without a "
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): external data without a "
                         "location", t->name, t->start);
         t->where = W_EXTERNAL;
         j->any_external = 1;
@@ -378,7 +298,7 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
                       strncmp(l, "../", 3) == 0 || strstr(l, "/../") ||
                       (strlen(l) >= 3 && strcmp(l + strlen(l) - 3, "/..") == 0) || strchr(l, '\\');
         if (escapes)
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data location '%s' is not "
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data location '%s' is not "
                         "a relative path inside the model's folder", t->name, l);
     }
     return DTCAST_OK;
@@ -486,7 +406,7 @@ static dtcast_status scan_graph(om_job *j, pb *r)
     if (st != DTCAST_OK)
         return st;
     if (++j->depth > 64)
-        return fail(j, DTCAST_ERR_BAD_FILE, "graphs nested more than 64 deep (byte %zu)", g.pos);
+        return om_fail(j, DTCAST_ERR_BAD_FILE, "graphs nested more than 64 deep (byte %zu)", g.pos);
     om_names inputs = {0};
     /* the graph's inputs, outputs and value_info names */
     pb scan = g;
@@ -499,8 +419,8 @@ static dtcast_status scan_graph(om_job *j, pb *r)
             if ((st = value_info_name(&scan, &name)) == DTCAST_OK && name.end > name.pos) {
                 st = add_name(j, &name);
                 if (st == DTCAST_OK && f == GP_INPUT &&
-                    !names_add(&inputs, j->map + name.pos, name.end - name.pos))
-                    st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+                    !om_names_add(&inputs, j->map + name.pos, name.end - name.pos))
+                    st = om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
             }
         } else {
             st = pb_skip(&scan, wt, at);
@@ -510,9 +430,9 @@ static dtcast_status scan_graph(om_job *j, pb *r)
         if (f == GP_INITIALIZER && wt == WT_BYTES) {
             if ((st = scan_tensor(j, &g, 0, NULL)) == DTCAST_OK) {
                 om_tensor *t = &j->t[j->nt - 1];
-                t->is_input = names_has(&inputs, (const uint8_t *)t->name, strlen(t->name));
-                if (!names_add(&j->names, (const uint8_t *)t->name, strlen(t->name)))
-                    st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+                t->is_input = om_names_has(&inputs, (const uint8_t *)t->name, strlen(t->name));
+                if (!om_names_add(&j->names, (const uint8_t *)t->name, strlen(t->name)))
+                    st = om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
             }
         } else if (f == GP_NODE && wt == WT_BYTES) {
             st = scan_node(j, &g);
@@ -529,7 +449,7 @@ static dtcast_status scan_graph(om_job *j, pb *r)
 /* The ModelProto: the opset of the default domain, the graph. */
 static dtcast_status scan_model(om_job *j)
 {
-    pb m = reader(j, 0, j->len);
+    pb m = om_reader(j, 0, j->len);
     dtcast_status st = DTCAST_OK;
     int graphs = 0;
     j->opset = -1;
@@ -539,6 +459,12 @@ static dtcast_status scan_model(om_job *j)
     while (pb_next(&m, &f, &wt, &at, &st)) {
         if (f == MP_GRAPH && wt == WT_BYTES) {
             graphs++;
+            pb peek = m; /* the GraphProto's bytes, for graph mode */
+            pb g = {0};
+            if (pb_sub(&peek, &g) == DTCAST_OK) {
+                j->graph.start = g.pos;
+                j->graph.end = g.end;
+            }
             st = scan_graph(j, &m);
         } else if (f == MP_OPSET && wt == WT_BYTES) {
             pb o = {0}, domain = {0};
@@ -565,10 +491,10 @@ static dtcast_status scan_model(om_job *j)
         }
     }
     if (st == DTCAST_OK && graphs != 1)
-        st = fail(j, DTCAST_ERR_BAD_FILE, graphs ? "%d graphs in the ModelProto" : "no graph: not an "
+        st = om_fail(j, DTCAST_ERR_BAD_FILE, graphs ? "%d graphs in the ModelProto" : "no graph: not an "
                   "ONNX model (ModelProto)", graphs);
     if (st == DTCAST_OK && j->opset < 0)
-        st = fail(j, DTCAST_ERR_BAD_FILE, "no opset_import for the default domain");
+        st = om_fail(j, DTCAST_ERR_BAD_FILE, "no opset_import for the default domain");
     return st;
 }
 
@@ -595,16 +521,16 @@ static dtcast_status open_external(om_job *j, const om_tensor *t, dt_infile *in)
     size_t n = strlen(j->dir) + strlen(t->location) + 2;
     char *path = malloc(n);
     if (!path)
-        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     snprintf(path, n, "%s/%s", j->dir, t->location);
     dt_io_error e = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_open(in, path, &e);
     free(path);
     if (st != DTCAST_OK)
-        return fail(j, st, "tensor '%s': its external data: %s", t->name, e.message);
+        return om_fail(j, st, "tensor '%s': its external data: %s", t->name, e.message);
     if (t->ext_offset > in->size || t->ext_length > in->size - t->ext_offset) {
         dt_infile_close(in);
-        return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data at offset %llu, %llu bytes, "
+        return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data at offset %llu, %llu bytes, "
                     "runs past the end of '%s' (%llu bytes)", t->name,
                     (unsigned long long)t->ext_offset, (unsigned long long)t->ext_length,
                     t->location, (unsigned long long)in->size);
@@ -670,7 +596,7 @@ static void take_values(extremes *x, dtcast_type type, const uint8_t *p, size_t 
  * neither sign all become 0 (an epsilon tensor; single tiny weights that round to 0 are the
  * conversion's correct result and stay). The rounding is monotone, so the largest magnitude
  * of each sign decides; why receives it when it does not survive. */
-static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
+dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
                                     int *ok, char *why, size_t why_size)
 {
     extremes x;
@@ -686,7 +612,7 @@ static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_
         uint8_t *buf = malloc(block);
         if (!buf) {
             dt_infile_close(&in);
-            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
         }
         dt_io_error e = DT_IO_ERROR_INIT;
         for (uint64_t done = 0; done < t->ext_length && st == DTCAST_OK;) {
@@ -697,7 +623,7 @@ static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_
             done += n;
         }
         if (st != DTCAST_OK)
-            fail(j, st, "tensor '%s': %s", t->name, e.message);
+            om_fail(j, st, "tensor '%s': %s", t->name, e.message);
         free(buf);
         dt_infile_close(&in);
     } else {
@@ -721,12 +647,12 @@ static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_
         double v = 0;
         dtcast_error e;
         if (dtcast_convert(&v, DTCAST_FLOAT64, in, type, 1, NULL, &e) != DTCAST_OK)
-            return fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
+            return om_fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
         double back = 0;
         uint8_t out[8];
         if (dtcast_convert(out, j->r->to, &v, DTCAST_FLOAT64, 1, o, &e) != DTCAST_OK ||
             dtcast_convert(&back, DTCAST_FLOAT64, out, j->r->to, 1, NULL, &e) != DTCAST_OK)
-            return fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
+            return om_fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
         if (back == 0 || back != back || back - back != 0) {
             *ok = 0;
             char tn[32];
@@ -739,7 +665,7 @@ static dtcast_status values_survive(om_job *j, const om_tensor *t, const dtcast_
 }
 
 /* The convert step from t's type to r->to (the profile's checks included). */
-static dtcast_status converter_for(om_job *j, const om_tensor *t, dt_library_convert *c)
+dtcast_status om_converter_for(om_job *j, const om_tensor *t, dt_library_convert *c)
 {
     dtcast_error e;
     memset(&e, 0, sizeof e);
@@ -747,7 +673,7 @@ static dtcast_status converter_for(om_job *j, const om_tensor *t, dt_library_con
                                                j->r->to, t->dims, t->ndim, c, &e);
     if (st != DTCAST_OK) {
         char a[32], b[32];
-        return fail(j, st, "tensor '%s': cannot cast %s to %s: %s", t->name,
+        return om_fail(j, st, "tensor '%s': cannot cast %s to %s: %s", t->name,
                     dt_type_label((dtcast_type)t->data_type, a, sizeof a),
                     dt_type_label(j->r->to, b, sizeof b), e.message);
     }
@@ -755,7 +681,7 @@ static dtcast_status converter_for(om_job *j, const om_tensor *t, dt_library_con
 }
 
 /* A new value name: base_<type>, or base_<type>_N, used nowhere in the model. */
-static char *new_name(om_job *j, const char *base)
+char *om_new_name(om_job *j, const char *base)
 {
     const char *tn = dtcast_type_name(j->r->to);
     size_t n = strlen(base) + strlen(tn) + 24;
@@ -763,9 +689,9 @@ static char *new_name(om_job *j, const char *base)
     if (!s)
         return NULL;
     snprintf(s, n, "%s_%s", base, tn);
-    for (unsigned k = 1; names_has(&j->names, (const uint8_t *)s, strlen(s)); k++)
+    for (unsigned k = 1; om_names_has(&j->names, (const uint8_t *)s, strlen(s)); k++)
         snprintf(s, n, "%s_%s_%u", base, tn, k);
-    if (!names_add(&j->names, (const uint8_t *)s, strlen(s))) {
+    if (!om_names_add(&j->names, (const uint8_t *)s, strlen(s))) {
         free(s);
         return NULL;
     }
@@ -787,17 +713,17 @@ static dtcast_status decide(om_job *j)
             if (!t->has_length && want != UINT64_MAX)
                 t->ext_length = want;
             if (eb && t->ext_length != want)
-                return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data of %llu bytes for "
+                return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s': external data of %llu bytes for "
                             "%llu elements of %llu bytes", t->name,
                             (unsigned long long)t->ext_length, (unsigned long long)t->count,
                             (unsigned long long)eb);
         } else if ((t->where == W_RAW || t->where == W_TYPED) && eb && t->runs == 1 &&
                    (t->data_len / eb != t->count || t->data_len % eb)) {
-            return fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): %zu data bytes for %llu "
+            return om_fail(j, DTCAST_ERR_BAD_FILE, "tensor '%s' (byte %zu): %zu data bytes for %llu "
                         "elements", t->name, t->start, t->data_len, (unsigned long long)t->count);
         }
-        if (t->kind == 2 || !is_float_type(t->data_type))
-            continue;
+        if (r->onnx_graph || t->kind == 2 || !is_float_type(t->data_type))
+            continue; /* graph mode: og_plan decides */
         if (dt_conversion_float32_only(&r->conversion) && t->data_type != DTCAST_FLOAT32)
             continue; /* a converter's profile: as the converter, float32 initializers only */
         if (dtcast_type_bits(r->to) >= dtcast_type_bits((dtcast_type)t->data_type))
@@ -820,23 +746,25 @@ static dtcast_status decide(om_job *j)
             continue;
         }
         dt_library_convert conv;
-        if ((st = converter_for(j, t, &conv)) != DTCAST_OK)
+        if ((st = om_converter_for(j, t, &conv)) != DTCAST_OK)
             break;
         int ok = 1;
         char why[160];
         /* under a converter's profile its clamp decides the values, as the converter's does */
-        if (!conv.clamp && (st = values_survive(j, t, &conv.options, &ok, why, sizeof why)) != DTCAST_OK)
+        if (!conv.clamp && (st = om_values_survive(j, t, &conv.options, &ok, why, sizeof why)) != DTCAST_OK)
             break;
         if (!ok) {
             if (j->kept_values++ == 0)
                 snprintf(j->first_values, sizeof j->first_values, "'%s' (%s)", t->name, why);
             continue;
         }
-        if (!(t->new_name = new_name(j, t->name)))
-            return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        if (!(t->new_name = om_new_name(j, t->name)))
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
         t->convert = 1;
         j->converted++;
     }
+    if (st == DTCAST_OK && r->onnx_graph)
+        st = og_plan(j);
     if (st != DTCAST_OK)
         return st;
     /* the output bytes of every tensor's data */
@@ -853,29 +781,29 @@ static dtcast_status decide(om_job *j)
 
 #define OM_BUF ((size_t)1 << 16)
 
-static dtcast_status w_flush(om_job *j, om_writer *w)
+dtcast_status om_w_flush(om_job *j, om_writer *w)
 {
     if (w->counting || !w->used)
         return DTCAST_OK;
     dt_io_error e = DT_IO_ERROR_INIT;
     dtcast_status st = dt_outfile_write(w->out, w->buf, w->used, &e);
     w->used = 0;
-    return st == DTCAST_OK ? st : fail(j, st, "%s", e.message);
+    return st == DTCAST_OK ? st : om_fail(j, st, "%s", e.message);
 }
 
-static dtcast_status w_bytes(om_job *j, om_writer *w, const void *p, size_t n)
+dtcast_status om_w_bytes(om_job *j, om_writer *w, const void *p, size_t n)
 {
     w->n += n;
     if (w->counting)
         return DTCAST_OK;
     if (n > OM_BUF - w->used) {
-        dtcast_status st = w_flush(j, w);
+        dtcast_status st = om_w_flush(j, w);
         if (st != DTCAST_OK)
             return st;
         if (n >= OM_BUF) {
             dt_io_error e = DT_IO_ERROR_INIT;
             st = dt_outfile_write(w->out, p, n, &e);
-            return st == DTCAST_OK ? st : fail(j, st, "%s", e.message);
+            return st == DTCAST_OK ? st : om_fail(j, st, "%s", e.message);
         }
     }
     memcpy(w->buf + w->used, p, n);
@@ -883,43 +811,42 @@ static dtcast_status w_bytes(om_job *j, om_writer *w, const void *p, size_t n)
     return DTCAST_OK;
 }
 
-static dtcast_status w_varint(om_job *j, om_writer *w, uint64_t v)
+dtcast_status om_w_varint(om_job *j, om_writer *w, uint64_t v)
 {
     uint8_t b[10];
-    return w_bytes(j, w, b, (size_t)(put_varint(b, v) - b));
+    return om_w_bytes(j, w, b, (size_t)(put_varint(b, v) - b));
 }
 
-static dtcast_status w_key(om_job *j, om_writer *w, uint32_t field, int wt)
+dtcast_status om_w_key(om_job *j, om_writer *w, uint32_t field, int wt)
 {
-    return w_varint(j, w, (uint64_t)field << 3 | (uint64_t)wt);
+    return om_w_varint(j, w, (uint64_t)field << 3 | (uint64_t)wt);
 }
 
-static dtcast_status w_text(om_job *j, om_writer *w, uint32_t field, const void *p, size_t n)
+dtcast_status om_w_text(om_job *j, om_writer *w, uint32_t field, const void *p, size_t n)
 {
-    dtcast_status st = w_key(j, w, field, WT_BYTES);
+    dtcast_status st = om_w_key(j, w, field, WT_BYTES);
     if (st == DTCAST_OK)
-        st = w_varint(j, w, n);
-    return st == DTCAST_OK ? w_bytes(j, w, p, n) : st;
+        st = om_w_varint(j, w, n);
+    return st == DTCAST_OK ? om_w_bytes(j, w, p, n) : st;
 }
 
 /* Copies the input's bytes [a, b) (whole fields) as they are. */
-static dtcast_status w_copy(om_job *j, om_writer *w, size_t a, size_t b)
+dtcast_status om_w_copy(om_job *j, om_writer *w, size_t a, size_t b)
 {
-    return w_bytes(j, w, j->map + a, b - a);
+    return om_w_bytes(j, w, j->map + a, b - a);
 }
 
-typedef dtcast_status (*emit_fn)(om_job *j, om_writer *w, const void *arg);
 
 /* A length-delimited field holding what emit writes: counted, then written. */
-static dtcast_status w_message(om_job *j, om_writer *w, uint32_t field, emit_fn emit,
+dtcast_status om_w_message(om_job *j, om_writer *w, uint32_t field, emit_fn emit,
                                const void *arg)
 {
     om_writer c = {1, 0, NULL, NULL, 0};
     dtcast_status st = emit(j, &c, arg);
     if (st != DTCAST_OK)
         return st;
-    if ((st = w_key(j, w, field, WT_BYTES)) != DTCAST_OK ||
-        (st = w_varint(j, w, c.n)) != DTCAST_OK)
+    if ((st = om_w_key(j, w, field, WT_BYTES)) != DTCAST_OK ||
+        (st = om_w_varint(j, w, c.n)) != DTCAST_OK)
         return st;
     if (w->counting) {
         w->n += c.n;
@@ -928,12 +855,12 @@ static dtcast_status w_message(om_job *j, om_writer *w, uint32_t field, emit_fn 
     const uint64_t before = w->n;
     st = emit(j, w, arg);
     if (st == DTCAST_OK && w->n - before != c.n)
-        return fail(j, DTCAST_ERR_IO, "a message of %llu bytes was counted as %llu",
+        return om_fail(j, DTCAST_ERR_IO, "a message of %llu bytes was counted as %llu",
                     (unsigned long long)(w->n - before), (unsigned long long)c.n);
     return st;
 }
 
-static om_tensor *tensor_at(om_job *j, size_t start)
+om_tensor *om_tensor_at(om_job *j, size_t start)
 {
     size_t lo = 0, hi = j->nt; /* scanned in file order: sorted by start */
     while (lo < hi) {
@@ -947,7 +874,7 @@ static om_tensor *tensor_at(om_job *j, size_t start)
 }
 
 /* Whether the tensor's message is written anew: converted, or its data moves. */
-static int tensor_changes(const om_job *j, const om_tensor *t)
+int om_tensor_changes(const om_job *j, const om_tensor *t)
 {
     return t->convert || t->where == W_EXTERNAL || (t->external_out && j->external_out);
 }
@@ -973,7 +900,7 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
         dt_library_convert c;
         dt_report report;
         int reporting = 0;
-        if ((st = converter_for(j, t, &c)) != DTCAST_OK) {
+        if ((st = om_converter_for(j, t, &c)) != DTCAST_OK) {
             if (opened)
                 dt_infile_close(&in);
             return st;
@@ -1006,7 +933,7 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
     }
     if (opened)
         dt_infile_close(&in);
-    return st == DTCAST_OK ? st : fail(j, st, "tensor '%s': %s", t->name, e.message);
+    return st == DTCAST_OK ? st : om_fail(j, st, "tensor '%s': %s", t->name, e.message);
 }
 
 /* A StringStringEntryProto (external_data). */
@@ -1017,14 +944,14 @@ typedef struct entry {
 static dtcast_status emit_entry(om_job *j, om_writer *w, const void *arg)
 {
     const entry *e = arg;
-    dtcast_status st = w_text(j, w, SS_KEY, e->key, strlen(e->key));
-    return st == DTCAST_OK ? w_text(j, w, SS_VALUE, e->value, strlen(e->value)) : st;
+    dtcast_status st = om_w_text(j, w, SS_KEY, e->key, strlen(e->key));
+    return st == DTCAST_OK ? om_w_text(j, w, SS_VALUE, e->value, strlen(e->value)) : st;
 }
 
-static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
+dtcast_status om_emit_tensor(om_job *j, om_writer *w, const void *arg)
 {
     const om_tensor *t = arg;
-    pb m = reader(j, t->start, t->end);
+    pb m = om_reader(j, t->start, t->end);
     dtcast_status st = DTCAST_OK;
     uint32_t f = 0;
     int wt = 0;
@@ -1035,17 +962,17 @@ static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
         switch (f) {
         case T_TYPE:
             if (t->convert) {
-                if ((st = w_key(j, w, T_TYPE, WT_VARINT)) == DTCAST_OK)
-                    st = w_varint(j, w, (uint64_t)j->r->to);
+                if ((st = om_w_key(j, w, T_TYPE, WT_VARINT)) == DTCAST_OK)
+                    st = om_w_varint(j, w, (uint64_t)j->r->to);
                 break;
             }
-            st = w_copy(j, w, at, m.pos);
+            st = om_w_copy(j, w, at, m.pos);
             break;
         case T_NAME:
             if (t->convert && t->kind == 0)
-                st = w_text(j, w, T_NAME, t->new_name, strlen(t->new_name));
+                st = om_w_text(j, w, T_NAME, t->new_name, strlen(t->new_name));
             else
-                st = w_copy(j, w, at, m.pos);
+                st = om_w_copy(j, w, at, m.pos);
             break;
         case T_RAW:
         case T_FLOAT:
@@ -1054,7 +981,7 @@ static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
         case T_LOCATION:
             break; /* the data is written below */
         default:
-            st = w_copy(j, w, at, m.pos);
+            st = om_w_copy(j, w, at, m.pos);
         }
     }
     if (st != DTCAST_OK)
@@ -1065,9 +992,9 @@ static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
         snprintf(len, sizeof len, "%llu", (unsigned long long)t->out_bytes);
         const entry entries[3] = {{"location", j->data_name}, {"offset", off}, {"length", len}};
         for (int k = 0; k < 3 && st == DTCAST_OK; k++)
-            st = w_message(j, w, T_EXTERNAL, emit_entry, &entries[k]);
-        if (st == DTCAST_OK && (st = w_key(j, w, T_LOCATION, WT_VARINT)) == DTCAST_OK)
-            st = w_varint(j, w, 1);
+            st = om_w_message(j, w, T_EXTERNAL, emit_entry, &entries[k]);
+        if (st == DTCAST_OK && (st = om_w_key(j, w, T_LOCATION, WT_VARINT)) == DTCAST_OK)
+            st = om_w_varint(j, w, 1);
         if (st != DTCAST_OK || w->counting)
             return st;
         /* the data, at its offset in the data file */
@@ -1078,73 +1005,64 @@ static dtcast_status emit_tensor(om_job *j, om_writer *w, const void *arg)
             st = dt_outfile_write(&j->data, zeros, gap < sizeof zeros ? (size_t)gap : sizeof zeros, &e);
         }
         if (st != DTCAST_OK)
-            return fail(j, st, "%s", e.message);
+            return om_fail(j, st, "%s", e.message);
         return stream_data(j, t, &j->data);
     }
     /* in the model: raw_data */
-    if ((st = w_key(j, w, T_RAW, WT_BYTES)) != DTCAST_OK ||
-        (st = w_varint(j, w, t->out_bytes)) != DTCAST_OK)
+    if ((st = om_w_key(j, w, T_RAW, WT_BYTES)) != DTCAST_OK ||
+        (st = om_w_varint(j, w, t->out_bytes)) != DTCAST_OK)
         return st;
     if (w->counting) {
         w->n += t->out_bytes;
         return DTCAST_OK;
     }
-    if ((st = w_flush(j, w)) != DTCAST_OK)
+    if ((st = om_w_flush(j, w)) != DTCAST_OK)
         return st;
     const uint64_t before = w->out->written;
     if ((st = stream_data(j, t, w->out)) != DTCAST_OK)
         return st;
     if (w->out->written - before != t->out_bytes)
-        return fail(j, DTCAST_ERR_IO, "tensor '%s': %llu data bytes written, %llu expected",
+        return om_fail(j, DTCAST_ERR_IO, "tensor '%s': %llu data bytes written, %llu expected",
                     t->name, (unsigned long long)(w->out->written - before),
                     (unsigned long long)t->out_bytes);
     w->n += t->out_bytes;
     return DTCAST_OK;
 }
 
-/* Cast(input) -> output, to = type. */
-typedef struct cast_node {
-    const char *input, *output;
-    uint64_t to;
-} cast_node;
 
-static dtcast_status emit_to_attr(om_job *j, om_writer *w, const void *arg)
+static dtcast_status om_emit_to_attr(om_job *j, om_writer *w, const void *arg)
 {
     const cast_node *c = arg;
-    dtcast_status st = w_text(j, w, AP_NAME, "to", 2);
-    if (st == DTCAST_OK && (st = w_key(j, w, AP_I, WT_VARINT)) == DTCAST_OK)
-        st = w_varint(j, w, c->to);
-    if (st == DTCAST_OK && (st = w_key(j, w, AP_TYPE, WT_VARINT)) == DTCAST_OK)
-        st = w_varint(j, w, AT_INT);
+    dtcast_status st = om_w_text(j, w, AP_NAME, "to", 2);
+    if (st == DTCAST_OK && (st = om_w_key(j, w, AP_I, WT_VARINT)) == DTCAST_OK)
+        st = om_w_varint(j, w, c->to);
+    if (st == DTCAST_OK && (st = om_w_key(j, w, AP_TYPE, WT_VARINT)) == DTCAST_OK)
+        st = om_w_varint(j, w, AT_INT);
     return st;
 }
 
-static dtcast_status emit_cast(om_job *j, om_writer *w, const void *arg)
+dtcast_status om_emit_cast(om_job *j, om_writer *w, const void *arg)
 {
     const cast_node *c = arg;
     char name[300];
     snprintf(name, sizeof name, "dtcast_Cast_%s", c->output);
-    dtcast_status st = w_text(j, w, NP_INPUT, c->input, strlen(c->input));
+    dtcast_status st = om_w_text(j, w, NP_INPUT, c->input, strlen(c->input));
     if (st == DTCAST_OK)
-        st = w_text(j, w, NP_OUTPUT, c->output, strlen(c->output));
+        st = om_w_text(j, w, NP_OUTPUT, c->output, strlen(c->output));
     if (st == DTCAST_OK)
-        st = w_text(j, w, NP_NAME, name, strlen(name));
+        st = om_w_text(j, w, NP_NAME, name, strlen(name));
     if (st == DTCAST_OK)
-        st = w_text(j, w, NP_OP, "Cast", 4);
+        st = om_w_text(j, w, NP_OP, "Cast", 4);
     if (st == DTCAST_OK)
-        st = w_message(j, w, NP_ATTR, emit_to_attr, c);
+        st = om_w_message(j, w, NP_ATTR, om_emit_to_attr, c);
     return st;
 }
 
-typedef struct span {
-    size_t start, end;
-} span;
 
-static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg);
 
 /* Whether the message [start, end) holds a tensor that changes or a graph (searched to the
  * attributes of a node). */
-static int attr_changes(om_job *j, pb a)
+int om_attr_changes(om_job *j, pb a)
 {
     while (pb_more(&a)) {
         uint32_t f = 0;
@@ -1158,8 +1076,8 @@ static int attr_changes(om_job *j, pb a)
             pb s = {0};
             if (pb_sub(&a, &s) != DTCAST_OK)
                 return 1;
-            const om_tensor *t = tensor_at(j, s.pos);
-            if (!t || tensor_changes(j, t))
+            const om_tensor *t = om_tensor_at(j, s.pos);
+            if (!t || om_tensor_changes(j, t))
                 return 1;
             continue;
         }
@@ -1169,10 +1087,10 @@ static int attr_changes(om_job *j, pb a)
     return 0;
 }
 
-static dtcast_status emit_attr(om_job *j, om_writer *w, const void *arg)
+dtcast_status om_emit_attr(om_job *j, om_writer *w, const void *arg)
 {
     const span *s = arg;
-    pb a = reader(j, s->start, s->end);
+    pb a = om_reader(j, s->start, s->end);
     dtcast_status st = DTCAST_OK;
     while (st == DTCAST_OK && pb_more(&a)) {
         uint32_t f = 0;
@@ -1185,17 +1103,17 @@ static dtcast_status emit_attr(om_job *j, om_writer *w, const void *arg)
             if ((st = pb_sub(&a, &sub)) != DTCAST_OK)
                 break;
             const span g = {sub.pos, sub.end};
-            const om_tensor *t = f == AP_T || f == AP_TENSORS ? tensor_at(j, sub.pos) : NULL;
+            const om_tensor *t = f == AP_T || f == AP_TENSORS ? om_tensor_at(j, sub.pos) : NULL;
             if (f == AP_G || f == AP_GRAPHS)
-                st = w_message(j, w, f, emit_graph, &g);
-            else if (t && tensor_changes(j, t))
-                st = w_message(j, w, f, emit_tensor, t);
+                st = om_w_message(j, w, f, om_emit_graph, &g);
+            else if (t && om_tensor_changes(j, t))
+                st = om_w_message(j, w, f, om_emit_tensor, t);
             else
-                st = w_copy(j, w, at, a.pos);
+                st = om_w_copy(j, w, at, a.pos);
             continue;
         }
         if ((st = pb_skip(&a, wt, at)) == DTCAST_OK)
-            st = w_copy(j, w, at, a.pos);
+            st = om_w_copy(j, w, at, a.pos);
     }
     return st;
 }
@@ -1224,7 +1142,7 @@ static const om_tensor *converted_constant(om_job *j, pb n)
             if (f == AP_T && wt == WT_BYTES) {
                 if (pb_sub(&a, &s) != DTCAST_OK)
                     return NULL;
-                const om_tensor *t = tensor_at(j, s.pos);
+                const om_tensor *t = om_tensor_at(j, s.pos);
                 if (t && t->kind == 1 && t->convert)
                     return t;
             } else if (pb_skip(&a, wt, at) != DTCAST_OK) {
@@ -1243,7 +1161,7 @@ typedef struct node_arg {
 static dtcast_status emit_node(om_job *j, om_writer *w, const void *arg)
 {
     const node_arg *na = arg;
-    pb n = reader(j, na->s.start, na->s.end);
+    pb n = om_reader(j, na->s.start, na->s.end);
     dtcast_status st = DTCAST_OK;
     int outputs = 0;
     while (st == DTCAST_OK && pb_more(&n)) {
@@ -1257,16 +1175,16 @@ static dtcast_status emit_node(om_job *j, om_writer *w, const void *arg)
             if ((st = pb_sub(&n, &sub)) != DTCAST_OK)
                 break;
             const span a = {sub.pos, sub.end};
-            st = attr_changes(j, sub) ? w_message(j, w, NP_ATTR, emit_attr, &a)
-                                      : w_copy(j, w, at, n.pos);
+            st = om_attr_changes(j, sub) ? om_w_message(j, w, NP_ATTR, om_emit_attr, &a)
+                                      : om_w_copy(j, w, at, n.pos);
             continue;
         }
         if ((st = pb_skip(&n, wt, at)) != DTCAST_OK)
             break;
         if (f == NP_OUTPUT && outputs++ == 0 && na->constant)
-            st = w_text(j, w, NP_OUTPUT, na->constant->new_name, strlen(na->constant->new_name));
+            st = om_w_text(j, w, NP_OUTPUT, na->constant->new_name, strlen(na->constant->new_name));
         else
-            st = w_copy(j, w, at, n.pos);
+            st = om_w_copy(j, w, at, n.pos);
     }
     return st;
 }
@@ -1275,7 +1193,7 @@ static dtcast_status emit_node(om_job *j, om_writer *w, const void *arg)
 static dtcast_status emit_initializer_casts(om_job *j, om_writer *w, const span *s)
 {
     dtcast_status st = DTCAST_OK;
-    pb scan = reader(j, s->start, s->end);
+    pb scan = om_reader(j, s->start, s->end);
     uint32_t f = 0;
     int wt = 0;
     size_t at = 0;
@@ -1287,22 +1205,22 @@ static dtcast_status emit_initializer_casts(om_job *j, om_writer *w, const span 
         pb ts = {0};
         if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
             break;
-        const om_tensor *t = tensor_at(j, ts.pos);
+        const om_tensor *t = om_tensor_at(j, ts.pos);
         if (t && t->convert) {
             const cast_node c = {t->new_name, t->name, t->data_type};
-            st = w_message(j, w, GP_NODE, emit_cast, &c);
+            st = om_w_message(j, w, GP_NODE, om_emit_cast, &c);
         }
     }
     return st;
 }
 
-static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
+dtcast_status om_emit_graph(om_job *j, om_writer *w, const void *arg)
 {
     const span *s = arg;
     dtcast_status st = DTCAST_OK;
     /* the Casts of this graph's converted initializers go before its first node */
     int casts_done = 0;
-    pb g = reader(j, s->start, s->end);
+    pb g = om_reader(j, s->start, s->end);
     while (st == DTCAST_OK && pb_more(&g)) {
         uint32_t f = 0;
         int wt = 0;
@@ -1319,9 +1237,9 @@ static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
             if ((st = pb_sub(&g, &sub)) != DTCAST_OK)
                 break;
             if (f == GP_INITIALIZER) {
-                const om_tensor *t = tensor_at(j, sub.pos);
-                st = t && tensor_changes(j, t) ? w_message(j, w, f, emit_tensor, t)
-                                               : w_copy(j, w, at, g.pos);
+                const om_tensor *t = om_tensor_at(j, sub.pos);
+                st = t && om_tensor_changes(j, t) ? om_w_message(j, w, f, om_emit_tensor, t)
+                                               : om_w_copy(j, w, at, g.pos);
                 continue;
             }
             node_arg na = {{sub.pos, sub.end}, converted_constant(j, sub)};
@@ -1337,21 +1255,21 @@ static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
                 if (f2 == NP_ATTR && wt2 == WT_BYTES) {
                     if (pb_sub(&attrs, &a) != DTCAST_OK)
                         break;
-                    changes = attr_changes(j, a);
+                    changes = om_attr_changes(j, a);
                 } else if (pb_skip(&attrs, wt2, at2) != DTCAST_OK) {
                     break;
                 }
             }
-            st = changes ? w_message(j, w, GP_NODE, emit_node, &na) : w_copy(j, w, at, g.pos);
+            st = changes ? om_w_message(j, w, GP_NODE, emit_node, &na) : om_w_copy(j, w, at, g.pos);
             if (st == DTCAST_OK && na.constant) {
                 const cast_node c = {na.constant->new_name, na.constant->name,
                                      na.constant->data_type};
-                st = w_message(j, w, GP_NODE, emit_cast, &c);
+                st = om_w_message(j, w, GP_NODE, om_emit_cast, &c);
             }
             continue;
         }
         if ((st = pb_skip(&g, wt, at)) == DTCAST_OK)
-            st = w_copy(j, w, at, g.pos);
+            st = om_w_copy(j, w, at, g.pos);
     }
     if (st == DTCAST_OK && !casts_done) /* a graph without nodes */
         st = emit_initializer_casts(j, w, s);
@@ -1361,7 +1279,7 @@ static dtcast_status emit_graph(om_job *j, om_writer *w, const void *arg)
 static dtcast_status emit_model(om_job *j, om_writer *w, const void *arg)
 {
     (void)arg;
-    pb m = reader(j, 0, j->len);
+    pb m = om_reader(j, 0, j->len);
     dtcast_status st = DTCAST_OK;
     while (st == DTCAST_OK && pb_more(&m)) {
         uint32_t f = 0;
@@ -1374,11 +1292,11 @@ static dtcast_status emit_model(om_job *j, om_writer *w, const void *arg)
             if ((st = pb_sub(&m, &sub)) != DTCAST_OK)
                 break;
             const span g = {sub.pos, sub.end};
-            st = w_message(j, w, MP_GRAPH, emit_graph, &g);
+            st = om_w_message(j, w, MP_GRAPH, j->plan ? og_emit_graph : om_emit_graph, &g);
             continue;
         }
         if ((st = pb_skip(&m, wt, at)) == DTCAST_OK)
-            st = w_copy(j, w, at, m.pos);
+            st = om_w_copy(j, w, at, m.pos);
     }
     return st;
 }
@@ -1410,6 +1328,10 @@ static dtcast_status check_request(om_job *j)
 {
     const dt_cast_request *r = j->r;
     char tn[32];
+    if (r->onnx_graph && r->to != DTCAST_FLOAT16 && r->to != DTCAST_BFLOAT16)
+        return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                           "%s: --mode graph computes in float16 or bfloat16 (--to %s)", j->shown,
+                           dt_type_label(r->to, tn, sizeof tn));
     if (r->to != DTCAST_FLOAT16 && r->to != DTCAST_BFLOAT16 && r->to != DTCAST_FLOAT32)
         return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
                            "%s: an ONNX model's weights are stored as float16, bfloat16 or "
@@ -1461,7 +1383,7 @@ static dtcast_status run(om_job *j)
     char *data_path = malloc(n);
     if (!data_path || !(j->data_name = malloc(strlen(base) + 6))) {
         free(data_path);
-        return fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     }
     snprintf(data_path, n, "%s.data", j->r->out);
     snprintf(j->data_name, strlen(base) + 6, "%s.data", base);
@@ -1473,7 +1395,7 @@ static dtcast_status run(om_job *j)
     st = emit_model(j, &count, NULL);
     if (st == DTCAST_OK && count.n > DT_PROTO_MAX && !j->external_out) {
         if (mode == DT_EXTERNAL_NEVER)
-            st = fail(j, DTCAST_ERR_SIZE_OVERFLOW, "the converted model would be %llu bytes, "
+            st = om_fail(j, DTCAST_ERR_SIZE_OVERFLOW, "the converted model would be %llu bytes, "
                       "over protobuf's 2 GiB: give --external-data auto or always",
                       (unsigned long long)count.n);
         j->external_out = 1;
@@ -1497,24 +1419,24 @@ static dtcast_status run(om_job *j)
             st = dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT, "%s: a model with "
                              "external data cannot go to stdout", j->shown);
         else if ((st = dt_outfile_open(&j->data, data_path, &e)) != DTCAST_OK)
-            st = fail(j, st, "%s", e.message);
+            st = om_fail(j, st, "%s", e.message);
     }
     uint8_t *buf = st == DTCAST_OK ? malloc(OM_BUF) : NULL;
     if (st == DTCAST_OK && !buf)
-        st = fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        st = om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     if (st == DTCAST_OK && (st = dt_outfile_open(&out, j->r->out, &e)) != DTCAST_OK)
-        st = fail(j, st, "%s", e.message);
+        st = om_fail(j, st, "%s", e.message);
     if (st == DTCAST_OK) {
         om_writer w = {0, 0, &out, buf, 0};
         st = emit_model(j, &w, NULL);
         if (st == DTCAST_OK)
-            st = w_flush(j, &w);
+            st = om_w_flush(j, &w);
     }
     if (st == DTCAST_OK && j->external_out &&
         (st = dt_outfile_commit(&j->data, &e)) != DTCAST_OK)
-        st = fail(j, st, "%s", e.message);
+        st = om_fail(j, st, "%s", e.message);
     if (st == DTCAST_OK && (st = dt_outfile_commit(&out, &e)) != DTCAST_OK)
-        st = fail(j, st, "%s", e.message);
+        st = om_fail(j, st, "%s", e.message);
     dt_outfile_abort(&out);
     dt_outfile_abort(&j->data);
     free(buf);
@@ -1550,7 +1472,7 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
                 : slash          ? copy_text((const uint8_t *)r->in, (size_t)(slash - r->in))
                                  : copy_text((const uint8_t *)".", 1);
         if (!j.dir)
-            st = fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            st = om_fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
     }
     if (st == DTCAST_OK)
         st = run(&j);
@@ -1561,6 +1483,7 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
         free(j.t[i].location);
         free(j.t[i].new_name);
     }
+    og_free(&j);
     free(j.t);
     free(j.names.p);
     free(j.names.len);

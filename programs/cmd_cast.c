@@ -48,6 +48,15 @@ static const char cast_help[] =
     "                         which 'dtcast dequantize' computes\n"
     "  -q, --quiet            no progress line, no warning about values that became NaN/Inf\n"
     "\n"
+    "ONNX models (.onnx):\n"
+    "      --mode M           weights (default): the weights stored as TYPE, a Cast back before\n"
+    "                         their consumers, the graph's types unchanged | graph: the compute\n"
+    "                         in TYPE (float16, bfloat16) wherever the operator schemas at the\n"
+    "                         model's opset admit it, Casts between, the model valid\n"
+    "      --keep-io-types    graph: the graph's inputs and outputs keep their types\n"
+    "      --block-op GLOB    graph: nodes of these op types keep their types (repeatable)\n"
+    "      --block-node GLOB  graph: nodes of these names keep their types (repeatable)\n"
+    "\n"
     "Sharded checkpoint in steps (IN is X.safetensors.index.json):\n"
     "      --shards LIST      convert only these shards into OUT and write no index; LIST is\n"
     "                         comma-separated shard file names, or 0-based positions in the\n"
@@ -75,7 +84,8 @@ static const char cast_examples[] =
 
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
-       OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY, OPT_RAW_CODES };
+       OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY, OPT_RAW_CODES,
+       OPT_MODE, OPT_KEEP_IO, OPT_BLOCK_OP, OPT_BLOCK_NODE };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -92,6 +102,10 @@ static const cli_option cast_options[] = {
     {"shards", 0, 1, OPT_SHARDS},
     {"index-only", 0, 0, OPT_INDEX_ONLY},
     {"raw-codes", 0, 0, OPT_RAW_CODES},
+    {"mode", 0, 1, OPT_MODE},
+    {"keep-io-types", 0, 0, OPT_KEEP_IO},
+    {"block-op", 0, 1, OPT_BLOCK_OP},
+    {"block-node", 0, 1, OPT_BLOCK_NODE},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -118,6 +132,9 @@ typedef struct cast_request {
     const char *shards;  /* --shards LIST */
     int index_only;      /* --index-only */
     int raw_codes;       /* --raw-codes */
+    int onnx_graph;      /* --mode graph */
+    int keep_io_types;   /* --keep-io-types */
+    dt_globs block_ops, block_nodes; /* --block-op, --block-node */
 } cast_request;
 
 static int add_glob(dt_globs *g, const char *option, const char *pattern)
@@ -133,6 +150,7 @@ static int cast_option(cast_request *r, int id, const char *value)
 {
     static const char *const formats[] = {"raw", NULL};
     static const char *const external[] = {"auto", "always", "never", NULL};
+    static const char *const modes[] = {"weights", "graph", NULL};
     int i;
     switch (id) {
     case OPT_QUIET:
@@ -171,6 +189,18 @@ static int cast_option(cast_request *r, int id, const char *value)
     case OPT_RAW_CODES:
         r->raw_codes = 1;
         return CLI_OK;
+    case OPT_MODE:
+        if (cli_parse_choice("cast", "--mode", value, modes, &i) != CLI_OK)
+            return CLI_USAGE;
+        r->onnx_graph = i == 1;
+        return CLI_OK;
+    case OPT_KEEP_IO:
+        r->keep_io_types = 1;
+        return CLI_OK;
+    case OPT_BLOCK_OP:
+        return add_glob(&r->block_ops, "--block-op", value);
+    case OPT_BLOCK_NODE:
+        return add_glob(&r->block_nodes, "--block-node", value);
     default:
         return -1;
     }
@@ -277,6 +307,10 @@ static int cast_files(cast_request *r)
     q.shards = r->shards;
     q.index_only = r->index_only;
     q.raw_codes = r->raw_codes;
+    q.onnx_graph = r->onnx_graph;
+    q.keep_io_types = r->keep_io_types;
+    q.block_ops = r->block_ops;
+    q.block_nodes = r->block_nodes;
     char profile[32];
     cli_profile_label(s, profile, sizeof profile);
     q.profile_label = profile;

@@ -149,17 +149,24 @@ _EXTERNAL = ("auto", "always", "never")
 
 
 def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclude=None,
-                  round="rne", profile=None, external_data="auto", threads=0, report=False,
-                  progress=None):
-    """An ONNX model (.onnx) with its weights stored as ``to`` (float16, bfloat16; float32 for
-    float64 weights), in this process by the C library's job (``dtcast cast model.onnx``;
-    docs/onnx_models.md): every floating-point initializer and Constant value that select and
-    exclude pick (globs of tensor names) is stored in the target type under a new name, and a
-    Cast back to its type writes the old name; graph inputs, outputs and value_info are not
-    changed, so the model stays valid and runs where it ran. Kept as they are, with a
+                  round="rne", profile=None, external_data="auto", keep_io_types=False,
+                  block_ops=None, block_nodes=None, threads=0, report=False, progress=None):
+    """An ONNX model (.onnx) converted to ``to`` (float16, bfloat16; float32 for float64
+    weights), in this process by the C library's job (``dtcast cast model.onnx``;
+    docs/onnx_models.md).
+    ``mode="weights"`` (the default): every floating-point initializer and Constant value that
+    select and exclude pick (globs of tensor names) is stored in the target type under a new
+    name, and a Cast back to its type writes the old name; graph inputs, outputs and value_info
+    are not changed, so the model stays valid and runs where it ran. Kept as they are, with a
     dtcast.Warning: initializers that are also graph inputs, and tensors with a finite value that
     would become Inf or NaN or whose nonzero values of one sign would all become 0; tensors of
     fewer than 16 elements are kept silently.
+    ``mode="graph"``: the model's graph computes in ``to`` (float16 or bfloat16) wherever the
+    ONNX operator schemas at the model's opset admit it, with Casts between; Cast(to=FLOAT) and
+    the random ops' dtype are rewritten; nodes with subgraphs (If, Loop, Scan), the op types in
+    ``block_ops`` and the node names in ``block_nodes`` (globs) keep their types; the graph's
+    inputs and outputs become ``to`` unless ``keep_io_types``. The result is sorted
+    topologically and is a valid model.
     External data is streamed; ``external_data``: "auto" (the output has a data file,
     dst + ".data", when src had external data or the model passes 2 GiB), "always", "never".
     ``profile``: None (dtcast's exact conversion), "ort-float16" or "onnxconverter-common": the
@@ -168,9 +175,12 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     to nearest even; no value is kept back for overflow).
     Raises dtcast.Error; on any error nothing is written. Returns the report text when
     ``report`` (else None)."""
-    if mode != "weights":
-        raise Error("mode: only 'weights' (the weights stored as %s, a Cast back before their "
-                    "consumers) converts models today, not %r" % (to, mode),
+    if mode not in ("weights", "graph"):
+        raise Error("mode: 'weights' (the weights stored as %s, a Cast back before their "
+                    "consumers) or 'graph' (the compute in %s), not %r" % (to, to, mode),
+                    Status.INVALID_ARGUMENT)
+    if mode == "weights" and (keep_io_types or block_ops or block_nodes):
+        raise Error("keep_io_types, block_ops and block_nodes apply to mode='graph'",
                     Status.INVALID_ARGUMENT)
     if external_data not in _EXTERNAL:
         raise Error("external_data: one of %s, not %r" % (", ".join(_EXTERNAL), external_data),
@@ -179,5 +189,9 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     params = files._options(to, None, select, exclude, round, None, "wrap", profile, None,
                             threads, report, False)
     params["external_data"] = _EXTERNAL.index(external_data)
+    params["onnx_graph"] = mode == "graph"
+    params["keep_io_types"] = bool(keep_io_types)
+    params["block_ops"] = files._globs(block_ops, "block_ops")
+    params["block_nodes"] = files._globs(block_nodes, "block_nodes")
     text = files._cast(files._path(src, "src"), files._path(dst, "dst"), params, progress)
     return text if report else None

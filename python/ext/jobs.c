@@ -338,7 +338,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     dt_cast_request q;
     memset(&q, 0, sizeof q);
     long long to, from, profile, opset, ovf, sat, iovf, threads, report, f6, raw_codes, index_only,
-        watch, seed, external;
+        watch, seed, external, graph, keep_io;
     const char *round_name;
     if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
         get_int(params, "to", -1, &to) < 0 || get_int(params, "src_type", -1, &from) < 0 ||
@@ -354,7 +354,11 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         get_int(params, "watch", 0, &watch) < 0 || get_int(params, "seed", 0, &seed) < 0 ||
         get_int(params, "external_data", DT_EXTERNAL_AUTO, &external) < 0 ||
         get_str(params, "round", &round_name) < 0 || get_str(params, "shards", &q.shards) < 0 ||
-        get_globs(params, "select", &q.select) < 0 || get_globs(params, "exclude", &q.exclude) < 0)
+        get_globs(params, "select", &q.select) < 0 || get_globs(params, "exclude", &q.exclude) < 0 ||
+        get_int(params, "onnx_graph", 0, &graph) < 0 ||
+        get_int(params, "keep_io_types", 0, &keep_io) < 0 ||
+        get_globs(params, "block_ops", &q.block_ops) < 0 ||
+        get_globs(params, "block_nodes", &q.block_nodes) < 0)
         return NULL;
     if (threads < 0 || threads > 4096 || profile < 0 || profile > 4 || opset < 1 ||
         opset > DTCAST_ONNX_OPSET_MAX || external < DT_EXTERNAL_AUTO ||
@@ -399,6 +403,8 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     q.float6_packed = f6 != 0;
     q.index_only = index_only != 0;
     q.raw_codes = raw_codes != 0;
+    q.onnx_graph = graph != 0;
+    q.keep_io_types = keep_io != 0;
     char label[32];
     dt_profile_label((dt_profile)profile, (int)opset, label, sizeof label);
     q.profile_label = label;

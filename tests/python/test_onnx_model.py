@@ -402,3 +402,34 @@ def test_profile_refusals(tmp_path):
                         "saturate", "--to", "float16", str(tmp_path / "a.npy"),
                         str(tmp_path / "b.npy")], capture_output=True, text=True)
     assert p.returncode == 2 and "--overflow is not an option of" in p.stderr, p.stderr
+
+
+def test_graph_mode_bad_graphs(tmp_path):
+    """--mode graph: a cycle, a value two nodes write, a value read but given by nothing, and a
+    target graph mode does not compute in: one line naming the node, nothing written."""
+    x = h.make_tensor_value_info("x", TP.FLOAT, [4])
+    y = h.make_tensor_value_info("y", TP.FLOAT, [4])
+    graphs = {
+        "cycle": ([h.make_node("Add", ["x", "b"], ["a"], name="n_a"),
+                   h.make_node("Relu", ["a"], ["b"], name="n_b"),
+                   h.make_node("Identity", ["a"], ["y"])], "cycle"),
+        "twice": ([h.make_node("Relu", ["x"], ["y"], name="first"),
+                   h.make_node("Abs", ["x"], ["y"], name="second")], "'second'"),
+        "missing": ([h.make_node("Add", ["x", "nowhere"], ["y"], name="adder")], "'nowhere'"),
+    }
+    for label, (nodes, want) in graphs.items():
+        g = h.make_graph(nodes, label, [x], [y])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        src, dst = str(tmp_path / (label + ".onnx")), str(tmp_path / ("out_" + label + ".onnx"))
+        with open(src, "wb") as f:  # onnx.save would not mind; the checker would
+            f.write(m.SerializeToString())
+        with pytest.raises(dtcast.Error, match=want) as e:
+            convert_model(src, dst, to="float16", mode="graph")
+        assert "\n" not in str(e.value) and label in str(e.value)
+        assert not os.path.exists(dst), label
+    src = str(tmp_path / "ok.onnx")
+    onnx.save(mlp_model(), src)
+    with pytest.raises(dtcast.Error, match="float16 or bfloat16"):
+        convert_model(src, str(tmp_path / "f8.onnx"), to="float8e4m3fn", mode="graph")
+    with pytest.raises(dtcast.Error, match="mode='graph'"):
+        convert_model(src, str(tmp_path / "w.onnx"), to="float16", keep_io_types=True)
