@@ -908,6 +908,16 @@ dtcast_status og_plan(om_job *j)
     for (size_t i = 0; i < j->nt; i++)
         if (j->t[i].convert)
             j->converted++;
+    if (j->r->report) {
+        char text[600], tn[32];
+        snprintf(tn, sizeof tn, "%s", dtcast_type_name(j->r->to));
+        snprintf(text, sizeof text, "graph mode: %zu of %zu nodes compute in %s, %zu Casts added; "
+                 "kept in their types: %zu by their schema%s%s%s, %zu with subgraphs, %zu "
+                 "blocked\n", g->converted, g->nn, tn, g->casts, g->blocked_schema,
+                 g->blocked_schema ? " (first: " : "", g->first_schema,
+                 g->blocked_schema ? ")" : "", g->blocked_subgraph, g->blocked_request);
+        dt_job_report(&j->r->hooks, text);
+    }
     return DTCAST_OK;
 }
 

@@ -1,7 +1,8 @@
 /* libFuzzer harness for the ONNX model job (files/onnx_model.c): the input is split at the first
  * 4 bytes (a little-endian length L): the next L bytes are the model (m.onnx), the rest its
  * external data file (w.bin, which a model's external tensors may name). The first byte after
- * the length picks the target (float16, bfloat16, float32) and the external-data mode. Checks:
+ * the length picks the target (float16, bfloat16, float32), the external-data mode, the mode
+ * (weights, graph: files/onnx_graph.c) and, in graph mode, --keep-io-types. Checks:
  * never a crash, never a leak; a failed job names the model and leaves no output (neither
  * out.onnx nor out.onnx.data); a job that succeeds writes a model the job reads again. */
 #include "files/cast.h"
@@ -25,7 +26,7 @@ static int write_file(const char *path, const uint8_t *p, size_t n)
 }
 
 static dtcast_status convert(const char *in, const char *out, dtcast_type to, dt_external mode,
-                             dt_io_error *err)
+                             int graph, dt_io_error *err)
 {
     dt_cast_request r;
     memset(&r, 0, sizeof r);
@@ -36,6 +37,8 @@ static dtcast_status convert(const char *in, const char *out, dtcast_type to, dt
     dtcast_options_init(&r.conversion.options);
     r.conversion.options.threads = 1;
     r.external_data = mode;
+    r.onnx_graph = graph & 1;
+    r.keep_io_types = graph >> 1 & 1;
     dt_progress progress;
     dt_progress_init(&progress, 0, NULL, NULL);
     dt_stream_buffers buffers;
@@ -59,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const dtcast_type targets[3] = {DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32};
     const dtcast_type to = targets[pick % 3];
     const dt_external mode = (dt_external)(pick / 3 % 3);
+    const int graph = pick / 9 % 4; /* bit 0: graph mode, bit 1: keep the io types */
     const char *model = fuzz_scratch_path("fuzz_onnx_model", "m.onnx");
     const char *ext = fuzz_scratch_path("fuzz_onnx_model", "w.bin");
     const char *out = fuzz_scratch_path("fuzz_onnx_model", "out.onnx");
@@ -69,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         !write_file(model, data, len) || !write_file(ext, data + len, size - len))
         return 0;
     dt_io_error err = DT_IO_ERROR_INIT;
-    if (convert(model, out, to, mode, &err) != DTCAST_OK) {
+    if (convert(model, out, to, mode, graph, &err) != DTCAST_OK) {
         if (!err.message[0] || !strstr(err.message, "m.onnx") || access(out, F_OK) == 0 ||
             access(out_data, F_OK) == 0)
             abort(); /* named, nothing left behind */
@@ -77,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* what it wrote is a model the job reads again (nothing left to convert, or the rest) */
     dt_io_error err2 = DT_IO_ERROR_INIT;
-    if (convert(out, again, to, DT_EXTERNAL_AUTO, &err2) != DTCAST_OK)
+    if (convert(out, again, to, DT_EXTERNAL_AUTO, graph, &err2) != DTCAST_OK)
         abort();
     unlink(out);
     unlink(out_data);
