@@ -230,7 +230,10 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
             if ((st = pb_expect(&m, "name", wt, WT_BYTES, at)) != DTCAST_OK ||
                 (st = pb_sub(&m, &s)) != DTCAST_OK)
                 return st;
-            if (kind != 1 && !(t->name = copy_text(j->map + s.pos, s.end - s.pos)))
+            if (kind == 1)
+                break;
+            free(t->name); /* a repeated field: the last one counts, as protobuf reads it */
+            if (!(t->name = copy_text(j->map + s.pos, s.end - s.pos)))
                 return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
             break;
         case T_RAW:
