@@ -1072,68 +1072,37 @@ static dtcast_status emit_og_node(om_job *j, om_writer *w, const void *arg)
     return st;
 }
 
-/* A ValueInfoProto whose tensor element type becomes T. */
-static dtcast_status emit_elem_type(om_job *j, om_writer *w, const void *arg);
-static dtcast_status emit_type_proto(om_job *j, om_writer *w, const void *arg)
-{
-    const span *s = arg;
-    pb r = om_reader(j, s->start, s->end);
-    dtcast_status st = DTCAST_OK;
-    uint32_t f = 0;
-    int wt = 0;
-    size_t at = 0;
-    while (pb_next(&r, &f, &wt, &at, &st)) {
-        pb sub = {0};
-        if (f == TP_TENSOR && wt == WT_BYTES) {
-            if ((st = pb_sub(&r, &sub)) == DTCAST_OK) {
-                const span t = {sub.pos, sub.end};
-                st = om_w_message(j, w, TP_TENSOR, emit_elem_type, &t);
-            }
-        } else if ((st = pb_skip(&r, wt, at)) == DTCAST_OK) {
-            st = om_w_copy(j, w, at, r.pos);
-        }
-    }
-    return st;
-}
+/* A ValueInfoProto whose tensor element type becomes T: the fields on the path
+ * ValueInfoProto.type -> TypeProto.tensor_type -> elem_type are written anew, every other
+ * field is copied. */
+typedef struct retype {
+    span s;
+    int depth; /* 0: the ValueInfoProto, 1: its TypeProto, 2: the TypeProto.Tensor */
+} retype;
 
-static dtcast_status emit_elem_type(om_job *j, om_writer *w, const void *arg)
+static dtcast_status emit_retyped(om_job *j, om_writer *w, const void *arg)
 {
-    const span *s = arg;
-    pb r = om_reader(j, s->start, s->end);
+    static const uint32_t path[2] = {VI_TYPE, TP_TENSOR};
+    const retype *r = arg;
+    pb m = om_reader(j, r->s.start, r->s.end);
     dtcast_status st = DTCAST_OK;
     uint32_t f = 0;
     int wt = 0;
     size_t at = 0;
-    while (pb_next(&r, &f, &wt, &at, &st)) {
-        if ((st = pb_skip(&r, wt, at)) != DTCAST_OK)
+    while (pb_next(&m, &f, &wt, &at, &st)) {
+        pb sub = {0};
+        if (r->depth < 2 && f == path[r->depth] && wt == WT_BYTES) {
+            if ((st = pb_sub(&m, &sub)) == DTCAST_OK) {
+                const retype inner = {{sub.pos, sub.end}, r->depth + 1};
+                st = om_w_message(j, w, f, emit_retyped, &inner);
+            }
+        } else if ((st = pb_skip(&m, wt, at)) != DTCAST_OK) {
             break;
-        if (f == TT_ELEM && wt == WT_VARINT) {
+        } else if (r->depth == 2 && f == TT_ELEM && wt == WT_VARINT) {
             if ((st = om_w_key(j, w, TT_ELEM, WT_VARINT)) == DTCAST_OK)
                 st = om_w_varint(j, w, (uint64_t)j->plan->target);
         } else {
-            st = om_w_copy(j, w, at, r.pos);
-        }
-    }
-    return st;
-}
-
-static dtcast_status emit_value_info_t(om_job *j, om_writer *w, const void *arg)
-{
-    const span *s = arg;
-    pb r = om_reader(j, s->start, s->end);
-    dtcast_status st = DTCAST_OK;
-    uint32_t f = 0;
-    int wt = 0;
-    size_t at = 0;
-    while (pb_next(&r, &f, &wt, &at, &st)) {
-        pb sub = {0};
-        if (f == VI_TYPE && wt == WT_BYTES) {
-            if ((st = pb_sub(&r, &sub)) == DTCAST_OK) {
-                const span t = {sub.pos, sub.end};
-                st = om_w_message(j, w, VI_TYPE, emit_type_proto, &t);
-            }
-        } else if ((st = pb_skip(&r, wt, at)) == DTCAST_OK) {
-            st = om_w_copy(j, w, at, r.pos);
+            st = om_w_copy(j, w, at, m.pos);
         }
     }
     return st;
@@ -1190,8 +1159,8 @@ dtcast_status og_emit_graph(om_job *j, om_writer *w, const void *arg)
                                   : OG_NONE;
             const int to_t = k != OG_NONE && g->v[k].home_t && type == ONNX_FLOAT;
             if (to_t) {
-                const span s = {sub.pos, sub.end};
-                st = om_w_message(j, w, f, emit_value_info_t, &s);
+                const retype r = {{sub.pos, sub.end}, 0};
+                st = om_w_message(j, w, f, emit_retyped, &r);
             } else {
                 st = om_w_copy(j, w, at, gr.pos);
             }
