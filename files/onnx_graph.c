@@ -66,6 +66,7 @@ typedef struct og_node {
     int convert;             /* computes in T */
     int set_type;            /* write to/dtype = T: 1 rewrite the attribute, 2 add it */
     int blocked;             /* by the request (--block-op, --block-node) */
+    int identity;            /* a Cast to the type its input has (after the plan): Identity */
 } og_node;
 
 struct om_graph_plan {
@@ -800,6 +801,14 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
             continue; /* its type is Cast's/dtype's own, not rewritten */
         g->v[v].made_t = c >= 0 && c < 64 && (flip >> c & 1);
     }
+    /* a Cast that now casts to its input's type (Cast(to=FLOAT) of a float16 value, the second
+     * of a float16 -> float32 -> float16 pair): written as Identity */
+    if (eq(d->op, d->op_len, "Cast") && d->n_in == 1 && d->n_out == 1 && d->in[0] != OG_NONE &&
+        d->out[0] != OG_NONE) {
+        const int64_t from = d->in_t[0] ? T : g->v[d->in[0]].type;
+        const int64_t into = d->set_type ? T : d->to;
+        d->identity = from == into && from != 0;
+    }
     return;
 keep:
     if (d->blocked)
@@ -1049,9 +1058,16 @@ static dtcast_status emit_og_node(om_job *j, om_writer *w, const void *arg)
             st = om_w_text(j, w, f, p, len);
             continue;
         }
+        if (f == NP_OP && wt == WT_BYTES && d->identity) {
+            if ((st = pb_skip(&n, wt, at)) == DTCAST_OK)
+                st = om_w_text(j, w, NP_OP, "Identity", 8);
+            continue;
+        }
         if (f == NP_ATTR && wt == WT_BYTES) {
             if ((st = pb_sub(&n, &sub)) != DTCAST_OK)
                 break;
+            if (d->identity)
+                continue; /* Identity has no attributes (to, saturate, round_mode) */
             if (d->set_type == 1 && at == d->type_attr_start) {
                 const type_attr a = {to ? to->attr : "to", g->target};
                 st = om_w_message(j, w, NP_ATTR, emit_type_attr, &a);

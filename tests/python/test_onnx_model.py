@@ -433,3 +433,29 @@ def test_graph_mode_bad_graphs(tmp_path):
         convert_model(src, str(tmp_path / "f8.onnx"), to="float8e4m3fn", mode="graph")
     with pytest.raises(dtcast.Error, match="mode='graph'"):
         convert_model(src, str(tmp_path / "w.onnx"), to="float16", keep_io_types=True)
+
+
+def test_graph_mode_identity_casts(tmp_path):
+    """--mode graph: a Cast that would cast to its input's own type (Cast(to=FLOAT) of a float16
+    value; the second Cast of a float16 -> float32 -> float16 pair) is written as Identity, and
+    onnxruntime computes the same as with the Casts."""
+    x = h.make_tensor_value_info("x", TP.FLOAT16, [4])
+    y = h.make_tensor_value_info("y", TP.FLOAT, [4])
+    nodes = [h.make_node("Cast", ["x"], ["xf"], to=TP.FLOAT, name="up"),
+             h.make_node("Relu", ["xf"], ["r"], name="relu"),
+             h.make_node("Cast", ["r"], ["r16"], to=TP.FLOAT16, name="down"),
+             h.make_node("Cast", ["r16"], ["y"], to=TP.FLOAT, name="up2")]
+    m = h.make_model(h.make_graph(nodes, "g", [x], [y]), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    onnx.save(m, src)
+    convert_model(src, dst, to="float16", mode="graph", keep_io_types=True)
+    out = onnx.load(dst)
+    onnx.checker.check_model(out, full_check=True)
+    ops = {n.name: n.op_type for n in out.graph.node}
+    assert ops["up"] == "Identity" and ops["down"] == "Identity", ops
+    assert not [n for n in out.graph.node if n.op_type == "Identity" and n.attribute]
+    feed = {"x": np.array([-1.5, 0.25, 3.0, -0.0], np.float16)}
+    want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    got = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    assert got.dtype == np.float32 and np.array_equal(got, want)
