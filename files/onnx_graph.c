@@ -54,6 +54,8 @@ typedef struct og_node {
     const uint8_t *op, *domain, *name;
     size_t op_len, domain_len, name_len;
     int32_t *in, *out;       /* value indexes; OG_NONE for an empty (omitted) input */
+    size_t lists;            /* where in, out and outer start in the arena (it moves while it
+                              * grows: the pointers are set once every node is read) */
     int n_in, n_out;
     uint8_t *in_t;           /* per input: read as T */
     int subgraph;            /* it has graph attributes */
@@ -198,8 +200,12 @@ static dtcast_status read_captures(om_job *j, om_graph_plan *g, pb gr, int depth
             if (f == NP_INPUT && wt == WT_BYTES) {
                 if ((st = pb_sub(&n, &s)) != DTCAST_OK)
                     break;
-                const int32_t k = value_find(g, j->map + s.pos, s.end - s.pos);
-                if (k != OG_NONE && !arena_push(g, k))
+                if (s.end == s.pos)
+                    continue;
+                /* made when new: its producer may come later in the file (names defined
+                 * inside the body become values nobody in this graph gives, and are ignored) */
+                const int32_t k = value_get(g, j->map + s.pos, s.end - s.pos);
+                if (k == OG_NONE || !arena_push(g, k))
                     return oom(j);
             } else if (f == NP_ATTR && wt == WT_BYTES) {
                 if ((st = pb_sub(&n, &s)) != DTCAST_OK)
@@ -385,8 +391,7 @@ static dtcast_status read_node(om_job *j, om_graph_plan *g, pb n)
         }
         d->n_outer = (int)(g->na - before);
     }
-    /* the lists as offsets for now (the arena may still move) */
-    d->in = (int32_t *)(uintptr_t)base;
+    d->lists = base;
     g->nn++;
     return st;
 }
@@ -460,8 +465,7 @@ static dtcast_status read_graph(om_job *j, om_graph_plan *g)
     size_t fi = 0;
     for (size_t i = 0; i < g->nn; i++) {
         og_node *d = &g->n[i];
-        const size_t base = (size_t)(uintptr_t)d->in;
-        d->in = g->arena + base;
+        d->in = g->arena + d->lists;
         d->out = d->in + d->n_in;
         d->outer = d->out + d->n_out;
         d->in_t = g->flags + fi;
@@ -472,7 +476,6 @@ static dtcast_status read_graph(om_job *j, om_graph_plan *g)
 
 static void node_label(const om_graph_plan *g, const og_node *d, char *buf, size_t size)
 {
-    (void)g;
     if (d->name_len)
         snprintf(buf, size, "node '%.*s' (%.*s)", (int)(d->name_len > 80 ? 80 : d->name_len),
                  (const char *)d->name, (int)(d->op_len > 40 ? 40 : d->op_len), (const char *)d->op);
@@ -683,9 +686,8 @@ static int node_blocked(const om_job *j, const og_node *d)
 }
 
 /* A tensor the job may store in T: float32, its data in a layout the writer rewrites. */
-static int tensor_convertible(const om_job *j, const om_tensor *t)
+static int tensor_convertible(const om_tensor *t)
 {
-    (void)j;
     return t->data_type == ONNX_FLOAT && !t->segment && t->where != W_NONE &&
            (t->where == W_EXTERNAL || t->runs == 1);
 }
@@ -778,7 +780,7 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
     }
     if ((eq(d->op, d->op_len, "Constant") || eq(d->op, d->op_len, "ConstantOfShape")) && out0_flips) {
         om_tensor *t = d->value_tensor != OG_NONE ? &j->t[d->value_tensor] : NULL;
-        if (!t || !tensor_convertible(j, t))
+        if (!t || !tensor_convertible(t))
             goto keep;
         t->convert = 1;
     }
@@ -845,7 +847,7 @@ static dtcast_status plan_names(om_job *j, om_graph_plan *g)
         if (v->tensor != OG_NONE) { /* an initializer: stored in T when only T is read */
             om_tensor *t = &j->t[v->tensor];
             v->home_t = !v->is_input && !v->is_output && !v->captured && v->need_t &&
-                        !v->need_float && tensor_convertible(j, t);
+                        !v->need_float && tensor_convertible(t);
             if (v->home_t) {
                 t->convert = 1;
                 if (!(t->new_name = malloc(v->len + 1)))
@@ -869,24 +871,7 @@ static dtcast_status plan_names(om_job *j, om_graph_plan *g)
             snprintf(base, sizeof base, "%.*s", (int)(v->len > 400 ? 400 : v->len),
                      (const char *)v->name);
             /* named after the type it holds: V_float16 for T, V_float32 for float32 */
-            char *name;
-            if (v->home_t) { /* the other one is float32 */
-                char b2[540];
-                snprintf(b2, sizeof b2, "%s_float32", base);
-                size_t n = strlen(b2) + 24;
-                name = malloc(n);
-                if (name) {
-                    snprintf(name, n, "%s", b2);
-                    for (unsigned c = 1; om_names_has(&j->names, (const uint8_t *)name, strlen(name)); c++)
-                        snprintf(name, n, "%s_%u", b2, c);
-                    if (!om_names_add(&j->names, (const uint8_t *)name, strlen(name))) {
-                        free(name);
-                        name = NULL;
-                    }
-                }
-            } else {
-                name = om_new_name(j, base);
-            }
+            char *name = om_new_name(j, base, v->home_t ? DTCAST_FLOAT32 : j->r->to);
             if (!name)
                 return oom(j);
             v->other = name;

@@ -684,9 +684,9 @@ dtcast_status om_converter_for(om_job *j, const om_tensor *t, dt_library_convert
 }
 
 /* A new value name: base_<type>, or base_<type>_N, used nowhere in the model. */
-char *om_new_name(om_job *j, const char *base)
+char *om_new_name(om_job *j, const char *base, dtcast_type type)
 {
-    const char *tn = dtcast_type_name(j->r->to);
+    const char *tn = dtcast_type_name(type);
     size_t n = strlen(base) + strlen(tn) + 24;
     char *s = malloc(n);
     if (!s)
@@ -761,7 +761,7 @@ static dtcast_status decide(om_job *j)
                 snprintf(j->first_values, sizeof j->first_values, "'%s' (%s)", t->name, why);
             continue;
         }
-        if (!(t->new_name = om_new_name(j, t->name)))
+        if (!(t->new_name = om_new_name(j, t->name, r->to)))
             return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
         t->convert = 1;
         j->converted++;

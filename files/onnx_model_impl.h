@@ -106,7 +106,7 @@ pb om_reader(om_job *j, size_t start, size_t end);
 int om_names_has(const om_names *s, const uint8_t *p, size_t n);
 int om_names_add(om_names *s, const uint8_t *p, size_t n);
 /* A new value name: base_<type>, or base_<type>_N, used nowhere in the model (then taken). */
-char *om_new_name(om_job *j, const char *base);
+char *om_new_name(om_job *j, const char *base, dtcast_type type);
 om_tensor *om_tensor_at(om_job *j, size_t start);
 /* Whether the tensor's message is written anew: converted, or its data moves. */
 int om_tensor_changes(const om_job *j, const om_tensor *t);

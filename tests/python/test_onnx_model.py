@@ -459,3 +459,29 @@ def test_graph_mode_identity_casts(tmp_path):
     want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feed)[0]
     got = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, feed)[0]
     assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
+def test_graph_mode_sorts_outer_scope_reads(tmp_path):
+    """--mode graph on nodes out of order: an If placed before the node that writes the value
+    its branches read from the outer graph comes after that node in the output."""
+    x = h.make_tensor_value_info("x", TP.FLOAT, [4])
+    y = h.make_tensor_value_info("y", TP.FLOAT, [4])
+    out = h.make_tensor_value_info("o", TP.FLOAT, [4])
+    then_g = h.make_graph([h.make_node("Neg", ["hidden"], ["o"])], "then", [], [out])
+    else_g = h.make_graph([h.make_node("Abs", ["hidden"], ["o"])], "else", [], [out])
+    cond = nh.from_array(np.array(True), "cond")
+    nodes = [h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g, name="if"),
+             h.make_node("Relu", ["x"], ["hidden"], name="relu")]
+    m = h.make_model(h.make_graph(nodes, "g", [x], [y], [cond]),
+                     opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    with open(src, "wb") as f:  # unsorted: onnx's checker would refuse it
+        f.write(m.SerializeToString())
+    convert_model(src, dst, to="float16", mode="graph", keep_io_types=True)
+    got = onnx.load(dst)
+    onnx.checker.check_model(got, full_check=True)
+    assert [n.name for n in got.graph.node if n.name in ("if", "relu")] == ["relu", "if"]
+    feed = {"x": np.array([-1.0, 2.0, -3.0, 4.0], np.float32)}
+    r = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    assert np.array_equal(r, -np.maximum(feed["x"], 0))
