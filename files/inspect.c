@@ -6,6 +6,7 @@
 #include "files/file.h"
 #include "files/json.h"
 #include "files/npy.h"
+#include "files/onnx_model.h"
 #include "files/progress.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@ const char *dt_insp_kind_name(dt_insp_kind kind)
     case DT_INSP_SAFETENSORS: return "safetensors";
     case DT_INSP_INDEX: return "index";
     case DT_INSP_FOLDER: return "folder";
+    case DT_INSP_ONNX: return "onnx";
     case DT_INSP_UNKNOWN: return "unknown";
     }
     return "?";
@@ -319,15 +321,17 @@ static int leaves_folder(const char *loc)
            strstr(loc, "/../") || (n >= 3 && strcmp(loc + n - 3, "/..") == 0);
 }
 
-static void read_external(insp *c, size_t pbi, const dt_pb_info *info, size_t ti,
-                          int in_memory)
+/* Tensor ti's data is in the external file loc (relative to files[pbi]'s folder) at ext_offset,
+ * nbytes long: the file is added (once) and checked. what: ".pb" or "model". */
+static void read_external(insp *c, size_t pbi, const char *loc, size_t location_at,
+                          uint64_t ext_offset, uint64_t nbytes, size_t ti, int in_memory,
+                          const char *what)
 {
     const char *pbpath = c->r->files[pbi].path;
-    const char *loc = info->location;
     if (leaves_folder(loc)) {
         problem(c, 0, DTCAST_ERR_BAD_FILE, pbpath,
-                "external_data location '%s' leaves the folder of the .pb at byte %zu", loc,
-                info->location_at);
+                "external_data location '%s' leaves the folder of the %s at byte %zu", loc, what,
+                location_at);
         return;
     }
     const char *slash = strrchr(pbpath, '/');
@@ -339,17 +343,32 @@ static void read_external(insp *c, size_t pbi, const dt_pb_info *info, size_t ti
     }
     memcpy(path, pbpath, dir);
     strcpy(path + dir, loc);
-    size_t fi = add_file(c, path, DT_FILE_RAW);
+    size_t fi = (size_t)-1;
+    for (size_t i = pbi + 1; i < c->r->nfiles; i++) /* a model's tensors share data files */
+        if (c->r->files[i].kind == DT_FILE_RAW && strcmp(c->r->files[i].path, path) == 0)
+            fi = i;
+    const int seen = fi != (size_t)-1;
+    if (!seen)
+        fi = add_file(c, path, DT_FILE_RAW);
     free(path);
     if (fi == (size_t)-1)
         return;
-    /* The tensor belongs to the .pb's list but its data is in the external file. */
+    /* The tensor belongs to the .pb's (the model's) list but its data is in the external file. */
     dt_insp_tensor *t = &c->r->tensors[ti];
     t->file = fi;
-    t->offset = info->ext_offset;
+    t->offset = ext_offset;
     if (in_memory)
         return;
     dt_insp_file *f = &c->r->files[fi];
+    if (seen && f->size != UINT64_MAX) {
+        uint64_t end;
+        if (__builtin_add_overflow(ext_offset, nbytes, &end) || end > f->size)
+            problem(c, 0, DTCAST_ERR_BAD_FILE, pbpath,
+                    "tensor '%s': external data '%s' holds %llu bytes, but offset %llu + length "
+                    "%llu go beyond it", t->name, loc, (unsigned long long)f->size,
+                    (unsigned long long)ext_offset, (unsigned long long)nbytes);
+        return;
+    }
     source s;
     dt_io_error err = DT_IO_ERROR_INIT;
     if (source_open(&s, f->path, &err) != DTCAST_OK) {
@@ -360,11 +379,11 @@ static void read_external(insp *c, size_t pbi, const dt_pb_info *info, size_t ti
     f->size = s.size;
     source_close(&s);
     uint64_t end;
-    if (__builtin_add_overflow(info->ext_offset, (uint64_t)info->nbytes, &end) || end > f->size) {
+    if (__builtin_add_overflow(ext_offset, nbytes, &end) || end > f->size) {
         problem(c, 0, DTCAST_ERR_BAD_FILE, pbpath,
-                "external data '%s' holds %llu bytes, but offset %llu + length %zu go beyond it",
-                loc, (unsigned long long)f->size, (unsigned long long)info->ext_offset,
-                info->nbytes);
+                "external data '%s' holds %llu bytes, but offset %llu + length %llu go beyond it",
+                loc, (unsigned long long)f->size, (unsigned long long)ext_offset,
+                (unsigned long long)nbytes);
         return;
     }
     f->ok = 1;
@@ -412,8 +431,81 @@ static void read_pb(insp *c, size_t fi, source *s)
     t->offset = info.where == DT_PB_RAW ? info.raw_at : UINT64_MAX; /* typed: not one run */
     c->r->files[fi].ok = 1;
     if (info.where == DT_PB_EXTERNAL)
-        read_external(c, fi, &info, c->r->ntensors - 1, !s->opened);
+        read_external(c, fi, info.location, info.location_at, info.ext_offset, info.nbytes,
+                      c->r->ntensors - 1, !s->opened, ".pb");
     dt_pb_info_free(&info);
+}
+
+/* ---- an ONNX model: its initializers and Constant tensors (files/onnx_model.h) -------------- */
+
+typedef struct onnx_ctx {
+    insp *c;
+    size_t fi;
+    int in_memory;
+} onnx_ctx;
+
+static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
+{
+    onnx_ctx *o = arg;
+    insp *c = o->c;
+    if (c->oom)
+        return 1;
+    dt_insp_tensor *t = add_tensor(c, o->fi);
+    if (!t)
+        return 1;
+    const char *where = i->where == DT_ONNX_DATA_RAW        ? "raw_data"
+                        : i->where == DT_ONNX_DATA_EXTERNAL ? "external data"
+                        : i->where == DT_ONNX_DATA_TYPED    ? "typed field"
+                                                            : "no data";
+    const char *role = i->kind == 0 ? "" : i->kind == 1 ? ", a Constant's value" : ", an attribute";
+    char storage[160];
+    snprintf(storage, sizeof storage, "%s%s%s", where, role, i->depth > 1 ? ", in a subgraph" : "");
+    t->name = strdup(i->name);
+    t->storage = strdup(storage);
+    if (!t->name || !t->storage) {
+        no_memory(c, c->r->files[o->fi].path);
+        return 1;
+    }
+    t->type = i->data_type < 1000 ? (dtcast_type)i->data_type : DTCAST_UNDEFINED;
+    set_shape(t, i->ndim, i->dims, i->count);
+    const int bits = t->type != DTCAST_UNDEFINED ? dtcast_type_bits(t->type) : 0;
+    uint64_t bytes = 0;
+    if (bits > 0 && i->count <= UINT64_MAX / (uint64_t)bits)
+        bytes = (i->count * (uint64_t)bits + 7) / 8;
+    t->bytes = i->where == DT_ONNX_DATA_RAW ? i->data_len
+               : i->where == DT_ONNX_DATA_EXTERNAL && i->has_length ? i->ext_length
+                                                                    : bytes;
+    t->offset = i->where == DT_ONNX_DATA_RAW ? i->data_offset : UINT64_MAX;
+    if (i->where == DT_ONNX_DATA_EXTERNAL) {
+        if (!i->location || !i->location[0])
+            problem(c, 0, DTCAST_ERR_BAD_FILE, c->r->files[o->fi].path,
+                    "tensor '%s': external data without a location", t->name);
+        else
+            read_external(c, o->fi, i->location, 0, i->ext_offset, t->bytes, c->r->ntensors - 1,
+                          o->in_memory, "model");
+    }
+    return 0;
+}
+
+static void read_onnx(insp *c, size_t fi, source *s)
+{
+    dt_io_error err = DT_IO_ERROR_INIT;
+    const uint8_t *buf = NULL;
+    size_t len = 0;
+    const char *path = c->r->files[fi].path;
+    dtcast_status st = source_all(s, &buf, &len, &err);
+    onnx_ctx o = {c, fi, !s->opened};
+    int64_t opset = -1;
+    if (st == DTCAST_OK)
+        st = dt_onnx_model_tensors(buf, len, path, &opset, onnx_tensor, &o, &err);
+    if (c->oom)
+        return;
+    if (st != DTCAST_OK) {
+        problem(c, 0, st, path, "%s", err.message);
+        return;
+    }
+    c->r->opset = opset;
+    c->r->files[fi].ok = 1;
 }
 
 /* ---- checkpoints: an index, a folder (files/checkpoint.h finds the shards) ---------------- */
@@ -752,6 +844,7 @@ static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
     switch (kind) {
     case DT_INSP_NPY: read_npy(c, fi, s); break;
     case DT_INSP_PB: read_pb(c, fi, s); break;
+    case DT_INSP_ONNX: read_onnx(c, fi, s); break;
     default:
         read_safetensors(c, fi, s, &h);
         dt_st_header_free(&h);
@@ -808,6 +901,7 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn pr
     switch (kind) {
     case DT_FILE_NPY: r->kind = DT_INSP_NPY; break;
     case DT_FILE_PB: r->kind = DT_INSP_PB; break;
+    case DT_FILE_ONNX_MODEL: r->kind = DT_INSP_ONNX; break;
     case DT_FILE_SAFETENSORS: r->kind = DT_INSP_SAFETENSORS; break;
     case DT_FILE_SAFETENSORS_INDEX: r->kind = DT_INSP_INDEX; break;
     default: {
@@ -820,7 +914,7 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn pr
             problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL, "%s", what);
         else
             problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL,
-                    "'%s': not a file inspect reads (give a .npy, .pb, .safetensors, "
+                    "'%s': not a file inspect reads (give a .npy, .pb, .onnx, .safetensors, "
                     "*.safetensors.index.json or a checkpoint folder)",
                     path);
         return finish(&c);
@@ -855,13 +949,15 @@ dtcast_status dt_inspect_memory(const uint8_t *buf, size_t len, dt_insp_kind kin
     start(&c, r, NULL, NULL, err);
     if (!(r->path = strdup(name)))
         return dt_io_fail(err, NOMEM, "out of memory");
-    if (kind != DT_INSP_NPY && kind != DT_INSP_PB && kind != DT_INSP_SAFETENSORS)
+    if (kind != DT_INSP_NPY && kind != DT_INSP_PB && kind != DT_INSP_SAFETENSORS &&
+        kind != DT_INSP_ONNX)
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
-                          "inspect: only a .npy, .pb or .safetensors is read from memory");
+                          "inspect: only a .npy, .pb, .safetensors or .onnx is read from memory");
     r->kind = kind;
-    size_t fi = add_file(&c, name, kind == DT_INSP_NPY  ? DT_FILE_NPY
-                                   : kind == DT_INSP_PB ? DT_FILE_PB
-                                                        : DT_FILE_SAFETENSORS);
+    size_t fi = add_file(&c, name, kind == DT_INSP_NPY    ? DT_FILE_NPY
+                                   : kind == DT_INSP_PB   ? DT_FILE_PB
+                                   : kind == DT_INSP_ONNX ? DT_FILE_ONNX_MODEL
+                                                          : DT_FILE_SAFETENSORS);
     if (fi == (size_t)-1)
         return finish(&c);
     source s;
@@ -990,13 +1086,14 @@ static void put_tensor_name(dt_json_buf *b, const dt_inspect *r, size_t i)
 
 static void put_file(dt_json_buf *b, const dt_insp_file *f)
 {
-    static const char *const kinds[] = {"raw", "npy", "pb", "safetensors", "index", "unknown"};
+    static const char *const kinds[] = {"raw", "npy", "pb", "safetensors", "index", "onnx",
+                                        "unknown"};
     dt_json_puts(b, "{");
     put_key(b, "path");
     put_text(b, f->path);
     dt_json_puts(b, ", ");
     put_key(b, "kind");
-    put_text(b, (unsigned)f->kind < 6 ? kinds[f->kind] : "unknown");
+    put_text(b, (unsigned)f->kind < 7 ? kinds[f->kind] : "unknown");
     dt_json_puts(b, ", ");
     put_key(b, "ok");
     dt_json_puts(b, f->ok ? "true" : "false");
@@ -1165,6 +1262,13 @@ dtcast_status dt_inspect_json(const dt_inspect *r, char **text, size_t *len, dt_
     put_key(&b, "kind");
     put_text(&b, dt_insp_kind_name(r->kind));
     dt_json_puts(&b, ",\n  ");
+    if (r->kind == DT_INSP_ONNX && r->opset >= 0) {
+        put_key(&b, "opset");
+        char num[32];
+        snprintf(num, sizeof num, "%lld", (long long)r->opset);
+        dt_json_puts(&b, num);
+        dt_json_puts(&b, ",\n  ");
+    }
     put_key(&b, "valid");
     dt_json_puts(&b, r->nerrors ? "false" : "true");
     dt_json_puts(&b, ",\n  ");

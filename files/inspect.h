@@ -2,7 +2,9 @@
  * tensor's name, type, shape, bytes and the absolute byte offset of its data; the quantized
  * layouts the tensors form (files/quant_layout.h); totals per type; safetensors metadata; and
  * every problem the readers find, with the same parsers and so the same messages as reading
- * the file. For .npy, .pb, .safetensors, a *.safetensors.index.json or a checkpoint folder.
+ * the file. For .npy, .pb, .safetensors, a *.safetensors.index.json, a checkpoint folder, or an
+ * ONNX model (.onnx: its initializers and Constant tensors, raw data offsets in the model file,
+ * external data files checked like a .pb's).
  * Used by `dtcast inspect` and dtcast.inspect(); not part of the installed API.
  *
  * Only headers are read (pread of the first bytes, or a mapping of which only the headers'
@@ -24,10 +26,11 @@ typedef enum dt_insp_kind {
     DT_INSP_SAFETENSORS,
     DT_INSP_INDEX, /* a *.safetensors.index.json */
     DT_INSP_FOLDER, /* a folder of shards (with or without an index) */
+    DT_INSP_ONNX,   /* an ONNX model (.onnx): its initializers and Constant tensors */
     DT_INSP_UNKNOWN /* missing, or not a kind inspect reads (the one error says which) */
 } dt_insp_kind;
 
-/* "npy", "pb", "safetensors", "index", "folder", "unknown". */
+/* "npy", "pb", "safetensors", "index", "folder", "onnx", "unknown". */
 const char *dt_insp_kind_name(dt_insp_kind kind);
 
 /* One file read: the input itself, a shard, the index, or a .pb's external data file. */
@@ -67,8 +70,9 @@ typedef struct dt_insp_tensor {
     uint64_t offset;       /* absolute byte offset of the data in files[file] */
     size_t file;           /* index into dt_inspect.files */
     uint64_t begin, end;   /* safetensors: data_offsets (relative to data_start) */
-    char *storage;         /* how the data is stored, for .npy and .pb ("'<f4', C order",
-                            * "raw_data", "external data", "float_data"); NULL for safetensors */
+    char *storage;         /* how the data is stored, for .npy, .pb and .onnx ("'<f4', C order",
+                            * "raw_data", "external data", "typed field", ", a Constant's value",
+                            * ", in a subgraph"); NULL for safetensors */
     dt_insp_role role;
     size_t group;          /* dt_inspect.plan.groups index, DT_QT_NONE when plain */
 } dt_insp_tensor;
@@ -105,6 +109,7 @@ typedef struct dt_inspect {
     size_t nproblems;
     dt_insp_problem *problems;
     size_t nerrors;          /* problems that are not warnings */
+    int64_t opset;           /* ONNX: the model's default-domain opset */
 } dt_inspect;
 
 /* Inspects path (kind by its name, or a folder). Fills r with everything that could be read,
@@ -116,7 +121,7 @@ typedef struct dt_inspect {
 dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn progress,
                               void *progress_ctx, dt_io_error *err);
 
-/* The same for one file of `kind` (NPY, PB or SAFETENSORS) held in memory, shown as `name`
+/* The same for one file of `kind` (NPY, PB, SAFETENSORS or ONNX) held in memory, shown as `name`
  * (the fuzz harness; external data of a .pb is not opened). */
 dtcast_status dt_inspect_memory(const uint8_t *buf, size_t len, dt_insp_kind kind,
                                 const char *name, dt_inspect *r, dt_io_error *err);

@@ -1495,3 +1495,55 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
     dt_infile_close(&in);
     return st;
 }
+
+dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *shown,
+                                    int64_t *opset,
+                                    int (*fn)(void *ctx, const dt_onnx_tensor_info *t),
+                                    void *ctx, dt_io_error *err)
+{
+    om_job j;
+    memset(&j, 0, sizeof j);
+    j.err = err;
+    j.shown = shown;
+    j.map = buf ? buf : (const uint8_t *)"";
+    j.len = len;
+    dtcast_status st = scan_model(&j);
+    if (opset)
+        *opset = j.opset;
+    for (size_t i = 0; st == DTCAST_OK && i < j.nt; i++) {
+        const om_tensor *t = &j.t[i];
+        dt_onnx_tensor_info info;
+        memset(&info, 0, sizeof info);
+        info.name = t->name ? t->name : "";
+        info.kind = t->kind;
+        info.depth = t->depth;
+        info.data_type = t->data_type;
+        info.ndim = t->ndim;
+        info.dims = t->dims;
+        info.count = t->count;
+        info.where = t->where == W_RAW        ? DT_ONNX_DATA_RAW
+                     : t->where == W_TYPED    ? DT_ONNX_DATA_TYPED
+                     : t->where == W_EXTERNAL ? DT_ONNX_DATA_EXTERNAL
+                     : t->runs > 0            ? DT_ONNX_DATA_TYPED /* int32_data, int64_data, ... */
+                                              : DT_ONNX_DATA_NONE;
+        info.data_offset = t->data_start;
+        info.data_len = t->data_len;
+        info.location = t->location;
+        info.ext_offset = t->ext_offset;
+        info.ext_length = t->ext_length;
+        info.has_length = t->has_length;
+        if (fn(ctx, &info))
+            st = om_fail(&j, DTCAST_ERR_IO, "cancelled");
+    }
+    if (st == DTCAST_OK && err)
+        err->status = DTCAST_OK;
+    for (size_t i = 0; i < j.nt; i++) {
+        free(j.t[i].name);
+        free(j.t[i].location);
+        free(j.t[i].new_name);
+    }
+    free(j.t);
+    free(j.names.p);
+    free(j.names.len);
+    return st;
+}

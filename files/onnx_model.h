@@ -23,4 +23,35 @@
 dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress,
                                  dt_stream_buffers *buffers, dt_io_error *err);
 
+/* One tensor of a model, as dt_onnx_model_tensors reports it (dtcast inspect). */
+typedef enum dt_onnx_data {
+    DT_ONNX_DATA_NONE,     /* no data field (an empty tensor, or a segment) */
+    DT_ONNX_DATA_RAW,      /* raw_data, in the model file */
+    DT_ONNX_DATA_TYPED,    /* float_data, int32_data, ...: not one run of bytes */
+    DT_ONNX_DATA_EXTERNAL  /* external_data: location, offset, length */
+} dt_onnx_data;
+
+typedef struct dt_onnx_tensor_info {
+    const char *name;        /* the TensorProto's name, or the Constant's output; "" when none */
+    int kind;                /* 0 an initializer, 1 a Constant's value, 2 another attribute's */
+    int depth;               /* 1: in the model's graph; more: in an If/Loop/Scan body */
+    uint64_t data_type;      /* TensorProto.DataType (dtcast_type's code for ONNX's types) */
+    int ndim;
+    const int64_t *dims;
+    uint64_t count;          /* elements */
+    dt_onnx_data where;
+    uint64_t data_offset, data_len; /* RAW, TYPED: the field's bytes in the model file */
+    const char *location;    /* EXTERNAL: as written (relative to the model's folder) */
+    uint64_t ext_offset, ext_length;
+    int has_length;
+} dt_onnx_tensor_info;
+
+/* Scans the model in buf[0, len) (shown as `shown` in errors) with the same reader as the cast
+ * job: its default-domain opset into *opset, then fn(ctx, tensor) for every tensor in file order
+ * (fn's nonzero return stops the scan, with DTCAST_ERR_IO). External data is not opened. */
+dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *shown,
+                                    int64_t *opset,
+                                    int (*fn)(void *ctx, const dt_onnx_tensor_info *t),
+                                    void *ctx, dt_io_error *err);
+
 #endif /* DTCAST_FILES_ONNX_MODEL_H */

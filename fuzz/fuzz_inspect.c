@@ -1,9 +1,11 @@
 /* libFuzzer harness for dtcast inspect's reader (files/inspect.c). The first byte picks what
  * the rest is:
- *   0: a .npy, 1: a .pb, 2: a .safetensors, inspected from memory (dt_inspect_memory);
+ *   (first byte modulo 4) 0: a .npy, 1: a .pb, 2: a .safetensors, inspected from memory
+ *      (dt_inspect_memory);
  *   3: a checkpoint folder written to a temporary folder and inspected from disk: two bytes of
  *      length L, L bytes of model.safetensors.index.json (absent when L is 0xFFFF), then the
- *      rest split in two halves: a.safetensors and b.safetensors.
+ *      rest split in two halves: a.safetensors and b.safetensors;
+ *   0xF0 and above (before the modulo): an ONNX model (.onnx), inspected from memory.
  * Checks: never a crash, never a leak; the status is OK exactly when no error was recorded;
  * every tensor of a valid safetensors file lies inside it; the JSON document parses (its
  * \udcXX escapes of stray bytes read as \u00XX). */
@@ -83,6 +85,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dt_inspect r;
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st;
+    if (data[0] >= 0xF0) { /* an ONNX model in memory (its external data is not opened) */
+        st = dt_inspect_memory(d, n, DT_INSP_ONNX, "in.onnx", &r, &err);
+        check(&r, st);
+        dt_inspect_free(&r);
+        return 0;
+    }
     switch (data[0] % 4) {
     case 0:
     case 1:

@@ -23,7 +23,8 @@ static const char help[] =
     "Shows what a tensor file or a checkpoint holds, reading its headers only (never the\n"
     "tensor data, so a checkpoint of any size takes milliseconds). PATH is a .npy, a .pb\n"
     "(ONNX TensorProto), a .safetensors file, a sharded checkpoint's *.safetensors.index.json\n"
-    "or a model folder. For each tensor: name, type, shape, bytes, the absolute byte offset of\n"
+    "or a model folder, or an ONNX model (.onnx: its initializers and Constant tensors, its\n"
+    "external data files checked). For each tensor: name, type, shape, bytes, the byte offset of\n"
     "its data in its file (the shard, for a sharded checkpoint) and the quantized layout it is\n"
     "part of (the groups dtcast dequantize recognises: scheme, block, scale tensors). Then the\n"
     "totals per type, the safetensors __metadata__, and every problem found: the checks are\n"
@@ -41,6 +42,7 @@ static const char help[] =
     "Examples:\n"
     "  dtcast inspect model.safetensors\n"
     "  dtcast inspect --summary DeepSeek-V3/\n"
+    "  dtcast inspect model.onnx\n"
     "  dtcast inspect --json model.safetensors.index.json | jq '.totals'\n";
 
 /* ---- text helpers ----------------------------------------------------------------------------- */
@@ -142,16 +144,17 @@ static void quant_text(const dt_inspect *r, const dt_insp_tensor *t, char *buf, 
 
 static void print_file(const dt_inspect *r, const dt_insp_file *f)
 {
-    static const char *const kinds[] = {"raw data", "npy", "pb", "safetensors", "index", "?"};
+    static const char *const kinds[] = {"raw data", "npy", "pb", "safetensors", "index", "onnx",
+                                        "?"};
     char size[64], human[32];
     printf("\n");
     put_padded(f->path, 0);
     if (f->size == UINT64_MAX) {
-        printf(" (%s, not read)\n", kinds[(unsigned)f->kind < 6 ? f->kind : 5]);
+        printf(" (%s, not read)\n", kinds[(unsigned)f->kind < 7 ? f->kind : 6]);
     } else {
         group_digits(size, sizeof size, f->size);
         human_bytes(human, sizeof human, f->size);
-        printf(" (%s, %s bytes", kinds[(unsigned)f->kind < 6 ? f->kind : 5], size);
+        printf(" (%s, %s bytes", kinds[(unsigned)f->kind < 7 ? f->kind : 6], size);
         if (f->size >= 1024)
             printf(" = %s", human);
         if (f->kind == DT_FILE_SAFETENSORS && f->ok)
@@ -277,8 +280,11 @@ static void print_totals(const dt_inspect *r)
 static void print_text(const dt_inspect *r, int summary)
 {
     put_padded(r->path, 0);
-    printf(": %s, %zu file%s, %zu tensor%s\n", dt_insp_kind_name(r->kind), r->nfiles,
+    printf(": %s, %zu file%s, %zu tensor%s", dt_insp_kind_name(r->kind), r->nfiles,
            r->nfiles == 1 ? "" : "s", r->ntensors, r->ntensors == 1 ? "" : "s");
+    if (r->kind == DT_INSP_ONNX && r->opset >= 0)
+        printf(", opset %lld", (long long)r->opset);
+    printf("\n");
     for (size_t i = 0; i < r->nfiles; i++) {
         print_file(r, &r->files[i]);
         if (!summary)
