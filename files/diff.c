@@ -11,6 +11,7 @@
 #include "files/json.h"
 #include "files/layout.h"
 #include "files/npy.h"
+#include "files/onnx_model.h"
 #include "files/quant_layout.h"
 #include "files/safetensors.h"
 
@@ -50,6 +51,7 @@ typedef struct src_tensor {
     uint64_t cat, sat, scount;
     dtcast_type stype;
     float global;
+    const char *uncomparable; /* why its values are not compared (an ONNX typed field), or NULL */
 } src_tensor;
 
 typedef struct src {
@@ -61,6 +63,13 @@ typedef struct src {
     dt_ckpt ckpt;
     int has_ckpt;
     dt_qplan plan;
+    int onnx;            /* an ONNX model: its initializers and Constant tensors */
+    dt_infile onnx_file;
+    dt_infile *ext;      /* its external data files, one per location */
+    char **ext_loc;
+    size_t n_ext;
+    char **names;        /* the tensors' names (owned) */
+    size_t cap;
     size_t n;
     src_tensor *t; /* sorted by name */
 } src;
@@ -231,8 +240,187 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
     return DTCAST_OK;
 }
 
+/* ---- an ONNX model (files/onnx_model.h reads it) ----------------------------------------------- */
+
+typedef struct onnx_scan {
+    src *s;
+    dt_io_error *err;
+    dtcast_status st;
+} onnx_scan;
+
+static dt_infile *onnx_external(onnx_scan *o, const char *loc)
+{
+    src *s = o->s;
+    for (size_t i = 0; i < s->n_ext; i++)
+        if (strcmp(s->ext_loc[i], loc) == 0)
+            return &s->ext[i];
+    /* a fixed array: the tensors keep pointers into it */
+    if (s->n_ext == 256) {
+        o->st = dt_io_fail(o->err, DTCAST_ERR_UNSUPPORTED, "%s: more than 256 external data "
+                           "files", s->path);
+        return NULL;
+    }
+    if (!s->ext && (!(s->ext = calloc(256, sizeof *s->ext)) ||
+                    !(s->ext_loc = calloc(256, sizeof *s->ext_loc)))) {
+        o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+        return NULL;
+    }
+    const char *slash = strrchr(s->path, '/');
+    size_t dir = slash ? (size_t)(slash - s->path) + 1 : 0;
+    char *path = malloc(dir + strlen(loc) + 1);
+    char *copy = strdup(loc);
+    if (!path || !copy) {
+        free(path);
+        free(copy);
+        o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+        return NULL;
+    }
+    memcpy(path, s->path, dir);
+    strcpy(path + dir, loc);
+    dt_infile *f = &s->ext[s->n_ext];
+    dt_io_error e = DT_IO_ERROR_INIT;
+    dtcast_status st = dt_infile_open(f, path, &e);
+    free(path);
+    if (st != DTCAST_OK) {
+        free(copy);
+        memset(f, 0, sizeof *f);
+        o->st = dt_io_fail(o->err, st, "%s: external data: %s", s->path, e.message);
+        return NULL;
+    }
+    s->ext_loc[s->n_ext++] = copy;
+    return f;
+}
+
+static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
+{
+    onnx_scan *o = arg;
+    src *s = o->s;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        src_tensor *t = realloc(s->t, cap * sizeof *t);
+        char **names = t ? realloc(s->names, cap * sizeof *names) : NULL;
+        if (t)
+            s->t = t;
+        if (names)
+            s->names = names;
+        if (!t || !names) {
+            o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+            return 1;
+        }
+        s->cap = cap;
+    }
+    src_tensor *t = &s->t[s->n];
+    memset(t, 0, sizeof *t);
+    /* an initializer whose one reader is a Cast is compared as that Cast's output: weights mode
+     * stores X as X_float16 and casts it back to X, so X meets X */
+    if (!(s->names[s->n] = strdup(i->cast_output ? i->cast_output : i->name))) {
+        o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+        return 1;
+    }
+    t->name = s->names[s->n++];
+    t->type = i->data_type < 1000 && dtcast_type_bits((dtcast_type)i->data_type) > 0
+                  ? (dtcast_type)i->data_type : DTCAST_UNDEFINED;
+    t->ndim = i->ndim;
+    memcpy(t->dims, i->dims, (size_t)i->ndim * sizeof t->dims[0]);
+    t->count = i->count;
+    t->layout.type = t->type;
+    t->layout.store = DT_STORE_NATIVE;
+    uint64_t bytes = 0;
+    if (t->type == DTCAST_UNDEFINED || dtcast_type_bits(t->type) == 6) {
+        t->uncomparable = "a type diff does not read from an ONNX model: not compared";
+        return 0;
+    }
+    if (dt_native_bytes(t->type, t->count, &bytes) != DTCAST_OK) {
+        o->st = dt_io_fail(o->err, DTCAST_ERR_SIZE_OVERFLOW, "%s: tensor '%s': too large",
+                           s->path, t->name);
+        return 1;
+    }
+    /* raw_data, and a packed float_data / double_data, are the values' little-endian bytes */
+    if (i->where == DT_ONNX_DATA_RAW ||
+        (i->where == DT_ONNX_DATA_TYPED && i->data_len == bytes &&
+         (t->type == DTCAST_FLOAT32 || t->type == DTCAST_FLOAT64 ||
+          t->type == DTCAST_COMPLEX64 || t->type == DTCAST_COMPLEX128))) {
+        if (i->data_len != bytes) {
+            o->st = dt_io_fail(o->err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': raw_data holds %llu "
+                               "bytes, its %llu elements need %llu", s->path, t->name,
+                               (unsigned long long)i->data_len, (unsigned long long)t->count,
+                               (unsigned long long)bytes);
+            return 1;
+        }
+        t->file = &s->onnx_file;
+        t->at = i->data_offset;
+    } else if (i->where == DT_ONNX_DATA_EXTERNAL) {
+        if (!i->location || !i->location[0]) {
+            o->st = dt_io_fail(o->err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': external data "
+                               "without a location", s->path, t->name);
+            return 1;
+        }
+        dt_infile *f = onnx_external(o, i->location);
+        if (!f)
+            return 1;
+        uint64_t end;
+        if ((i->has_length && i->ext_length != bytes) ||
+            __builtin_add_overflow(i->ext_offset, bytes, &end) || end > f->size) {
+            o->st = dt_io_fail(o->err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': external data "
+                               "'%s' holds %llu bytes; offset %llu + %llu bytes (its %llu "
+                               "elements) do not fit%s", s->path, t->name, i->location,
+                               (unsigned long long)f->size, (unsigned long long)i->ext_offset,
+                               (unsigned long long)bytes, (unsigned long long)t->count,
+                               i->has_length && i->ext_length != bytes ? ", or length differs"
+                                                                       : "");
+            return 1;
+        }
+        t->file = f;
+        t->at = i->ext_offset;
+    } else if (t->count == 0) {
+        t->file = &s->onnx_file;
+    } else {
+        t->uncomparable = "values in a typed field (int32_data, int64_data, ...): not compared";
+    }
+    return 0;
+}
+
+static dtcast_status open_onnx(src *s, dt_io_error *err)
+{
+    s->onnx = 1;
+    dtcast_status st = dt_infile_open(&s->onnx_file, s->path, err);
+    if (st != DTCAST_OK)
+        return st;
+    if (!s->onnx_file.seekable)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "%s: diff reads files, not pipes",
+                          s->path);
+    const uint8_t *map = NULL;
+    size_t len = 0;
+    if ((st = dt_infile_map(&s->onnx_file, &map, &len, err)) != DTCAST_OK)
+        return st;
+    onnx_scan o = {s, err, DTCAST_OK};
+    st = dt_onnx_model_tensors(map, len, s->path, NULL, onnx_tensor, &o, err);
+    if (o.st != DTCAST_OK)
+        return o.st;
+    if (st != DTCAST_OK)
+        return st;
+    qsort(s->t, s->n, sizeof *s->t, by_name);
+    for (size_t i = 1; i < s->n; i++)
+        if (strcmp(s->t[i - 1].name, s->t[i].name) == 0)
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: two tensors are named '%s'",
+                              s->path, s->t[i].name);
+    return DTCAST_OK;
+}
+
 static void src_close(src *s)
 {
+    if (s->onnx) {
+        dt_infile_close(&s->onnx_file);
+        for (size_t i = 0; i < s->n_ext; i++) {
+            dt_infile_close(&s->ext[i]);
+            free(s->ext_loc[i]);
+        }
+        free(s->ext);
+        free(s->ext_loc);
+        for (size_t i = 0; i < s->n; i++)
+            free(s->names[i]);
+        free(s->names);
+    }
     if (s->npy)
         dt_infile_close(&s->npy_file);
     if (s->has_ckpt) {
@@ -932,6 +1120,11 @@ static dtcast_status compare_pair(const src *sa, const src *sb, const src_tensor
         t->state = DT_DIFF_SHAPE;
         return DTCAST_OK;
     }
+    if (a->uncomparable || b->uncomparable) {
+        t->state = DT_DIFF_UNCOMPARABLE;
+        snprintf(t->note, sizeof t->note, "%s", a->uncomparable ? a->uncomparable : b->uncomparable);
+        return DTCAST_OK;
+    }
     if (a->type == DTCAST_STRING || b->type == DTCAST_STRING) {
         t->state = DT_DIFF_UNCOMPARABLE;
         snprintf(t->note, sizeof t->note, "string tensors are not compared");
@@ -1114,6 +1307,8 @@ static dtcast_status open_side(src *s, const char *path, const dt_diff_options *
         s->npy = 1;
         return open_npy(s, err);
     }
+    if (ends_with(path, ".onnx"))
+        return open_onnx(s, err);
     return open_ckpt(s, o, err);
 }
 
@@ -1194,8 +1389,12 @@ dtcast_status dt_diff_run(const char *a, const char *b, const dt_diff_options *o
         st = open_side(&sb, b, o, err);
     if (st == DTCAST_OK && sa.npy != sb.npy)
         st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
-                        "%s is a .npy and %s is not: diff compares two .npy files, or two "
-                        "checkpoints", sa.npy ? a : b, sa.npy ? b : a);
+                        "%s is a .npy and %s is not: diff compares two .npy files, two ONNX "
+                        "models, or two checkpoints", sa.npy ? a : b, sa.npy ? b : a);
+    if (st == DTCAST_OK && sa.onnx != sb.onnx)
+        st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                        "%s is an ONNX model and %s is not: diff compares two .npy files, two "
+                        "ONNX models, or two checkpoints", sa.onnx ? a : b, sa.onnx ? b : a);
     if (st == DTCAST_OK)
         st = fill(r, &sa, &sb, o, err);
     src_close(&sa);

@@ -1496,6 +1496,62 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
     return st;
 }
 
+/* The graph's nodes, for dt_onnx_model_tensors: how often each initializer of the model's graph
+ * is read (readers[i]) and, when a Cast reads it, that Cast's output (cast_out[i], into the map). */
+static dtcast_status count_readers(om_job *j, uint32_t *readers, span *cast_out)
+{
+    pb g = om_reader(j, j->graph.start, j->graph.end);
+    dtcast_status st = DTCAST_OK;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while (pb_next(&g, &f, &wt, &at, &st)) {
+        if (f != GP_NODE || wt != WT_BYTES) {
+            st = pb_skip(&g, wt, at);
+            continue;
+        }
+        pb n = {0}, op = {0}, out0 = {0};
+        if ((st = pb_sub(&g, &n)) != DTCAST_OK)
+            break;
+        pb scan = n;
+        int outs = 0;
+        while (pb_next(&scan, &f, &wt, &at, &st)) {
+            pb v = {0};
+            if (f == NP_OP && wt == WT_BYTES)
+                st = pb_sub(&scan, &op);
+            else if (f == NP_OUTPUT && wt == WT_BYTES && (st = pb_sub(&scan, &v)) == DTCAST_OK &&
+                     outs++ == 0)
+                out0 = v;
+            else if (f != NP_OUTPUT)
+                st = pb_skip(&scan, wt, at);
+        }
+        if (st != DTCAST_OK)
+            break;
+        const int is_cast = op.end - op.pos == 4 && memcmp(j->map + op.pos, "Cast", 4) == 0;
+        while (pb_next(&n, &f, &wt, &at, &st)) {
+            pb v = {0};
+            if (f != NP_INPUT || wt != WT_BYTES) {
+                st = pb_skip(&n, wt, at);
+                continue;
+            }
+            if ((st = pb_sub(&n, &v)) != DTCAST_OK)
+                break;
+            for (size_t i = 0; i < j->nt; i++) {
+                const om_tensor *t = &j->t[i];
+                if (t->kind != 0 || t->depth != 1 || strlen(t->name) != v.end - v.pos ||
+                    memcmp(t->name, j->map + v.pos, v.end - v.pos) != 0)
+                    continue;
+                readers[i]++;
+                if (is_cast && outs == 1) {
+                    cast_out[i].start = out0.pos;
+                    cast_out[i].end = out0.end;
+                }
+            }
+        }
+    }
+    return st;
+}
+
 dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *shown,
                                     int64_t *opset,
                                     int (*fn)(void *ctx, const dt_onnx_tensor_info *t),
@@ -1510,6 +1566,13 @@ dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *
     dtcast_status st = scan_model(&j);
     if (opset)
         *opset = j.opset;
+    uint32_t *readers = st == DTCAST_OK ? calloc(j.nt ? j.nt : 1, sizeof *readers) : NULL;
+    span *cast_out = st == DTCAST_OK ? calloc(j.nt ? j.nt : 1, sizeof *cast_out) : NULL;
+    if (st == DTCAST_OK && (!readers || !cast_out))
+        st = om_fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st == DTCAST_OK)
+        st = count_readers(&j, readers, cast_out);
+    char *name = NULL;
     for (size_t i = 0; st == DTCAST_OK && i < j.nt; i++) {
         const om_tensor *t = &j.t[i];
         dt_onnx_tensor_info info;
@@ -1532,9 +1595,19 @@ dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *
         info.ext_offset = t->ext_offset;
         info.ext_length = t->ext_length;
         info.has_length = t->has_length;
-        if (fn(ctx, &info))
+        free(name);
+        name = NULL;
+        if (readers[i] == 1 && cast_out[i].end > cast_out[i].start) {
+            if (!(name = copy_text(j.map + cast_out[i].start, cast_out[i].end - cast_out[i].start)))
+                st = om_fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            info.cast_output = name;
+        }
+        if (st == DTCAST_OK && fn(ctx, &info))
             st = om_fail(&j, DTCAST_ERR_IO, "cancelled");
     }
+    free(name);
+    free(readers);
+    free(cast_out);
     if (st == DTCAST_OK && err)
         err->status = DTCAST_OK;
     for (size_t i = 0; i < j.nt; i++) {

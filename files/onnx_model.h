@@ -44,6 +44,9 @@ typedef struct dt_onnx_tensor_info {
     const char *location;    /* EXTERNAL: as written (relative to the model's folder) */
     uint64_t ext_offset, ext_length;
     int has_length;
+    /* An initializer of the model's graph whose one reader is a Cast there: that Cast's output
+     * (the name the graph uses for it, as weights mode writes it); else NULL. */
+    const char *cast_output;
 } dt_onnx_tensor_info;
 
 /* Scans the model in buf[0, len) (shown as `shown` in errors) with the same reader as the cast

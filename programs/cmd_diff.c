@@ -26,8 +26,9 @@ static const cli_option options[] = {
 static const char help[] =
     "usage: dtcast diff [options] A B\n"
     "\n"
-    "Compares two tensor files tensor by tensor: two .npy files, two .safetensors files, or two\n"
-    "checkpoints (a *.safetensors.index.json or a model folder), across dtypes (float32 against\n"
+    "Compares two tensor files tensor by tensor: two .npy files, two .safetensors files, two\n"
+    "checkpoints (a *.safetensors.index.json or a model folder) or two ONNX models (.onnx:\n"
+    "their initializers and Constant tensors), across dtypes (float32 against\n"
     "its bfloat16 copy) and layouts (a side with scaled quantized tensors, e.g. FP8 with\n"
     "weight_scale_inv, is dequantized to float32 on the fly). Both are read once, block by\n"
     "block; every value is decoded to float64. Per tensor: missing / extra, dtype and shape\n"

@@ -376,3 +376,60 @@ def test_progress(tmp_path):
         dtcast.diff(a, b, progress=stop)
     with pytest.raises(TypeError):
         dtcast.diff(a, b, progress=3)
+
+
+def test_onnx_models(tmp_path):
+    """Two ONNX models: every figure equals numpy's on the arrays onnx.numpy_helper decodes; a
+    weights-mode float16 model meets its float32 original tensor by tensor (X_float16, cast back
+    to X, is compared as X); external data, injected differences, a typed field."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((64, 32)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+
+    def model(w, b, shape_typed=True):
+        shape = (h.make_tensor("shape", TP.INT64, [2], [-1, 32]) if shape_typed
+                 else nh.from_array(np.array([-1, 32], np.int64), "shape"))
+        g = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y0"]),
+                          h.make_node("Add", ["y0", "b"], ["y1"]),
+                          h.make_node("Reshape", ["y1", "shape"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", TP.FLOAT, [4, 64])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, [4, 32])],
+                         [nh.from_array(w, "w"), nh.from_array(b, "b"), shape])
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+    a = str(tmp_path / "a.onnx")
+    onnx.save(model(w, b), a)
+    # injected: one flipped bit, a NaN, an Inf; stored in external data
+    w2 = flip_bit(w, 5, 30)
+    w2.reshape(-1)[9] = np.nan
+    b2 = b.copy()
+    b2[3] = np.inf
+    ext = str(tmp_path / "ext.onnx")
+    onnx.save(model(w2, b2), ext, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.onnx.data", size_threshold=0)
+    r = by_name(both(a, ext))
+    check(r["w"], w, w2)
+    check(r["b"], b, b2)
+    assert r["shape"]["state"] == "uncomparable" and "typed field" in r["shape"]["note"]
+    # float16 weights (dtcast's weights mode), against the original
+    f16 = str(tmp_path / "f16.onnx")
+    dtcast.onnx.convert_model(a, f16, to="float16")
+    m16 = onnx.load(f16)
+    stored = {t.name: nh.to_array(t) for t in m16.graph.initializer}
+    r = by_name(both(a, f16))
+    assert set(r) == {"w", "b", "shape"}, set(r)
+    check(r["w"], w, stored["w_float16"])
+    check(r["b"], b, stored["b_float16"])
+    assert r["w"]["b"]["dtype"] == "float16"
+    # identical models; raw_data shapes compared
+    a2 = str(tmp_path / "a2.onnx")
+    onnx.save(model(w, b, shape_typed=False), a2)
+    r = both(a2, a2)
+    assert r["ok"] and all(t["identical"] for t in r["tensors"])
+    # a model against a checkpoint: refused
+    code, out, err = run_cli(a, os.path.join(str(tmp_path), "x.npy"))
+    assert code == 2 or code == 1
