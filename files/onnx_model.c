@@ -1449,6 +1449,21 @@ static dtcast_status run(om_job *j)
     return st;
 }
 
+static void job_free(om_job *j)
+{
+    for (size_t i = 0; i < j->nt; i++) {
+        free(j->t[i].name);
+        free(j->t[i].location);
+        free(j->t[i].new_name);
+    }
+    og_free(j);
+    free(j->t);
+    free(j->names.p);
+    free(j->names.len);
+    free(j->dir);
+    free(j->data_name);
+}
+
 dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress,
                                  dt_stream_buffers *buffers, dt_io_error *err)
 {
@@ -1481,17 +1496,7 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
         st = run(&j);
     if (st == DTCAST_OK && err)
         err->status = DTCAST_OK;
-    for (size_t i = 0; i < j.nt; i++) {
-        free(j.t[i].name);
-        free(j.t[i].location);
-        free(j.t[i].new_name);
-    }
-    og_free(&j);
-    free(j.t);
-    free(j.names.p);
-    free(j.names.len);
-    free(j.dir);
-    free(j.data_name);
+    job_free(&j);
     dt_infile_close(&in);
     return st;
 }
@@ -1610,13 +1615,6 @@ dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *
     free(cast_out);
     if (st == DTCAST_OK && err)
         err->status = DTCAST_OK;
-    for (size_t i = 0; i < j.nt; i++) {
-        free(j.t[i].name);
-        free(j.t[i].location);
-        free(j.t[i].new_name);
-    }
-    free(j.t);
-    free(j.names.p);
-    free(j.names.len);
+    job_free(&j);
     return st;
 }
