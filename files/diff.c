@@ -65,9 +65,10 @@ typedef struct src {
     dt_qplan plan;
     int onnx;            /* an ONNX model: its initializers and Constant tensors */
     dt_infile onnx_file;
-    dt_infile *ext;      /* its external data files, one per location */
+    dt_infile **ext;     /* its external data files, one per location (each its own
+                          * allocation: the tensors point at them) */
     char **ext_loc;
-    size_t n_ext;
+    size_t n_ext, cap_ext;
     char **names;        /* the tensors' names (owned) */
     size_t cap;
     size_t n;
@@ -253,45 +254,50 @@ static dt_infile *onnx_external(onnx_scan *o, const char *loc)
     src *s = o->s;
     for (size_t i = 0; i < s->n_ext; i++)
         if (strcmp(s->ext_loc[i], loc) == 0)
-            return &s->ext[i];
-    /* a fixed array: the tensors keep pointers into it */
-    if (s->n_ext == 256) {
-        o->st = dt_io_fail(o->err, DTCAST_ERR_UNSUPPORTED, "%s: more than 256 external data "
-                           "files", s->path);
-        return NULL;
-    }
-    if (!s->ext && (!(s->ext = calloc(256, sizeof *s->ext)) ||
-                    !(s->ext_loc = calloc(256, sizeof *s->ext_loc)))) {
-        o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
-        return NULL;
+            return s->ext[i];
+    if (s->n_ext == s->cap_ext) {
+        size_t cap = s->cap_ext ? 2 * s->cap_ext : 8;
+        dt_infile **ext = realloc(s->ext, cap * sizeof *ext);
+        char **loc_of = ext ? realloc(s->ext_loc, cap * sizeof *loc_of) : NULL;
+        if (ext)
+            s->ext = ext;
+        if (loc_of)
+            s->ext_loc = loc_of;
+        if (!ext || !loc_of) {
+            o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+            return NULL;
+        }
+        s->cap_ext = cap;
     }
     const char *slash = strrchr(s->path, '/');
     size_t dir = slash ? (size_t)(slash - s->path) + 1 : 0;
     char *path = malloc(dir + strlen(loc) + 1);
     char *copy = strdup(loc);
-    if (!path || !copy) {
+    dt_infile *f = calloc(1, sizeof *f);
+    if (!path || !copy || !f) {
         free(path);
         free(copy);
+        free(f);
         o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
         return NULL;
     }
     memcpy(path, s->path, dir);
     strcpy(path + dir, loc);
-    dt_infile *f = &s->ext[s->n_ext];
     dt_io_error e = DT_IO_ERROR_INIT;
     dtcast_status st = dt_infile_open(f, path, &e);
     free(path);
     if (st != DTCAST_OK) {
         free(copy);
-        memset(f, 0, sizeof *f);
+        free(f);
         o->st = dt_io_fail(o->err, st, "%s: external data: %s", s->path, e.message);
         return NULL;
     }
+    s->ext[s->n_ext] = f;
     s->ext_loc[s->n_ext++] = copy;
     return f;
 }
 
-static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
+static dtcast_status onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
 {
     onnx_scan *o = arg;
     src *s = o->s;
@@ -305,7 +311,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
             s->names = names;
         if (!t || !names) {
             o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
-            return 1;
+            return o->st;
         }
         s->cap = cap;
     }
@@ -315,7 +321,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
      * stores X as X_float16 and casts it back to X, so X meets X */
     if (!(s->names[s->n] = strdup(i->cast_output ? i->cast_output : i->name))) {
         o->st = dt_io_fail(o->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
-        return 1;
+        return o->st;
     }
     t->name = s->names[s->n++];
     t->type = i->data_type < 1000 && dtcast_type_bits((dtcast_type)i->data_type) > 0
@@ -328,12 +334,12 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
     uint64_t bytes = 0;
     if (t->type == DTCAST_UNDEFINED || dtcast_type_bits(t->type) == 6) {
         t->uncomparable = "a type diff does not read from an ONNX model: not compared";
-        return 0;
+        return DTCAST_OK;
     }
     if (dt_native_bytes(t->type, t->count, &bytes) != DTCAST_OK) {
         o->st = dt_io_fail(o->err, DTCAST_ERR_SIZE_OVERFLOW, "%s: tensor '%s': too large",
                            s->path, t->name);
-        return 1;
+        return o->st;
     }
     /* raw_data, and a packed float_data / double_data, are the values' little-endian bytes */
     if (i->where == DT_ONNX_DATA_RAW ||
@@ -345,7 +351,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
                                "bytes, its %llu elements need %llu", s->path, t->name,
                                (unsigned long long)i->data_len, (unsigned long long)t->count,
                                (unsigned long long)bytes);
-            return 1;
+            return o->st;
         }
         t->file = &s->onnx_file;
         t->at = i->data_offset;
@@ -353,11 +359,11 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
         if (!i->location || !i->location[0]) {
             o->st = dt_io_fail(o->err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': external data "
                                "without a location", s->path, t->name);
-            return 1;
+            return o->st;
         }
         dt_infile *f = onnx_external(o, i->location);
         if (!f)
-            return 1;
+            return o->st;
         uint64_t end;
         if ((i->has_length && i->ext_length != bytes) ||
             __builtin_add_overflow(i->ext_offset, bytes, &end) || end > f->size) {
@@ -368,7 +374,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
                                (unsigned long long)bytes, (unsigned long long)t->count,
                                i->has_length && i->ext_length != bytes ? ", or length differs"
                                                                        : "");
-            return 1;
+            return o->st;
         }
         t->file = f;
         t->at = i->ext_offset;
@@ -377,7 +383,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
     } else {
         t->uncomparable = "values in a typed field (int32_data, int64_data, ...): not compared";
     }
-    return 0;
+    return DTCAST_OK;
 }
 
 static dtcast_status open_onnx(src *s, dt_io_error *err)
@@ -394,10 +400,7 @@ static dtcast_status open_onnx(src *s, dt_io_error *err)
     if ((st = dt_infile_map(&s->onnx_file, &map, &len, err)) != DTCAST_OK)
         return st;
     onnx_scan o = {s, err, DTCAST_OK};
-    st = dt_onnx_model_tensors(map, len, s->path, NULL, onnx_tensor, &o, err);
-    if (o.st != DTCAST_OK)
-        return o.st;
-    if (st != DTCAST_OK)
+    if ((st = dt_onnx_model_tensors(map, len, s->path, NULL, onnx_tensor, &o, err)) != DTCAST_OK)
         return st;
     qsort(s->t, s->n, sizeof *s->t, by_name);
     for (size_t i = 1; i < s->n; i++)
@@ -412,7 +415,8 @@ static void src_close(src *s)
     if (s->onnx) {
         dt_infile_close(&s->onnx_file);
         for (size_t i = 0; i < s->n_ext; i++) {
-            dt_infile_close(&s->ext[i]);
+            dt_infile_close(s->ext[i]);
+            free(s->ext[i]);
             free(s->ext_loc[i]);
         }
         free(s->ext);

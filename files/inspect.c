@@ -444,15 +444,15 @@ typedef struct onnx_ctx {
     int in_memory;
 } onnx_ctx;
 
-static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
+static dtcast_status onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
 {
     onnx_ctx *o = arg;
     insp *c = o->c;
     if (c->oom)
-        return 1;
+        return NOMEM;
     dt_insp_tensor *t = add_tensor(c, o->fi);
     if (!t)
-        return 1;
+        return NOMEM;
     const char *where = i->where == DT_ONNX_DATA_RAW        ? "raw_data"
                         : i->where == DT_ONNX_DATA_EXTERNAL ? "external data"
                         : i->where == DT_ONNX_DATA_TYPED    ? "typed field"
@@ -464,7 +464,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
     t->storage = strdup(storage);
     if (!t->name || !t->storage) {
         no_memory(c, c->r->files[o->fi].path);
-        return 1;
+        return NOMEM;
     }
     t->type = i->data_type < 1000 ? (dtcast_type)i->data_type : DTCAST_UNDEFINED;
     set_shape(t, i->ndim, i->dims, i->count);
@@ -484,7 +484,7 @@ static int onnx_tensor(void *arg, const dt_onnx_tensor_info *i)
             read_external(c, o->fi, i->location, 0, i->ext_offset, t->bytes, c->r->ntensors - 1,
                           o->in_memory, "model");
     }
-    return 0;
+    return DTCAST_OK;
 }
 
 static void read_onnx(insp *c, size_t fi, source *s)

@@ -1502,9 +1502,25 @@ dtcast_status dt_onnx_model_cast(const dt_cast_request *r, dt_progress *progress
 }
 
 /* The graph's nodes, for dt_onnx_model_tensors: how often each initializer of the model's graph
- * is read (readers[i]) and, when a Cast reads it, that Cast's output (cast_out[i], into the map). */
+ * is read there (readers[i]) and, when a Cast reads it, that Cast's output (cast_out[i], into the
+ * map). The initializers are found by a hash of their names (slot: index + 1, 0 empty). */
 static dtcast_status count_readers(om_job *j, uint32_t *readers, span *cast_out)
 {
+    size_t cap = 16;
+    while (cap < 2 * j->nt)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < j->nt; i++) {
+        const om_tensor *t = &j->t[i];
+        if (t->kind != 0 || t->depth != 1)
+            continue;
+        size_t k = name_hash((const uint8_t *)t->name, strlen(t->name)) & (cap - 1);
+        while (slot[k])
+            k = (k + 1) & (cap - 1);
+        slot[k] = i + 1;
+    }
     pb g = om_reader(j, j->graph.start, j->graph.end);
     dtcast_status st = DTCAST_OK;
     uint32_t f = 0;
@@ -1541,10 +1557,12 @@ static dtcast_status count_readers(om_job *j, uint32_t *readers, span *cast_out)
             }
             if ((st = pb_sub(&n, &v)) != DTCAST_OK)
                 break;
-            for (size_t i = 0; i < j->nt; i++) {
-                const om_tensor *t = &j->t[i];
-                if (t->kind != 0 || t->depth != 1 || strlen(t->name) != v.end - v.pos ||
-                    memcmp(t->name, j->map + v.pos, v.end - v.pos) != 0)
+            const size_t vn = v.end - v.pos;
+            for (size_t k = name_hash(j->map + v.pos, vn) & (cap - 1); slot[k];
+                 k = (k + 1) & (cap - 1)) {
+                const size_t i = slot[k] - 1;
+                const char *name = j->t[i].name;
+                if (strlen(name) != vn || memcmp(name, j->map + v.pos, vn) != 0)
                     continue;
                 readers[i]++;
                 if (is_cast && outs == 1) {
@@ -1554,12 +1572,13 @@ static dtcast_status count_readers(om_job *j, uint32_t *readers, span *cast_out)
             }
         }
     }
+    free(slot);
     return st;
 }
 
 dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *shown,
                                     int64_t *opset,
-                                    int (*fn)(void *ctx, const dt_onnx_tensor_info *t),
+                                    dtcast_status (*fn)(void *ctx, const dt_onnx_tensor_info *t),
                                     void *ctx, dt_io_error *err)
 {
     om_job j;
@@ -1607,8 +1626,8 @@ dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *
                 st = om_fail(&j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
             info.cast_output = name;
         }
-        if (st == DTCAST_OK && fn(ctx, &info))
-            st = om_fail(&j, DTCAST_ERR_IO, "cancelled");
+        if (st == DTCAST_OK)
+            st = fn(ctx, &info);
     }
     free(name);
     free(readers);

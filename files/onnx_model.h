@@ -50,11 +50,12 @@ typedef struct dt_onnx_tensor_info {
 } dt_onnx_tensor_info;
 
 /* Scans the model in buf[0, len) (shown as `shown` in errors) with the same reader as the cast
- * job: its default-domain opset into *opset, then fn(ctx, tensor) for every tensor in file order
- * (fn's nonzero return stops the scan, with DTCAST_ERR_IO). External data is not opened. */
+ * job: its default-domain opset into *opset, then fn(ctx, tensor) for every tensor in file order.
+ * A status other than DTCAST_OK from fn stops the scan and is returned (fn has said why, in err
+ * or its own ctx). External data is not opened. */
 dtcast_status dt_onnx_model_tensors(const uint8_t *buf, size_t len, const char *shown,
                                     int64_t *opset,
-                                    int (*fn)(void *ctx, const dt_onnx_tensor_info *t),
+                                    dtcast_status (*fn)(void *ctx, const dt_onnx_tensor_info *t),
                                     void *ctx, dt_io_error *err);
 
 #endif /* DTCAST_FILES_ONNX_MODEL_H */
