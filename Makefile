@@ -247,6 +247,11 @@ check-upstream:
 onnx-schemas: test-venv
 	$(PYVENV)/bin/python files/onnx_schemas.py -o files/onnx_schemas.inc
 
+# files/onnx_kernels.inc (the runtimes' kernels: --runtime) anew from the venv's pinned onnxruntime.
+.PHONY: onnx-kernels
+onnx-kernels: test-venv
+	$(PYVENV)/bin/python files/onnx_kernels.py -o files/onnx_kernels.inc
+
 # Speed: throughput, ratio to memcpy and to numpy / torch (bench/run; --json for tools).
 bench: all $(BUILD)/dtcast-bench
 	@bench/run $(BUILD) $(BENCH_ARGS)

@@ -66,6 +66,8 @@ typedef struct dt_cast_request {
     int onnx_graph;                /* --mode graph: the compute in `to`, not only the weights */
     int keep_io_types;             /* graph mode: the graph's inputs and outputs keep their type */
     dt_globs block_ops, block_nodes; /* graph mode: nodes that keep their type (op types, names) */
+    int onnx_runtime;              /* graph mode: a dt_onnx_runtime (files/onnx_schema.h) whose
+                                    * kernels every node in T must have; 0: any */
     /* For messages: */
     const char *profile_label;     /* "exact", "onnx:25", "pypto" */
     const char *to_flag;           /* how the user spelled --to */

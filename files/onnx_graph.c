@@ -84,7 +84,10 @@ struct om_graph_plan {
     uint8_t *flags;  /* every node's in_t */
     int64_t target;  /* ONNX type of r->to */
     size_t converted, casts, blocked_schema, blocked_request, blocked_subgraph;
-    char first_schema[160];
+    size_t blocked_runtime, partial_runtime; /* nodes the runtime runs in T not at all / in part */
+    char first_schema[160], first_runtime[160];
+    int32_t *types;  /* scratch: a node's input and output types (runtime_flip) */
+    size_t cap_types;
 };
 
 /* ---- values by name ---------------------------------------------------------------------------- */
@@ -627,15 +630,6 @@ static int default_domain(const og_node *d)
     return d->domain_len == 0 || eq(d->domain, d->domain_len, "ai.onnx");
 }
 
-static const dt_onnx_formal *formal(const dt_onnx_formal *f, int n, int k)
-{
-    if (!f || n == 0)
-        return NULL;
-    if (k < n)
-        return &f[k];
-    return f[n - 1].option == DT_ONNX_VARIADIC ? &f[n - 1] : NULL;
-}
-
 static int one_type(uint64_t mask)
 {
     if (!mask || (mask & (mask - 1)))
@@ -692,8 +686,85 @@ static int tensor_convertible(const om_tensor *t)
            (t->where == W_EXTERNAL || t->runs == 1);
 }
 
+/* The constraints of flip the request's runtime has a kernel for when bound to T (the node's
+ * other constraints keep their types), in *runnable: all of flip if it can, else the subset
+ * flipping the most constraints it can run (of those, the largest as a bit mask), 0 when none.
+ * A subset that leaves output 0's constraint out, when flip has it, is none: the node's result
+ * would stay float32 with only a side input in T (Resize's roi alone), which saves nothing, and
+ * onnxruntime's Resize reads that input as float32 whatever its kernel's registration says.
+ *
+ * The kernel is looked up with the types each input and output would have: T where its formal
+ * parameter's constraint is in the subset and the value is float32 now, its type otherwise. */
+static dtcast_status runtime_flip(om_job *j, om_graph_plan *g, const og_node *d,
+                                  const dt_onnx_schema *s, uint64_t flip, uint64_t *runnable)
+{
+    const size_t need = (size_t)d->n_in + (size_t)d->n_out;
+    if (need > g->cap_types) {
+        int32_t *p = realloc(g->types, need * sizeof *p);
+        if (!p)
+            return oom(j);
+        g->types = p;
+        g->cap_types = need;
+    }
+    int32_t *in = g->types, *out = g->types + d->n_in;
+    const int bits = __builtin_popcountll(flip);
+    int best = -1;
+    *runnable = 0;
+    uint64_t must = 0; /* output 0's constraint, when it flips */
+    const dt_onnx_formal *f0 = d->n_out > 0 ? dt_onnx_formal_at(s->out, s->n_out, 0) : NULL;
+    if (f0 && f0->constraint >= 0 && f0->constraint < 64 && (flip >> f0->constraint & 1))
+        must = (uint64_t)1 << f0->constraint;
+    /* an output typed like input 0 (RandomNormalLike without dtype): the two flip together */
+    const typed_op *to = typed_op_of(d);
+    const dt_onnx_formal *i0 = d->n_in > 0 ? dt_onnx_formal_at(s->in, s->n_in, 0) : NULL;
+    if (to && to->absent == 0 && !d->has_to && !d->has_dtype && must && i0 &&
+        i0->constraint >= 0 && i0->constraint < 64 && (flip >> i0->constraint & 1))
+        must |= (uint64_t)1 << i0->constraint;
+    /* every subset of flip, from flip down (a mask's subsets in decreasing order); past 8
+     * constraints (no ONNX operator has them) only flip itself */
+    for (uint64_t sub = flip;; sub = (sub - 1) & flip) {
+        const int n = __builtin_popcountll(sub);
+        if (sub && n > best && (sub & must) == must) {
+            for (int side = 0; side < 2; side++) {
+                const int nk = side ? d->n_out : d->n_in;
+                const int32_t *vals = side ? d->out : d->in;
+                int32_t *types = side ? out : in;
+                for (int k = 0; k < nk; k++) {
+                    const dt_onnx_formal *f = dt_onnx_formal_at(side ? s->out : s->in,
+                                                                side ? s->n_out : s->n_in, k);
+                    const int c = f ? f->constraint : -1;
+                    const int32_t t = vals[k] == OG_NONE ? 0 : g->v[vals[k]].type;
+                    types[k] = t == ONNX_FLOAT && c >= 0 && c < 64 && (sub >> c & 1)
+                                   ? (int32_t)g->target : t;
+                }
+            }
+            if (dt_onnx_kernel_exists((dt_onnx_runtime)j->r->onnx_runtime, "", 0,
+                                      (const char *)d->op, d->op_len, j->opset, s, in, d->n_in,
+                                      out, d->n_out)) {
+                best = n;
+                *runnable = sub;
+            }
+        }
+        if (!sub || best == bits || bits > 8)
+            break;
+    }
+    return DTCAST_OK;
+}
+
+/* Whether an Identity of a `type` value runs on the request's runtime (a Cast to its own type is
+ * written as one: else it stays a Cast, which the runtimes run for every type). */
+static int identity_runs(const om_job *j, int64_t type)
+{
+    if (j->r->onnx_runtime == DT_ONNX_RUNTIME_ANY)
+        return 1;
+    const dt_onnx_schema *s = dt_onnx_schema_find("", 0, "Identity", 8, j->opset);
+    const int32_t t = (int32_t)type;
+    return s && dt_onnx_kernel_exists((dt_onnx_runtime)j->r->onnx_runtime, "", 0, "Identity", 8,
+                                      j->opset, s, &t, 1, &t, 1);
+}
+
 /* The types of d's outputs, and whether it computes in T (d->convert, d->in_t, set_type). */
-static void type_node(om_job *j, om_graph_plan *g, og_node *d)
+static dtcast_status type_node(om_job *j, om_graph_plan *g, og_node *d)
 {
     const int64_t T = g->target;
     const uint64_t tbit = DT_ONNX_TYPE_BIT(T);
@@ -706,7 +777,7 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
     int known = 1;
     if (s)
         for (int k = 0; k < d->n_in; k++) {
-            const dt_onnx_formal *f = formal(s->in, s->n_in, k);
+            const dt_onnx_formal *f = dt_onnx_formal_at(s->in, s->n_in, k);
             const int32_t v = d->in[k];
             if (v == OG_NONE)
                 continue;
@@ -721,7 +792,7 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
         if (v == OG_NONE)
             continue;
         int32_t type = 0;
-        const dt_onnx_formal *f = s ? formal(s->out, s->n_out, k) : NULL;
+        const dt_onnx_formal *f = s ? dt_onnx_formal_at(s->out, s->n_out, k) : NULL;
         if (k == 0 && to) {
             type = d->has_to ? (int32_t)d->to
                    : d->has_dtype ? (int32_t)d->dtype
@@ -763,11 +834,24 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
                      (long long)j->opset);
         goto keep;
     }
+    if (j->r->onnx_runtime != DT_ONNX_RUNTIME_ANY) { /* what the runtime has kernels for */
+        uint64_t runnable = 0;
+        const dtcast_status st = runtime_flip(j, g, d, s, flip, &runnable);
+        if (st != DTCAST_OK)
+            return st;
+        if (runnable != flip && (runnable ? g->partial_runtime++ : g->blocked_runtime++) == 0 &&
+            !g->first_runtime[0])
+            snprintf(g->first_runtime, sizeof g->first_runtime, "%.*s at opset %lld",
+                     (int)(d->op_len > 60 ? 60 : d->op_len), (const char *)d->op,
+                     (long long)j->opset);
+        if (!(flip = runnable))
+            goto keep;
+    }
     /* an attribute-typed output: to/dtype becomes T, or (absent, following input 0) comes with
      * it; a Constant / ConstantOfShape: its tensor is stored in T */
     int out0_flips = 0;
     if (d->n_out > 0 && d->out[0] != OG_NONE && g->v[d->out[0]].type == ONNX_FLOAT) {
-        const dt_onnx_formal *f = formal(s->out, s->n_out, 0);
+        const dt_onnx_formal *f = dt_onnx_formal_at(s->out, s->n_out, 0);
         const int c = f ? f->constraint : -1;
         out0_flips = c >= 0 && c < 64 && (flip >> c & 1);
     }
@@ -787,14 +871,14 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
     d->convert = 1;
     g->converted++;
     for (int k = 0; k < d->n_in; k++) {
-        const dt_onnx_formal *f = formal(s->in, s->n_in, k);
+        const dt_onnx_formal *f = dt_onnx_formal_at(s->in, s->n_in, k);
         const int32_t v = d->in[k];
         const int c = f ? f->constraint : -1;
         d->in_t[k] = v != OG_NONE && c >= 0 && c < 64 && (flip >> c & 1) &&
                      g->v[v].type == ONNX_FLOAT;
     }
     for (int k = 0; k < d->n_out; k++) {
-        const dt_onnx_formal *f = formal(s->out, s->n_out, k);
+        const dt_onnx_formal *f = dt_onnx_formal_at(s->out, s->n_out, k);
         const int32_t v = d->out[k];
         const int c = f ? f->constraint : -1;
         if (v == OG_NONE || g->v[v].type != ONNX_FLOAT)
@@ -809,9 +893,9 @@ static void type_node(om_job *j, om_graph_plan *g, og_node *d)
         d->out[0] != OG_NONE) {
         const int64_t from = d->in_t[0] ? T : g->v[d->in[0]].type;
         const int64_t into = d->set_type ? T : d->to;
-        d->identity = from == into && from != 0;
+        d->identity = from == into && from != 0 && identity_runs(j, from);
     }
-    return;
+    return DTCAST_OK;
 keep:
     if (d->blocked)
         g->blocked_request++;
@@ -819,6 +903,7 @@ keep:
         g->blocked_subgraph++;
     for (int k = 0; k < d->n_in; k++)
         d->in_t[k] = 0;
+    return DTCAST_OK;
 }
 
 /* ---- 4. homes and names ---------------------------------------------------------------------- */
@@ -896,20 +981,28 @@ dtcast_status og_plan(om_job *j)
     for (size_t i = 0; i < g->nn; i++)
         g->n[i].blocked = node_blocked(j, &g->n[i]);
     for (size_t i = 0; i < g->nn; i++)
-        type_node(j, g, &g->n[g->order[i]]);
+        if ((st = type_node(j, g, &g->n[g->order[i]])) != DTCAST_OK)
+            return st;
     if ((st = plan_names(j, g)) != DTCAST_OK)
         return st;
     for (size_t i = 0; i < j->nt; i++)
         if (j->t[i].convert)
             j->converted++;
     if (j->r->report) {
-        char text[600], tn[32];
+        char text[900], tn[32], rt[300] = "";
         snprintf(tn, sizeof tn, "%s", dtcast_type_name(j->r->to));
+        if (j->r->onnx_runtime != DT_ONNX_RUNTIME_ANY)
+            snprintf(rt, sizeof rt, ", %zu for want of a kernel in %s in %s %s (%zu more in "
+                     "part)%s%s%s", g->blocked_runtime, tn,
+                     dt_onnx_runtime_name((dt_onnx_runtime)j->r->onnx_runtime),
+                     dt_onnx_runtime_version((dt_onnx_runtime)j->r->onnx_runtime),
+                     g->partial_runtime, g->first_runtime[0] ? " (first: " : "",
+                     g->first_runtime, g->first_runtime[0] ? ")" : "");
         snprintf(text, sizeof text, "graph mode: %zu of %zu nodes compute in %s, %zu Casts added; "
-                 "kept in their types: %zu by their schema%s%s%s, %zu with subgraphs, %zu "
+                 "kept in their types: %zu by their schema%s%s%s%s, %zu with subgraphs, %zu "
                  "blocked\n", g->converted, g->nn, tn, g->casts, g->blocked_schema,
                  g->blocked_schema ? " (first: " : "", g->first_schema,
-                 g->blocked_schema ? ")" : "", g->blocked_subgraph, g->blocked_request);
+                 g->blocked_schema ? ")" : "", rt, g->blocked_subgraph, g->blocked_request);
         dt_job_report(&j->r->hooks, text);
     }
     return DTCAST_OK;
@@ -926,6 +1019,7 @@ void og_free(om_job *j)
     free(g->slot);
     free(g->n);
     free(g->order);
+    free(g->types);
     free(g->arena);
     free(g->flags);
     free(g);

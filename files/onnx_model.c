@@ -23,6 +23,7 @@
 
 #include "files/file.h"
 #include "files/job.h"
+#include "files/onnx_schema.h"
 #include "files/protobuf.h"
 #include "files/report.h"
 
@@ -1335,6 +1336,11 @@ static dtcast_status check_request(om_job *j)
         return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
                            "%s: --mode graph computes in float16 or bfloat16 (--to %s)", j->shown,
                            dt_type_label(r->to, tn, sizeof tn));
+    if (!r->onnx_graph && (r->keep_io_types || r->block_ops.n || r->block_nodes.n ||
+                           r->onnx_runtime != DT_ONNX_RUNTIME_ANY))
+        return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                           "%s: --keep-io-types, --block-op, --block-node and --runtime apply to "
+                           "--mode graph (weights mode keeps every node as it is)", j->shown);
     if (r->to != DTCAST_FLOAT16 && r->to != DTCAST_BFLOAT16 && r->to != DTCAST_FLOAT32)
         return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
                            "%s: an ONNX model's weights are stored as float16, bfloat16 or "

@@ -17,6 +17,16 @@ typedef struct dt_onnx_schema_table {
 
 #include "files/onnx_schemas.inc"
 
+typedef struct dt_onnx_kernel_table {
+    dt_onnx_runtime runtime;
+    const char *domain;
+    size_t dlen;
+    const dt_onnx_kernel *kernels;
+    size_t n;
+} dt_onnx_kernel_table;
+
+#include "files/onnx_kernels.inc"
+
 #define DT_ONNX_NTABLES (sizeof dt_onnx_schema_tables / sizeof dt_onnx_schema_tables[0])
 
 /* The table of domain; "ai.onnx" is the default domain "". NULL if none. */
@@ -80,4 +90,85 @@ const dt_onnx_schema *dt_onnx_schema_all(const char *domain, size_t dlen, size_t
 const char *dt_onnx_schema_version(void)
 {
     return DT_ONNX_SCHEMAS_ONNX_VERSION;
+}
+
+const dt_onnx_formal *dt_onnx_formal_at(const dt_onnx_formal *f, int n, int k)
+{
+    if (!f || n <= 0 || k < 0)
+        return NULL;
+    if (k < n)
+        return &f[k];
+    return f[n - 1].option == DT_ONNX_VARIADIC ? &f[n - 1] : NULL;
+}
+
+/* Whether every argument (types[0 .. n), formals f[0 .. nf)) that constraint c names has one of
+ * its types: by the schema constraint's name (the formal's constraint index into con) or by the
+ * formal parameter's own name. */
+static int args_match(const dt_onnx_constraint *c, const dt_onnx_formal *f, int nf,
+                      const dt_onnx_constraint *con, const int32_t *types, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const dt_onnx_formal *p = dt_onnx_formal_at(f, nf, k);
+        if (!p || !types[k])
+            continue;
+        const int named = strcmp(p->name, c->name) == 0 ||
+                          (p->constraint >= 0 && strcmp(con[p->constraint].name, c->name) == 0);
+        if (named && (types[k] < 1 || types[k] > 63 ||
+                      !(c->tensor_types & DT_ONNX_TYPE_BIT(types[k]))))
+            return 0;
+    }
+    return 1;
+}
+
+int dt_onnx_kernel_exists(dt_onnx_runtime rt, const char *domain, size_t dlen, const char *op,
+                          size_t oplen, int64_t opset, const dt_onnx_schema *s,
+                          const int32_t *in_types, int n_in, const int32_t *out_types, int n_out)
+{
+    if (rt == DT_ONNX_RUNTIME_ANY)
+        return 1;
+    if ((!domain && dlen) || !op || !s)
+        return 0;
+    if (dlen == 7 && memcmp(domain, "ai.onnx", 7) == 0)
+        dlen = 0;
+    const size_t ntab = sizeof dt_onnx_kernel_tables / sizeof dt_onnx_kernel_tables[0];
+    for (size_t i = 0; i < ntab; i++) {
+        const dt_onnx_kernel_table *t = &dt_onnx_kernel_tables[i];
+        if (t->runtime != rt || t->dlen != dlen || (dlen && memcmp(t->domain, domain, dlen)))
+            continue;
+        /* the first row of op: rows are sorted by op */
+        size_t lo = 0, hi = t->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (op_cmp(t->kernels[mid].op, op, oplen) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < t->n && op_cmp(t->kernels[lo].op, op, oplen) == 0; lo++) {
+            const dt_onnx_kernel *k = &t->kernels[lo];
+            if (opset < k->since || opset > k->end)
+                continue;
+            int ok = 1;
+            for (int c = 0; c < k->n_con && ok; c++)
+                ok = args_match(&k->con[c], s->in, s->n_in, s->con, in_types, n_in) &&
+                     args_match(&k->con[c], s->out, s->n_out, s->con, out_types, n_out);
+            if (ok)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+const char *dt_onnx_runtime_name(dt_onnx_runtime rt)
+{
+    switch (rt) {
+    case DT_ONNX_RUNTIME_ANY: return "any";
+    case DT_ONNX_RUNTIME_ORT_CPU: return "onnxruntime-cpu";
+    }
+    return NULL;
+}
+
+const char *dt_onnx_runtime_version(dt_onnx_runtime rt)
+{
+    return rt == DT_ONNX_RUNTIME_ORT_CPU ? DT_ONNX_KERNELS_ORT_VERSION : "";
 }

@@ -65,4 +65,45 @@ const dt_onnx_schema *dt_onnx_schema_all(const char *domain, size_t dlen, size_t
 /* The onnx version the table was generated from, e.g. "1.23.2". */
 const char *dt_onnx_schema_version(void);
 
+/* The formal parameter of a node's k-th input (or output) among a schema's n formals f: f[k],
+ * or the last one when it is variadic and k is past it; NULL when there is none. */
+const dt_onnx_formal *dt_onnx_formal_at(const dt_onnx_formal *f, int n, int k);
+
+/* ---- runtimes: the kernels one registers ---------------------------------------------------
+ *
+ * A valid node runs on a runtime only if that runtime registered a kernel for its op, opset and
+ * types. The table (files/onnx_kernels.inc) is generated from the runtime's own registry by
+ * files/onnx_kernels.py (`make onnx-kernels`). */
+
+typedef enum dt_onnx_runtime {
+    DT_ONNX_RUNTIME_ANY = 0,     /* no runtime: every node valid under the schemas runs */
+    DT_ONNX_RUNTIME_ORT_CPU = 1, /* onnxruntime's CPU execution provider */
+} dt_onnx_runtime;
+
+/* A registered kernel: op, the opset range [since, end] it serves, and its type constraints.
+ * A constraint's name is a schema constraint ("T") or a formal parameter's name ("shape"). */
+typedef struct dt_onnx_kernel {
+    const char *op;
+    int since, end;
+    uint8_t n_con;
+    const dt_onnx_constraint *con;
+} dt_onnx_kernel;
+
+/* Whether runtime rt has a kernel for a node of op (oplen bytes) in domain (dlen bytes) at opset,
+ * s that op's schema there (dt_onnx_schema_find), whose inputs have the element types
+ * in_types[0 .. n_in) and outputs out_types[0 .. n_out) (TensorProto.DataType; 0 for an absent
+ * input or a type not known, which no constraint refuses). A kernel matches as the runtime
+ * matches it: every input and output a constraint names, through its formal parameter, has one
+ * of the constraint's types. DT_ONNX_RUNTIME_ANY: 1. An op the runtime has no table for (another
+ * domain): 0. */
+int dt_onnx_kernel_exists(dt_onnx_runtime rt, const char *domain, size_t dlen, const char *op,
+                          size_t oplen, int64_t opset, const dt_onnx_schema *s,
+                          const int32_t *in_types, int n_in, const int32_t *out_types, int n_out);
+
+/* "onnxruntime-cpu" (the name --runtime takes), "any"; NULL for a value that is none. */
+const char *dt_onnx_runtime_name(dt_onnx_runtime rt);
+
+/* The version of the runtime the table was generated from ("1.31.1"); "" for ANY. */
+const char *dt_onnx_runtime_version(dt_onnx_runtime rt);
+
 #endif /* DTCAST_FILES_ONNX_SCHEMA_H */

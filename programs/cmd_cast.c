@@ -2,6 +2,7 @@
  * cli_settings.c). */
 #include "cli.h"
 #include "files/cast.h"
+#include "files/onnx_schema.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -57,6 +58,9 @@ static const char cast_help[] =
     "      --keep-io-types    graph: the graph's inputs and outputs keep their types\n"
     "      --block-op GLOB    graph: nodes of these op types keep their types (repeatable)\n"
     "      --block-node GLOB  graph: nodes of these names keep their types (repeatable)\n"
+    "      --runtime R        graph: a node computes in TYPE only where runtime R has a kernel\n"
+    "                         for it: onnxruntime-cpu (its CPU provider has few bfloat16\n"
+    "                         kernels and refuses a model that needs others) | any (default)\n"
     "\n"
     "Sharded checkpoint in steps (IN is X.safetensors.index.json):\n"
     "      --shards LIST      convert only these shards into OUT and write no index; LIST is\n"
@@ -74,6 +78,7 @@ static const char cast_examples[] =
     "  dtcast cast --to bf16 --exclude '*norm*' model.safetensors.index.json out_dir/\n"
     "  dtcast cast --to float16 model.onnx model_fp16.onnx\n"
     "  dtcast cast --to float16 --mode graph --keep-io-types model.onnx model_fp16.onnx\n"
+    "  dtcast cast --to bf16 --mode graph --runtime onnxruntime-cpu model.onnx model_bf16.onnx\n"
     "  dtcast cast --to bf16 --shards 0,1 model.safetensors.index.json out_dir/\n"
     "  dtcast cast --index-only model.safetensors.index.json out_dir/\n"
     "  dtcast cast --to float8e4m3fn --overflow saturate --report w.npy w8.npy\n"
@@ -87,7 +92,7 @@ static const char cast_examples[] =
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
        OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY, OPT_RAW_CODES,
-       OPT_MODE, OPT_KEEP_IO, OPT_BLOCK_OP, OPT_BLOCK_NODE };
+       OPT_MODE, OPT_KEEP_IO, OPT_BLOCK_OP, OPT_BLOCK_NODE, OPT_RUNTIME };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -108,6 +113,7 @@ static const cli_option cast_options[] = {
     {"keep-io-types", 0, 0, OPT_KEEP_IO},
     {"block-op", 0, 1, OPT_BLOCK_OP},
     {"block-node", 0, 1, OPT_BLOCK_NODE},
+    {"runtime", 0, 1, OPT_RUNTIME},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -137,6 +143,7 @@ typedef struct cast_request {
     int onnx_graph;      /* --mode graph */
     int keep_io_types;   /* --keep-io-types */
     dt_globs block_ops, block_nodes; /* --block-op, --block-node */
+    int onnx_runtime;    /* --runtime: a dt_onnx_runtime */
 } cast_request;
 
 static int add_glob(dt_globs *g, const char *option, const char *pattern)
@@ -153,6 +160,7 @@ static int cast_option(cast_request *r, int id, const char *value)
     static const char *const formats[] = {"raw", NULL};
     static const char *const external[] = {"auto", "always", "never", NULL};
     static const char *const modes[] = {"weights", "graph", NULL};
+    static const char *const runtimes[] = {"any", "onnxruntime-cpu", NULL};
     int i;
     switch (id) {
     case OPT_QUIET:
@@ -203,6 +211,11 @@ static int cast_option(cast_request *r, int id, const char *value)
         return add_glob(&r->block_ops, "--block-op", value);
     case OPT_BLOCK_NODE:
         return add_glob(&r->block_nodes, "--block-node", value);
+    case OPT_RUNTIME:
+        if (cli_parse_choice("cast", "--runtime", value, runtimes, &i) != CLI_OK)
+            return CLI_USAGE;
+        r->onnx_runtime = i == 0 ? DT_ONNX_RUNTIME_ANY : DT_ONNX_RUNTIME_ORT_CPU;
+        return CLI_OK;
     default:
         return -1;
     }
@@ -313,6 +326,7 @@ static int cast_files(cast_request *r)
     q.keep_io_types = r->keep_io_types;
     q.block_ops = r->block_ops;
     q.block_nodes = r->block_nodes;
+    q.onnx_runtime = r->onnx_runtime;
     char profile[32];
     cli_profile_label(s, profile, sizeof profile);
     q.profile_label = profile;

@@ -146,11 +146,13 @@ def dynamic_quantize_linear(x, *, threads=0):
 
 
 _EXTERNAL = ("auto", "always", "never")
+_RUNTIMES = (None, "onnxruntime-cpu")  # their index: files/onnx_schema.h's dt_onnx_runtime
 
 
 def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclude=None,
                   round="rne", profile=None, external_data="auto", keep_io_types=False,
-                  block_ops=None, block_nodes=None, threads=0, report=False, progress=None):
+                  block_ops=None, block_nodes=None, runtime=None, threads=0, report=False,
+                  progress=None):
     """An ONNX model (.onnx) converted to ``to`` (float16, bfloat16; float32 for float64
     weights), in this process by the C library's job (``dtcast cast model.onnx``;
     docs/onnx_models.md).
@@ -165,8 +167,10 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     ONNX operator schemas at the model's opset admit it, with Casts between; Cast(to=FLOAT) and
     the random ops' dtype are rewritten; nodes with subgraphs (If, Loop, Scan), the op types in
     ``block_ops`` and the node names in ``block_nodes`` (globs) keep their types; the graph's
-    inputs and outputs become ``to`` unless ``keep_io_types``. The result is sorted
-    topologically and is a valid model.
+    inputs and outputs become ``to`` unless ``keep_io_types``. ``runtime="onnxruntime-cpu"``:
+    a node computes in ``to`` only where onnxruntime's CPU provider has a kernel for it (its
+    bfloat16 kernels are few, and a session refuses a model needing another), so the model
+    also loads there. The result is sorted topologically and is a valid model.
     External data is streamed; ``external_data``: "auto" (the output has a data file,
     dst + ".data", when src had external data or the model passes 2 GiB), "always", "never".
     ``profile``: None (dtcast's exact conversion), "ort-float16" or "onnxconverter-common": the
@@ -179,9 +183,12 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
         raise Error("mode: 'weights' (the weights stored as %s, a Cast back before their "
                     "consumers) or 'graph' (the compute in %s), not %r" % (to, to, mode),
                     Status.INVALID_ARGUMENT)
-    if mode == "weights" and (keep_io_types or block_ops or block_nodes):
-        raise Error("keep_io_types, block_ops and block_nodes apply to mode='graph'",
+    if mode == "weights" and (keep_io_types or block_ops or block_nodes or runtime):
+        raise Error("keep_io_types, block_ops, block_nodes and runtime apply to mode='graph'",
                     Status.INVALID_ARGUMENT)
+    if runtime not in _RUNTIMES:
+        raise Error("runtime: None or %s, not %r" % (", ".join(repr(r) for r in _RUNTIMES[1:]),
+                                                     runtime), Status.INVALID_ARGUMENT)
     if external_data not in _EXTERNAL:
         raise Error("external_data: one of %s, not %r" % (", ".join(_EXTERNAL), external_data),
                     Status.INVALID_ARGUMENT)
@@ -191,6 +198,7 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     params["external_data"] = _EXTERNAL.index(external_data)
     params["onnx_graph"] = mode == "graph"
     params["keep_io_types"] = bool(keep_io_types)
+    params["onnx_runtime"] = _RUNTIMES.index(runtime)
     params["block_ops"] = files._globs(block_ops, "block_ops")
     params["block_nodes"] = files._globs(block_nodes, "block_nodes")
     text = files._cast(files._path(src, "src"), files._path(dst, "dst"), params, progress)

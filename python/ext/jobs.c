@@ -15,6 +15,7 @@
 #include "py_jobs.h"
 
 #include "files/cast.h"
+#include "files/onnx_schema.h"
 #include "files/quantize.h"
 
 #include <pthread.h>
@@ -338,7 +339,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     dt_cast_request q;
     memset(&q, 0, sizeof q);
     long long to, from, profile, opset, ovf, sat, iovf, threads, report, f6, raw_codes, index_only,
-        watch, seed, external, graph, keep_io;
+        watch, seed, external, graph, keep_io, runtime;
     const char *round_name;
     if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
         get_int(params, "to", -1, &to) < 0 || get_int(params, "src_type", -1, &from) < 0 ||
@@ -357,12 +358,14 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         get_globs(params, "select", &q.select) < 0 || get_globs(params, "exclude", &q.exclude) < 0 ||
         get_int(params, "onnx_graph", 0, &graph) < 0 ||
         get_int(params, "keep_io_types", 0, &keep_io) < 0 ||
+        get_int(params, "onnx_runtime", 0, &runtime) < 0 ||
         get_globs(params, "block_ops", &q.block_ops) < 0 ||
         get_globs(params, "block_nodes", &q.block_nodes) < 0)
         return NULL;
     if (threads < 0 || threads > 4096 || profile < 0 || profile > 4 || opset < 1 ||
         opset > DTCAST_ONNX_OPSET_MAX || external < DT_EXTERNAL_AUTO ||
-        external > DT_EXTERNAL_NEVER) {
+        external > DT_EXTERNAL_NEVER || runtime < DT_ONNX_RUNTIME_ANY ||
+        runtime > DT_ONNX_RUNTIME_ORT_CPU) {
         PyErr_SetString(PyExc_ValueError, "cast_files: a parameter out of range");
         return NULL;
     }
@@ -405,6 +408,7 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
     q.raw_codes = raw_codes != 0;
     q.onnx_graph = graph != 0;
     q.keep_io_types = keep_io != 0;
+    q.onnx_runtime = (int)runtime;
     char label[32];
     dt_profile_label((dt_profile)profile, (int)opset, label, sizeof label);
     q.profile_label = label;

@@ -764,10 +764,11 @@ def graph_mode_unavailable(err):
         w in msg for w in ("not available", "not implemented")))
 
 
-def convert(src, dst, *, to, mode, profile=None, keep_io_types=False, block_nodes=()):
+def convert(src, dst, *, to, mode, profile=None, keep_io_types=False, block_nodes=(),
+            runtime=None):
     """dtcast.onnx.convert_model(src, dst, ...), its warnings silenced; the keywords graph mode
-    adds (keep_io_types, block_nodes) are passed only when set, so a package without them
-    raises TypeError only when they are asked for."""
+    adds (keep_io_types, block_nodes, runtime) are passed only when set, so a package without
+    them raises TypeError only when they are asked for."""
     dtcast = _import_dtcast()
     kw = dict(to=to, mode=mode)
     if profile:
@@ -776,6 +777,8 @@ def convert(src, dst, *, to, mode, profile=None, keep_io_types=False, block_node
         kw["keep_io_types"] = True
     if block_nodes:
         kw["block_nodes"] = tuple(block_nodes)
+    if runtime:
+        kw["runtime"] = runtime
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dtcast.onnx.convert_model(str(src), str(dst), **kw)

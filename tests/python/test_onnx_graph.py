@@ -226,6 +226,47 @@ def test_keep_io_types(work, name, to):
     assert_valid_runs_matches(path, ref, to, "graph")
 
 
+@pytest.mark.parametrize("keep_io", [False, True])
+@pytest.mark.parametrize("to", P.TARGETS)
+@pytest.mark.parametrize("name", NAMES)
+def test_runtime_onnxruntime_cpu(work, name, to, keep_io):
+    """graph mode, runtime="onnxruntime-cpu": a node computes in the target type only where
+    onnxruntime's CPU provider has a kernel for it, so onnxruntime's CPU session itself loads
+    and runs every model (bfloat16 too, which it refuses without the option), valid and within
+    the graph-mode tolerance."""
+    path = convert(work, name, to, "graph",
+                   **graph_kwargs(name, runtime="onnxruntime-cpu", keep_io_types=keep_io))
+    if path is None:
+        return
+    _, ref = source(work, name)
+    r = assert_valid_runs_matches(path, ref, to, "graph")
+    assert r["runner"] == "onnxruntime", r["ort_error"]
+    if keep_io:
+        assert io_types(onnx.load(path)) == io_types(ref)
+
+
+def test_runtime_keeps_what_onnxruntime_cannot_run(work):
+    """The transformer block in bfloat16 for onnxruntime-cpu: some nodes compute in bfloat16
+    (the table is not empty), its MatMuls stay float32 (onnxruntime 1.31's CPU provider has no
+    bfloat16 MatMul: a session refuses one), and the report says how many were kept."""
+    src, _ = source(work, "transformer")
+    dst = str(work / "transformer.bf16.ort.onnx")
+    text = dtcast.onnx.convert_model(src, dst, to="bfloat16", mode="graph",
+                                     runtime="onnxruntime-cpu", report=True)
+    assert "for want of a kernel in bfloat16 in onnxruntime-cpu" in text, text
+    types = value_types(onnx.load(dst))
+    out = onnx.load(dst)
+    mm = [n for n in out.graph.node if n.op_type == "MatMul"]
+    assert mm and all(types.get(n.output[0]) == TP.FLOAT for n in mm)
+    assert TP.BFLOAT16 in {types.get(o) for n in out.graph.node for o in n.output
+                           if n.op_type != "Cast"}, "no node computes in bfloat16"
+    with pytest.raises(dtcast.Error, match="runtime"):
+        dtcast.onnx.convert_model(src, dst + ".x", to="bfloat16", runtime="onnxruntime-cpu")
+    with pytest.raises(dtcast.Error, match="runtime"):
+        dtcast.onnx.convert_model(src, dst + ".x", to="bfloat16", mode="graph", runtime="tvm")
+    assert not os.path.exists(dst + ".x")
+
+
 @pytest.mark.parametrize("tool", sorted(P.PROFILES))
 @pytest.mark.parametrize("name", NAMES)
 def test_profile_initializers_equal_converter(work, name, tool):

@@ -485,3 +485,33 @@ def test_graph_mode_sorts_outer_scope_reads(tmp_path):
     feed = {"x": np.array([-1.0, 2.0, -3.0, 4.0], np.float32)}
     r = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, feed)[0]
     assert np.array_equal(r, -np.maximum(feed["x"], 0))
+
+
+def test_cli_runtime(tmp_path):
+    """dtcast cast --mode graph --runtime onnxruntime-cpu: a bfloat16 graph that onnxruntime's
+    CPU session loads (without the option it refuses the MatMul), the report counting the nodes
+    kept; an unknown runtime and --runtime in weights mode: usage errors, nothing written."""
+    ort = pytest.importorskip("onnxruntime")
+    cli = os.environ.get("DTCAST_CLI") or os.path.join(os.environ["DTCAST_BUILD"], "dtcast")
+    src, dst = str(tmp_path / "m.onnx"), str(tmp_path / "o.onnx")
+    onnx.save(mlp_model(), src)
+    p = subprocess.run([cli, "cast", "-q", "--report", "--to", "bf16", "--mode", "graph",
+                        "--runtime", "onnxruntime-cpu", "--keep-io-types", src, dst],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "for want of a kernel in bfloat16 in onnxruntime-cpu" in p.stderr, p.stderr
+    onnx.checker.check_model(onnx.load(dst), full_check=True)
+    ort.InferenceSession(dst, providers=["CPUExecutionProvider"])
+    plain = str(tmp_path / "plain.onnx")
+    p = subprocess.run([cli, "cast", "-q", "--to", "bf16", "--mode", "graph", src, plain],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with pytest.raises(Exception, match="NOT_IMPLEMENTED|bfloat16"):
+        ort.InferenceSession(plain, providers=["CPUExecutionProvider"])
+    for args, want in ((["--mode", "graph", "--runtime", "tvm"], "--runtime"),
+                       (["--runtime", "onnxruntime-cpu"], "apply to --mode graph")):
+        out = str(tmp_path / "bad.onnx")
+        p = subprocess.run([cli, "cast", "--to", "bf16", *args, src, out], capture_output=True,
+                           text=True)
+        assert p.returncode == 2 and want in p.stderr and p.stderr.count("\n") <= 2, p.stderr
+        assert not os.path.exists(out)
