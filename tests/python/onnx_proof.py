@@ -1,7 +1,7 @@
 """The proof of dtcast.onnx.convert_model's ONNX conversions: models that break the usual float16
 converters, a checker/runner for converted models, the two reference converters, and a table.
 
-    .venv/bin/python tests/python/onnx_proof.py [--keep-io-types] [--out DIR]
+    .venv/bin/python tests/python/onnx_proof.py [--keep-io-types] [--runtime R] [--out DIR]
 
 Every model here is float32 at its inputs and outputs (half_fp16 also has a float16 input),
 small (tensors of a few hundred elements, every weight of >= 16 elements so that dtcast's
@@ -843,6 +843,8 @@ def main(argv=None):
                                  "converters")
     ap.add_argument("--keep-io-types", action="store_true",
                     help="graph mode and the converters keep float32 graph inputs/outputs")
+    ap.add_argument("--runtime", help="graph mode for this runtime's kernels (dtcast's "
+                    "--runtime: onnxruntime-cpu)")
     ap.add_argument("--out", help="write the converted models here (default: a temporary "
                     "folder, removed)")
     ap.add_argument("--models", nargs="*", default=list(MODELS), help="a subset of the models")
@@ -870,8 +872,8 @@ def main(argv=None):
                 rtol, atol = TOLERANCES[(to, mode)]
                 total += 1
                 dst = os.path.join(out_dir, "%s.%s.%s.onnx" % (name, to, mode))
-                kw = dict(keep_io_types=args.keep_io_types, block_nodes=blocks) \
-                    if mode == "graph" else {}
+                kw = dict(keep_io_types=args.keep_io_types, block_nodes=blocks,
+                          runtime=args.runtime) if mode == "graph" else {}
                 try:
                     convert(src, dst, to=to, mode=mode, **kw)
                     r = check(dst, ref, rtol=rtol, atol=atol)
@@ -920,8 +922,10 @@ def main(argv=None):
                                 not status.startswith("n/a"):
                             pdst = os.path.join(out_dir, "%s.%s.graph.%s.onnx" % (name, to, k))
                             try:
+                                # the converters' own graphs: no runtime's kernels asked
+                                pkw = {a: v for a, v in kw.items() if a != "runtime"}
                                 convert(src, pdst, to=to, mode="graph", profile=PROFILES[k],
-                                        **kw)
+                                        **pkw)
                                 cmp_text = _bytes_text(pdst, tool_results[k], name, k, notes)
                             except (TypeError, dtcast.Error) as e:
                                 cmp_text = "n/a (%s)" % _first_line(e)[:40]
