@@ -552,12 +552,13 @@ static dtcast_status open_external(om_job *j, const om_tensor *t, dt_infile *in)
  */
 typedef struct extremes {
     uint64_t v[4];
+    int nonfinite; /* an Inf or NaN was seen */
 } extremes;
 
 #define TAKE_VALUES(T, SIGN, INF)                                                               \
     do {                                                                                        \
         const T *q = (const T *)(const void *)p;                                               \
-        T pmin = (T)~(T)0, pmax = 0, nmin = (T)~(T)0, nmax = 0;                                 \
+        T pmin = (T)~(T)0, pmax = 0, nmin = (T)~(T)0, nmax = 0, nonfin = 0;                     \
         for (size_t i = 0; i < count; i++) {                                                    \
             T b;                                                                                \
             memcpy(&b, q + i, sizeof b);                                                        \
@@ -569,7 +570,9 @@ typedef struct extremes {
             pmax = !neg && hi > pmax ? hi : pmax;                                               \
             nmin = neg && lo < nmin ? lo : nmin;                                                \
             nmax = neg && hi > nmax ? hi : nmax;                                                \
+            nonfin |= (T)(a >= (T)(INF));                                                       \
         }                                                                                       \
+        x->nonfinite |= nonfin != 0;                                                            \
         x->v[0] = pmin < x->v[0] ? pmin : x->v[0];                                              \
         x->v[1] = pmax > x->v[1] ? pmax : x->v[1];                                              \
         x->v[2] = nmin < x->v[2] ? nmin : x->v[2];                                              \
@@ -582,6 +585,7 @@ static void extremes_init(extremes *x, dtcast_type type)
     const uint64_t none = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
     x->v[0] = x->v[2] = none; /* no minimum yet */
     x->v[1] = x->v[3] = 0;
+    x->nonfinite = 0;
 }
 
 static void take_values(extremes *x, dtcast_type type, const uint8_t *p, size_t count)
@@ -600,8 +604,8 @@ static void take_values(extremes *x, dtcast_type type, const uint8_t *p, size_t 
  * neither sign all become 0 (an epsilon tensor; single tiny weights that round to 0 are the
  * conversion's correct result and stay). The rounding is monotone, so the largest magnitude
  * of each sign decides; why receives it when it does not survive. */
-dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
-                                    int *ok, char *why, size_t why_size)
+/* The extremes of t's values (its data read once). */
+static dtcast_status scan_extremes(om_job *j, const om_tensor *t, extremes *x_out)
 {
     extremes x;
     extremes_init(&x, (dtcast_type)t->data_type);
@@ -633,6 +637,31 @@ dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_opti
     } else {
         take_values(&x, type, j->map + t->data_start, t->data_len / eb);
     }
+    *x_out = x;
+    return st;
+}
+
+/* An element of `type` whose bits are code, as a double. */
+static double value_of(dtcast_type type, uint64_t code)
+{
+    const int bits = dtcast_type_bits(type);
+    uint8_t in[8]; /* the code as an element of its type, in memory order */
+    const uint16_t c16 = (uint16_t)code;
+    const uint32_t c32 = (uint32_t)code;
+    memcpy(in, bits == 16 ? (const void *)&c16 : bits == 32 ? (const void *)&c32
+                                                            : (const void *)&code,
+           (size_t)bits / 8);
+    double v = 0;
+    dtcast_error e;
+    return dtcast_convert(&v, DTCAST_FLOAT64, in, type, 1, NULL, &e) == DTCAST_OK ? v : 0;
+}
+
+dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
+                                    int *ok, char *why, size_t why_size)
+{
+    extremes x;
+    const dtcast_type type = (dtcast_type)t->data_type;
+    dtcast_status st = scan_extremes(j, t, &x);
     if (st != DTCAST_OK)
         return st;
     *ok = 1;
@@ -641,17 +670,8 @@ dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_opti
     for (int k = 1; k < 4 && *ok; k += 2) { /* the largest magnitude of each sign */
         if (x.v[k - 1] > x.v[k]) /* none of that sign */
             continue;
-        const uint64_t code = x.v[k] | (k >= 2 ? sign : 0);
-        uint8_t in[8]; /* the code as an element of its type, in memory order */
-        const uint16_t c16 = (uint16_t)code;
-        const uint32_t c32 = (uint32_t)code;
-        memcpy(in, bits == 16 ? (const void *)&c16 : bits == 32 ? (const void *)&c32
-                                                                : (const void *)&code,
-               (size_t)bits / 8);
-        double v = 0;
+        const double v = value_of(type, x.v[k] | (k >= 2 ? sign : 0));
         dtcast_error e;
-        if (dtcast_convert(&v, DTCAST_FLOAT64, in, type, 1, NULL, &e) != DTCAST_OK)
-            return om_fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': %s", t->name, e.message);
         double back = 0;
         uint8_t out[8];
         if (dtcast_convert(out, j->r->to, &v, DTCAST_FLOAT64, 1, o, &e) != DTCAST_OK ||
@@ -665,6 +685,86 @@ dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_opti
                      dt_type_label(j->r->to, tn, sizeof tn));
         }
     }
+    return DTCAST_OK;
+}
+
+int om_scaled_target(dtcast_type to, int64_t *opset)
+{
+    switch (to) {
+    case DTCAST_FLOAT8E4M3FN:
+    case DTCAST_FLOAT8E4M3FNUZ:
+    case DTCAST_FLOAT8E5M2:
+    case DTCAST_FLOAT8E5M2FNUZ:
+        *opset = 19; /* DequantizeLinear-19: float8 codes, float16/bfloat16 scales */
+        return 1;
+    case DTCAST_INT8:
+        *opset = 10;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The largest finite value of a scaled target's codes, from the format's description (448
+ * for float8e4m3fn, 57344 for float8e5m2, 127 for int8). */
+static double codes_max(dtcast_type to)
+{
+    dtcast_info info;
+    if (dtcast_type_info(to, &info, NULL) != DTCAST_OK)
+        return 0;
+    if (info.kind == DTCAST_KIND_SIGNED)
+        return (double)(((uint64_t)1 << (info.bits - 1)) - 1);
+    return info.max;
+}
+
+/* Weights mode, a scaled target: t's per-tensor scale, amax / codes_max(to) rounded to the
+ * scale's type (t's own type; 1 for a tensor of zeros), in t->scale, so that
+ * QuantizeLinear(x, scale) maps the largest magnitude to the codes' largest. *ok = 0 with why
+ * when there is none: an Inf or NaN in t (the codes would change it), a scale that is not a
+ * normal number of its type, or a type DequantizeLinear does not output at the opset (float64;
+ * before opset 19 anything but float32). */
+static dtcast_status scale_for(om_job *j, om_tensor *t, int *ok, char *why, size_t why_size)
+{
+    const dtcast_type type = (dtcast_type)t->data_type;
+    char tn[32];
+    *ok = 0;
+    if (type == DTCAST_FLOAT64 || (j->opset < 19 && type != DTCAST_FLOAT32)) {
+        snprintf(why, why_size, "'%s': DequantizeLinear at opset %lld does not output %s",
+                 t->name, (long long)j->opset, dt_type_label(type, tn, sizeof tn));
+        return DTCAST_OK;
+    }
+    extremes x;
+    dtcast_status st = scan_extremes(j, t, &x);
+    if (st != DTCAST_OK)
+        return st;
+    if (x.nonfinite) {
+        snprintf(why, why_size, "'%s': it holds an Inf or NaN, which a scale cannot carry",
+                 t->name);
+        return DTCAST_OK;
+    }
+    double amax = 0;
+    for (int k = 1; k < 4; k += 2)
+        if (x.v[k - 1] <= x.v[k]) { /* the largest magnitude of that sign (sign cleared) */
+            const double v = value_of(type, x.v[k]);
+            amax = v > amax ? v : amax;
+        }
+    const double qmax = codes_max(j->r->to);
+    const double s = amax > 0 ? amax / qmax : 1.0;
+    dtcast_error e;
+    double back = 0;
+    dtcast_info info;
+    t->scale_type = (uint64_t)type;
+    memset(t->scale, 0, sizeof t->scale);
+    if (qmax <= 0 || dtcast_type_info(type, &info, NULL) != DTCAST_OK ||
+        dtcast_convert(t->scale, type, &s, DTCAST_FLOAT64, 1, NULL, &e) != DTCAST_OK ||
+        dtcast_convert(&back, DTCAST_FLOAT64, t->scale, type, 1, NULL, &e) != DTCAST_OK)
+        return om_fail(j, DTCAST_ERR_INVALID_ARGUMENT, "tensor '%s': no scale", t->name);
+    if (!(back >= info.min_normal && back <= info.max)) {
+        snprintf(why, why_size, "'%s': its scale %.9g (largest magnitude %.9g) is not a normal "
+                 "%s", t->name, s, amax, dt_type_label(type, tn, sizeof tn));
+        return DTCAST_OK;
+    }
+    *ok = 1;
     return DTCAST_OK;
 }
 
@@ -687,7 +787,11 @@ dtcast_status om_converter_for(om_job *j, const om_tensor *t, dt_library_convert
 /* A new value name: base_<type>, or base_<type>_N, used nowhere in the model. */
 char *om_new_name(om_job *j, const char *base, dtcast_type type)
 {
-    const char *tn = dtcast_type_name(type);
+    return om_new_name_suffix(j, base, dtcast_type_name(type));
+}
+
+char *om_new_name_suffix(om_job *j, const char *base, const char *tn)
+{
     size_t n = strlen(base) + strlen(tn) + 24;
     char *s = malloc(n);
     if (!s)
@@ -747,6 +851,24 @@ static dtcast_status decide(om_job *j)
             (t->where == W_TYPED && t->data_type != DTCAST_FLOAT32 &&
              t->data_type != DTCAST_FLOAT64)) {
             j->kept_layout++;
+            continue;
+        }
+        int64_t need;
+        if (om_scaled_target(r->to, &need)) {
+            int ok = 0;
+            char why[256];
+            if ((st = scale_for(j, t, &ok, why, sizeof why)) != DTCAST_OK)
+                break;
+            if (!ok) {
+                if (j->kept_scale++ == 0)
+                    snprintf(j->first_scale, sizeof j->first_scale, "%s", why);
+                continue;
+            }
+            if (!(t->new_name = om_new_name(j, t->name, r->to)) ||
+                !(t->scale_name = om_new_name_suffix(j, t->name, "scale")))
+                return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+            t->convert = 1;
+            j->converted++;
             continue;
         }
         dt_library_convert conv;
@@ -883,6 +1005,32 @@ int om_tensor_changes(const om_job *j, const om_tensor *t)
     return t->convert || t->where == W_EXTERNAL || (t->external_out && j->external_out);
 }
 
+/* A scaled tensor's codes: QuantizeLinear(x, scale) as the operator defines it at the model's
+ * opset (saturate = 1; the zero point 0 of the codes' type), block by block. */
+typedef struct quantize_ctx {
+    const om_job *j;
+    const om_tensor *t;
+    dtcast_onnx_qdq_attrs attrs;
+} quantize_ctx;
+
+static dtcast_status quantize_block(void *ctx, void *dst, const void *src, size_t count,
+                                    dtcast_error *error)
+{
+    const quantize_ctx *c = ctx;
+    const dtcast_type from = (dtcast_type)c->t->data_type, to = c->j->r->to;
+    uint8_t zero = 0; /* +0 in every scaled target's codes */
+    dtcast_tensor x = {(void *)(uintptr_t)src, count * (size_t)element_bytes(c->t->data_type),
+                       from, 1, {(int64_t)count}};
+    dtcast_tensor scale = {(void *)(uintptr_t)c->t->scale, (size_t)element_bytes(c->t->data_type),
+                           (dtcast_type)c->t->scale_type, 0, {0}};
+    dtcast_tensor zp = {&zero, 1, to, 0, {0}};
+    dtcast_tensor y = {dst, count, to, 0, {0}};
+    dtcast_options o;
+    dtcast_options_init(&o);
+    o.threads = 1;
+    return dtcast_onnx_quantize_linear(&y, &x, &scale, &zp, &c->attrs, &o, error);
+}
+
 /* The data of t (converted or copied) into out. */
 static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
 {
@@ -900,6 +1048,37 @@ static dtcast_status stream_data(om_job *j, const om_tensor *t, dt_outfile *out)
             st = dt_stream_copy(&in, t->ext_offset, t->ext_length, out, j->buffers, j->progress, &e);
         else
             st = dt_outfile_write(out, j->map + t->data_start, t->data_len, &e);
+    } else if (t->scale_name) {
+        quantize_ctx q = {j, t, {0}};
+        dtcast_onnx_qdq_attrs_init(&q.attrs);
+        q.attrs.opset = (int)(j->opset > DTCAST_ONNX_OPSET_MAX ? DTCAST_ONNX_OPSET_MAX : j->opset);
+        q.attrs.saturate = 1;
+        dt_stream_job sj = {
+            .in = opened ? &in : NULL,
+            .mem = opened ? NULL : j->map + t->data_start,
+            .offset = opened ? t->ext_offset : 0,
+            .src = {(dtcast_type)t->data_type, DT_STORE_NATIVE},
+            .count = t->count,
+            .dst = {j->r->to, DT_STORE_NATIVE},
+            .convert = quantize_block,
+            .convert_ctx = &q,
+            .progress = j->progress,
+            .buffers = j->buffers,
+        };
+        st = dt_stream_run(&sj, out, &e);
+        if (st == DTCAST_OK && j->r->report) {
+            char text[600], a[32], b[32];
+            double sv = 0;
+            dtcast_error ce;
+            if (dtcast_convert(&sv, DTCAST_FLOAT64, t->scale, (dtcast_type)t->scale_type, 1, NULL,
+                               &ce) != DTCAST_OK)
+                sv = 0;
+            snprintf(text, sizeof text, "%s: %llu elements of %s as %s codes times the scale %.9g "
+                     "(%s '%s'), DequantizeLinear back\n", t->name, (unsigned long long)t->count,
+                     dt_type_label((dtcast_type)t->data_type, a, sizeof a),
+                     dt_type_label(j->r->to, b, sizeof b), sv, a, t->scale_name);
+            dt_job_report(&j->r->hooks, text);
+        }
     } else {
         dt_library_convert c;
         dt_report report;
@@ -1064,6 +1243,63 @@ dtcast_status om_emit_cast(om_job *j, om_writer *w, const void *arg)
 
 
 
+/* The scale of a scaled tensor: a scalar TensorProto, raw_data. */
+dtcast_status om_emit_scale(om_job *j, om_writer *w, const void *arg)
+{
+    const om_tensor *t = arg;
+    dtcast_status st = om_w_key(j, w, T_TYPE, WT_VARINT);
+    if (st == DTCAST_OK)
+        st = om_w_varint(j, w, t->scale_type);
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, T_NAME, t->scale_name, strlen(t->scale_name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, T_RAW, t->scale, (size_t)element_bytes(t->scale_type));
+    return st;
+}
+
+static dtcast_status emit_scale_attr(om_job *j, om_writer *w, const void *arg)
+{
+    dtcast_status st = om_w_text(j, w, AP_NAME, "value", 5);
+    if (st == DTCAST_OK)
+        st = om_w_message(j, w, AP_T, om_emit_scale, arg);
+    if (st == DTCAST_OK && (st = om_w_key(j, w, AP_TYPE, WT_VARINT)) == DTCAST_OK)
+        st = om_w_varint(j, w, AT_TENSOR);
+    return st;
+}
+
+/* Constant(value = the scale) -> scale_name: a converted Constant's scale. */
+static dtcast_status emit_scale_constant(om_job *j, om_writer *w, const void *arg)
+{
+    const om_tensor *t = arg;
+    char name[300];
+    snprintf(name, sizeof name, "dtcast_Constant_%s", t->scale_name);
+    dtcast_status st = om_w_text(j, w, NP_OUTPUT, t->scale_name, strlen(t->scale_name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_NAME, name, strlen(name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_OP, "Constant", 8);
+    if (st == DTCAST_OK)
+        st = om_w_message(j, w, NP_ATTR, emit_scale_attr, t);
+    return st;
+}
+
+dtcast_status om_emit_dequantize(om_job *j, om_writer *w, const void *arg)
+{
+    const om_tensor *t = arg;
+    char name[300];
+    snprintf(name, sizeof name, "dtcast_DequantizeLinear_%s", t->name);
+    dtcast_status st = om_w_text(j, w, NP_INPUT, t->new_name, strlen(t->new_name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_INPUT, t->scale_name, strlen(t->scale_name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_OUTPUT, t->name, strlen(t->name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_NAME, name, strlen(name));
+    if (st == DTCAST_OK)
+        st = om_w_text(j, w, NP_OP, "DequantizeLinear", 16);
+    return st;
+}
+
 /* Whether the message [start, end) holds a tensor that changes or a graph (searched to the
  * attributes of a node). */
 int om_attr_changes(om_job *j, pb a)
@@ -1210,7 +1446,9 @@ static dtcast_status emit_initializer_casts(om_job *j, om_writer *w, const span 
         if ((st = pb_sub(&scan, &ts)) != DTCAST_OK)
             break;
         const om_tensor *t = om_tensor_at(j, ts.pos);
-        if (t && t->convert) {
+        if (t && t->convert && t->scale_name) {
+            st = om_w_message(j, w, GP_NODE, om_emit_dequantize, t);
+        } else if (t && t->convert) {
             const cast_node c = {t->new_name, t->name, t->data_type};
             st = om_w_message(j, w, GP_NODE, om_emit_cast, &c);
         }
@@ -1244,6 +1482,8 @@ dtcast_status om_emit_graph(om_job *j, om_writer *w, const void *arg)
                 const om_tensor *t = om_tensor_at(j, sub.pos);
                 st = t && om_tensor_changes(j, t) ? om_w_message(j, w, f, om_emit_tensor, t)
                                                : om_w_copy(j, w, at, g.pos);
+                if (st == DTCAST_OK && t && t->convert && t->scale_name)
+                    st = om_w_message(j, w, GP_INITIALIZER, om_emit_scale, t);
                 continue;
             }
             node_arg na = {{sub.pos, sub.end}, converted_constant(j, sub)};
@@ -1265,7 +1505,11 @@ dtcast_status om_emit_graph(om_job *j, om_writer *w, const void *arg)
                 }
             }
             st = changes ? om_w_message(j, w, GP_NODE, emit_node, &na) : om_w_copy(j, w, at, g.pos);
-            if (st == DTCAST_OK && na.constant) {
+            if (st == DTCAST_OK && na.constant && na.constant->scale_name) {
+                st = om_w_message(j, w, GP_NODE, emit_scale_constant, na.constant);
+                if (st == DTCAST_OK)
+                    st = om_w_message(j, w, GP_NODE, om_emit_dequantize, na.constant);
+            } else if (st == DTCAST_OK && na.constant) {
                 const cast_node c = {na.constant->new_name, na.constant->name,
                                      na.constant->data_type};
                 st = om_w_message(j, w, GP_NODE, om_emit_cast, &c);
@@ -1341,11 +1585,25 @@ static dtcast_status check_request(om_job *j)
         return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
                            "%s: --keep-io-types, --block-op, --block-node and --runtime apply to "
                            "--mode graph (weights mode keeps every node as it is)", j->shown);
+    int64_t dq;
+    if (om_scaled_target(r->to, &dq)) {
+        if (dt_conversion_float32_only(&r->conversion))
+            return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                               "%s: the converters' profiles write float16 (--to %s)", j->shown,
+                               dt_type_label(r->to, tn, sizeof tn));
+        if (j->opset < dq)
+            return dt_job_fail(j->err, 0, DTCAST_ERR_UNSUPPORTED,
+                               "%s: opset %lld has no DequantizeLinear of %s (it came in opset "
+                               "%lld); the model is left as it is", j->shown, (long long)j->opset,
+                               dt_type_label(r->to, tn, sizeof tn), (long long)dq);
+        return DTCAST_OK;
+    }
     if (r->to != DTCAST_FLOAT16 && r->to != DTCAST_BFLOAT16 && r->to != DTCAST_FLOAT32)
         return dt_job_fail(j->err, 1, DTCAST_ERR_INVALID_ARGUMENT,
                            "%s: an ONNX model's weights are stored as float16, bfloat16 or "
-                           "float32 (--to %s: not yet)", j->shown,
-                           dt_type_label(r->to, tn, sizeof tn));
+                           "float32, or as float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+                           "float8e5m2fnuz or int8 codes with a scale (--to %s: not yet)",
+                           j->shown, dt_type_label(r->to, tn, sizeof tn));
     const int64_t need = r->to == DTCAST_BFLOAT16 ? 13 : 6;
     if (j->opset < need)
         return dt_job_fail(j->err, 0, DTCAST_ERR_UNSUPPORTED,
@@ -1370,6 +1628,10 @@ static void send_warnings(om_job *j)
                     j->shown, j->kept_values, j->kept_values == 1 ? "" : "s",
                     j->kept_values == 1 ? "its" : "their", j->kept_values == 1 ? "its" : "their",
                     tn, j->first_values);
+    if (j->kept_scale)
+        dt_job_warn(h, "%s: %zu tensor%s kept in %s type: no scale for %s codes: %s", j->shown,
+                    j->kept_scale, j->kept_scale == 1 ? "" : "s",
+                    j->kept_scale == 1 ? "its" : "their", tn, j->first_scale);
     if (j->kept_layout)
         dt_job_warn(h, "%s: %zu tensor%s kept: data in a layout this job does not rewrite "
                     "(segments, typed fields other than float_data/double_data)", j->shown,
@@ -1461,6 +1723,7 @@ static void job_free(om_job *j)
         free(j->t[i].name);
         free(j->t[i].location);
         free(j->t[i].new_name);
+        free(j->t[i].scale_name);
     }
     og_free(j);
     free(j->t);

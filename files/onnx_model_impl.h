@@ -16,7 +16,7 @@ enum { GP_NODE = 1, GP_INITIALIZER = 5, GP_INPUT = 11, GP_OUTPUT = 12, GP_VALUE_
 enum { NP_INPUT = 1, NP_OUTPUT = 2, NP_NAME = 3, NP_OP = 4, NP_ATTR = 5, NP_DOMAIN = 7 };
 enum { VI_NAME = 1, VI_TYPE = 2, TP_TENSOR = 1, TT_ELEM = 1 }; /* ValueInfo, TypeProto(.Tensor) */
 enum { AP_NAME = 1, AP_I = 3, AP_T = 5, AP_G = 6, AP_TENSORS = 10, AP_GRAPHS = 11, AP_TYPE = 20 };
-enum { AT_INT = 2 };
+enum { AT_INT = 2, AT_TENSOR = 4 };
 enum {
     T_DIMS = 1, T_TYPE = 2, T_SEGMENT = 3, T_FLOAT = 4, T_INT32 = 5, T_NAME = 8, T_RAW = 9,
     T_DOUBLE = 10, T_EXTERNAL = 13, T_LOCATION = 14
@@ -49,6 +49,11 @@ typedef struct om_tensor {
     int external_out;  /* its data in the output's data file */
     uint64_t out_bytes, out_offset;
     char *new_name;    /* convert: the name the converted tensor (or the Constant) writes */
+    /* convert to a scaled target (om_scaled_target): DequantizeLinear(new_name, scale_name)
+     * writes the old name; the scale is a scalar of scale_type, its bytes in scale */
+    char *scale_name;
+    uint64_t scale_type;
+    uint8_t scale[8];
     int depth;         /* 1: in the model's graph; more: in a subgraph */
 } om_tensor;
 
@@ -93,8 +98,8 @@ typedef struct om_job {
     span graph;          /* the model's GraphProto */
     om_graph_plan *plan; /* graph mode (onnx_graph.c) */
     /* what was kept, for the warnings */
-    size_t kept_input, kept_values, kept_small, kept_layout, converted;
-    char first_input[128], first_values[256];
+    size_t kept_input, kept_values, kept_small, kept_layout, kept_scale, converted;
+    char first_input[128], first_values[256], first_scale[256];
 } om_job;
 
 dtcast_status om_fail(om_job *j, dtcast_status st, const char *fmt, ...)
@@ -107,10 +112,15 @@ int om_names_has(const om_names *s, const uint8_t *p, size_t n);
 int om_names_add(om_names *s, const uint8_t *p, size_t n);
 /* A new value name: base_<type>, or base_<type>_N, used nowhere in the model (then taken). */
 char *om_new_name(om_job *j, const char *base, dtcast_type type);
+/* The same with another suffix: base_<suffix>[_N]. */
+char *om_new_name_suffix(om_job *j, const char *base, const char *suffix);
 om_tensor *om_tensor_at(om_job *j, size_t start);
 /* Whether the tensor's message is written anew: converted, or its data moves. */
 int om_tensor_changes(const om_job *j, const om_tensor *t);
 dtcast_status om_converter_for(om_job *j, const om_tensor *t, dt_library_convert *c);
+/* Whether weights mode stores `to` as codes with a scale (float8, int8): the opset its
+ * DequantizeLinear needs in *opset. */
+int om_scaled_target(dtcast_type to, int64_t *opset);
 dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_options *o, int *ok,
                                 char *why, size_t why_size);
 
@@ -132,6 +142,10 @@ typedef struct cast_node {
     uint64_t to;
 } cast_node;
 dtcast_status om_emit_cast(om_job *j, om_writer *w, const void *arg); /* a NodeProto; arg: cast_node */
+/* A scaled tensor's dequantization: DequantizeLinear(new_name, scale_name) -> name (a
+ * NodeProto), and its scale as a TensorProto (arg: om_tensor). */
+dtcast_status om_emit_dequantize(om_job *j, om_writer *w, const void *arg);
+dtcast_status om_emit_scale(om_job *j, om_writer *w, const void *arg);
 /* whether the AttributeProto holds a tensor that changes or a graph; the attribute anew */
 int om_attr_changes(om_job *j, pb a);
 dtcast_status om_emit_attr(om_job *j, om_writer *w, const void *arg); /* arg: span */
