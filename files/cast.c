@@ -1404,6 +1404,11 @@ static int cast_files(dt_cast_request *r)
     if ((r->to == DTCAST_STRING || r->input.from == DTCAST_STRING) && !r->shards &&
         !r->index_only && in_kind != DT_FILE_SAFETENSORS_INDEX) {
         status = cast_whole(r);
+    } else if (in_kind != DT_FILE_ONNX_MODEL && out_kind != DT_FILE_ONNX_MODEL &&
+               (r->onnx_graph || r->keep_io_types || r->block_ops.n || r->block_nodes.n ||
+                r->onnx_runtime || r->select_ops.n || r->exclude_ops.n)) {
+        status = USAGE(r, "--mode, --keep-io-types, --block-op, --block-node, --runtime, "
+                          "--select-op and --exclude-op apply to ONNX models (.onnx)");
     } else if (in_kind == DT_FILE_ONNX_MODEL || out_kind == DT_FILE_ONNX_MODEL) {
         if (in_kind != out_kind)
             status = USAGE(r, "an ONNX model (.onnx) is converted into an ONNX model: give "

@@ -64,6 +64,7 @@ typedef struct dt_cast_request {
     int raw_codes;                 /* cast the codes of scaled tensors as values */
     /* ONNX models (docs/onnx_models.md): */
     int onnx_graph;                /* --mode graph: the compute in `to`, not only the weights */
+    dt_globs select_ops, exclude_ops; /* tensors chosen / left by the op types of their readers */
     int keep_io_types;             /* graph mode: the graph's inputs and outputs keep their type */
     dt_globs block_ops, block_nodes; /* graph mode: nodes that keep their type (op types, names) */
     int onnx_runtime;              /* graph mode: a dt_onnx_runtime (files/onnx_schema.h) whose

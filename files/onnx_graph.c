@@ -932,7 +932,7 @@ static dtcast_status plan_names(om_job *j, om_graph_plan *g)
         if (v->tensor != OG_NONE) { /* an initializer: stored in T when only T is read */
             om_tensor *t = &j->t[v->tensor];
             v->home_t = !v->is_input && !v->is_output && !v->captured && v->need_t &&
-                        !v->need_float && tensor_convertible(t);
+                        !v->need_float && tensor_convertible(t) && om_tensor_chosen(j, t);
             if (v->home_t) {
                 t->convert = 1;
                 if (!(t->new_name = malloc(v->len + 1)))

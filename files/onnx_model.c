@@ -310,6 +310,50 @@ static dtcast_status scan_tensor(om_job *j, pb *r, int kind, const pb *const_out
 
 static dtcast_status scan_graph(om_job *j, pb *r);
 
+/* --select-op / --exclude-op: the inputs of node n (op its op_type) into the sets of names read
+ * by a node of a chosen / a left op type. Names are unique across a model's graphs and
+ * subgraphs (ONNX's static single assignment), so a name is the tensor. */
+static dtcast_status mark_readers(om_job *j, pb n, pb op)
+{
+    const dt_cast_request *r = j->r;
+    if (!r || (!r->select_ops.n && !r->exclude_ops.n)) /* no request: the tensor scan */
+        return DTCAST_OK;
+    char buf[256];
+    const size_t len = op.end - op.pos;
+    snprintf(buf, sizeof buf, "%.*s", (int)(len > 250 ? 250 : len), (const char *)j->map + op.pos);
+    const int sel = r->select_ops.n && dt_glob_any(&r->select_ops, buf);
+    const int exc = r->exclude_ops.n && dt_glob_any(&r->exclude_ops, buf);
+    dtcast_status st = DTCAST_OK;
+    uint32_t f = 0;
+    int wt = 0;
+    size_t at = 0;
+    while ((sel || exc) && pb_next(&n, &f, &wt, &at, &st)) {
+        if (f != NP_INPUT || wt != WT_BYTES) {
+            st = pb_skip(&n, wt, at);
+            continue;
+        }
+        pb s = {0};
+        if ((st = pb_sub(&n, &s)) != DTCAST_OK || s.end == s.pos)
+            continue;
+        if ((sel && !om_names_add(&j->read_by_selected, j->map + s.pos, s.end - s.pos)) ||
+            (exc && !om_names_add(&j->read_by_excluded, j->map + s.pos, s.end - s.pos)))
+            return om_fail(j, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    return st;
+}
+
+int om_tensor_chosen(const om_job *j, const om_tensor *t)
+{
+    const dt_cast_request *r = j->r;
+    const uint8_t *name = (const uint8_t *)t->name;
+    const size_t len = strlen(t->name);
+    if ((r->select.n || r->select_ops.n) && !(r->select.n && dt_glob_any(&r->select, t->name)) &&
+        !(r->select_ops.n && om_names_has(&j->read_by_selected, name, len)))
+        return 0;
+    return !dt_glob_any(&r->exclude, t->name) &&
+           !(r->exclude_ops.n && om_names_has(&j->read_by_excluded, name, len));
+}
+
 /* A NodeProto: its names, its Constant value, the graphs of its attributes. */
 static dtcast_status scan_node(om_job *j, pb *r)
 {
@@ -344,6 +388,8 @@ static dtcast_status scan_node(om_job *j, pb *r)
         }
     }
     const int constant = op.end - op.pos == 8 && memcmp(j->map + op.pos, "Constant", 8) == 0;
+    if ((st = mark_readers(j, n, op)) != DTCAST_OK)
+        return st;
     while (pb_more(&n)) {
         uint32_t f = 0;
         int wt = 0;
@@ -836,7 +882,7 @@ static dtcast_status decide(om_job *j)
             continue; /* a converter's profile: as the converter, float32 initializers only */
         if (dtcast_type_bits(r->to) >= dtcast_type_bits((dtcast_type)t->data_type))
             continue; /* not narrower: nothing to gain */
-        if ((r->select.n && !dt_glob_any(&r->select, t->name)) || dt_glob_any(&r->exclude, t->name))
+        if (!om_tensor_chosen(j, t))
             continue;
         if (t->kind == 0 && t->is_input) {
             if (j->kept_input++ == 0)
@@ -1729,6 +1775,10 @@ static void job_free(om_job *j)
     free(j->t);
     free(j->names.p);
     free(j->names.len);
+    free(j->read_by_selected.p);
+    free(j->read_by_selected.len);
+    free(j->read_by_excluded.p);
+    free(j->read_by_excluded.len);
     free(j->dir);
     free(j->data_name);
 }

@@ -87,6 +87,7 @@ typedef struct om_job {
     om_tensor *t;
     size_t nt, cap;
     om_names names;
+    om_names read_by_selected, read_by_excluded; /* inputs of nodes --select-op/--exclude-op match */
     int64_t opset;
     int any_external;
     int external_out; /* the output has a data file */
@@ -118,6 +119,10 @@ om_tensor *om_tensor_at(om_job *j, size_t start);
 /* Whether the tensor's message is written anew: converted, or its data moves. */
 int om_tensor_changes(const om_job *j, const om_tensor *t);
 dtcast_status om_converter_for(om_job *j, const om_tensor *t, dt_library_convert *c);
+/* Whether the request picks t: its name matches --select, or a reader's op type --select-op
+ * (every tensor when neither is given), and neither its name --exclude nor a reader's op type
+ * --exclude-op. */
+int om_tensor_chosen(const om_job *j, const om_tensor *t);
 /* Whether weights mode stores `to` as codes with a scale (float8, int8): the opset its
  * DequantizeLinear needs in *opset. */
 int om_scaled_target(dtcast_type to, int64_t *opset);

@@ -57,6 +57,10 @@ static const char cast_help[] =
     "                         the compute in TYPE (float16, bfloat16) wherever the operator\n"
     "                         schemas at the model's opset admit it, Casts between, the model\n"
     "                         valid\n"
+    "      --select-op GLOB   convert the weights that a node of these op types reads (with\n"
+    "                         --select: either picks a weight; repeatable)\n"
+    "      --exclude-op GLOB  keep the weights that a node of these op types reads (repeatable);\n"
+    "                         in graph mode a weight kept feeds its nodes through a Cast\n"
     "      --keep-io-types    graph: the graph's inputs and outputs keep their types\n"
     "      --block-op GLOB    graph: nodes of these op types keep their types (repeatable)\n"
     "      --block-node GLOB  graph: nodes of these names keep their types (repeatable)\n"
@@ -79,6 +83,7 @@ static const char cast_examples[] =
     "  dtcast cast --to bfloat16 model.safetensors model_bf16.safetensors\n"
     "  dtcast cast --to bf16 --exclude '*norm*' model.safetensors.index.json out_dir/\n"
     "  dtcast cast --to float16 model.onnx model_fp16.onnx\n"
+    "  dtcast cast --to float8e4m3fn --select-op MatMul --select-op Gemm model.onnx m_f8.onnx\n"
     "  dtcast cast --to float16 --mode graph --keep-io-types model.onnx model_fp16.onnx\n"
     "  dtcast cast --to bf16 --mode graph --runtime onnxruntime-cpu model.onnx model_bf16.onnx\n"
     "  dtcast cast --to bf16 --shards 0,1 model.safetensors.index.json out_dir/\n"
@@ -94,7 +99,8 @@ static const char cast_examples[] =
 /* Options of cast alone. */
 enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_SELECT, OPT_EXCLUDE, OPT_FORMAT,
        OPT_EXTERNAL, OPT_FLOAT6_PACKED, OPT_SHARDS, OPT_INDEX_ONLY, OPT_RAW_CODES,
-       OPT_MODE, OPT_KEEP_IO, OPT_BLOCK_OP, OPT_BLOCK_NODE, OPT_RUNTIME };
+       OPT_MODE, OPT_KEEP_IO, OPT_BLOCK_OP, OPT_BLOCK_NODE, OPT_RUNTIME, OPT_SELECT_OP,
+       OPT_EXCLUDE_OP };
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
@@ -116,6 +122,8 @@ static const cli_option cast_options[] = {
     {"block-op", 0, 1, OPT_BLOCK_OP},
     {"block-node", 0, 1, OPT_BLOCK_NODE},
     {"runtime", 0, 1, OPT_RUNTIME},
+    {"select-op", 0, 1, OPT_SELECT_OP},
+    {"exclude-op", 0, 1, OPT_EXCLUDE_OP},
     CLI_CONVERSION_OPTIONS,
     {NULL, 0, 0, 0},
 };
@@ -146,6 +154,7 @@ typedef struct cast_request {
     int keep_io_types;   /* --keep-io-types */
     dt_globs block_ops, block_nodes; /* --block-op, --block-node */
     int onnx_runtime;    /* --runtime: a dt_onnx_runtime */
+    dt_globs select_ops, exclude_ops; /* --select-op, --exclude-op */
 } cast_request;
 
 static int add_glob(dt_globs *g, const char *option, const char *pattern)
@@ -213,6 +222,10 @@ static int cast_option(cast_request *r, int id, const char *value)
         return add_glob(&r->block_ops, "--block-op", value);
     case OPT_BLOCK_NODE:
         return add_glob(&r->block_nodes, "--block-node", value);
+    case OPT_SELECT_OP:
+        return add_glob(&r->select_ops, "--select-op", value);
+    case OPT_EXCLUDE_OP:
+        return add_glob(&r->exclude_ops, "--exclude-op", value);
     case OPT_RUNTIME:
         if (cli_parse_choice("cast", "--runtime", value, runtimes, &i) != CLI_OK)
             return CLI_USAGE;
@@ -329,6 +342,8 @@ static int cast_files(cast_request *r)
     q.block_ops = r->block_ops;
     q.block_nodes = r->block_nodes;
     q.onnx_runtime = r->onnx_runtime;
+    q.select_ops = r->select_ops;
+    q.exclude_ops = r->exclude_ops;
     char profile[32];
     cli_profile_label(s, profile, sizeof profile);
     q.profile_label = profile;

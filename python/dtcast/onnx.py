@@ -150,7 +150,7 @@ _RUNTIMES = (None, "onnxruntime-cpu")  # their index: files/onnx_schema.h's dt_o
 
 
 def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclude=None,
-                  round="rne", profile=None, external_data="auto", keep_io_types=False,
+                  select_ops=None, exclude_ops=None, round="rne", profile=None, external_data="auto", keep_io_types=False,
                   block_ops=None, block_nodes=None, runtime=None, threads=0, report=False,
                   progress=None):
     """An ONNX model (.onnx) converted to ``to`` (float16, bfloat16; float32 for float64
@@ -163,6 +163,12 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     dtcast.Warning: initializers that are also graph inputs, and tensors with a finite value that
     would become Inf or NaN or whose nonzero values of one sign would all become 0; tensors of
     fewer than 16 elements are kept silently.
+    ``select_ops`` / ``exclude_ops`` (globs of op types) pick and leave weights by the nodes
+    that read them: a weight is converted when its name matches ``select`` or a reader's op
+    type ``select_ops`` (every weight when neither is given), unless its name matches
+    ``exclude`` or a reader's op type ``exclude_ops``. ``to`` a float8 type or int8: each
+    weight becomes codes and a per-tensor scale, with a DequantizeLinear back (opset 19 for
+    float8).
     ``mode="graph"``: the model's graph computes in ``to`` (float16 or bfloat16) wherever the
     ONNX operator schemas at the model's opset admit it, with Casts between; Cast(to=FLOAT) and
     the random ops' dtype are rewritten; nodes with subgraphs (If, Loop, Scan), the op types in
@@ -201,5 +207,7 @@ def convert_model(src, dst, *, to="float16", mode="weights", select=None, exclud
     params["onnx_runtime"] = _RUNTIMES.index(runtime)
     params["block_ops"] = files._globs(block_ops, "block_ops")
     params["block_nodes"] = files._globs(block_nodes, "block_nodes")
+    params["select_ops"] = files._globs(select_ops, "select_ops")
+    params["exclude_ops"] = files._globs(exclude_ops, "exclude_ops")
     text = files._cast(files._path(src, "src"), files._path(dst, "dst"), params, progress)
     return text if report else None

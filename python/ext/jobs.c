@@ -360,7 +360,9 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args)
         get_int(params, "keep_io_types", 0, &keep_io) < 0 ||
         get_int(params, "onnx_runtime", 0, &runtime) < 0 ||
         get_globs(params, "block_ops", &q.block_ops) < 0 ||
-        get_globs(params, "block_nodes", &q.block_nodes) < 0)
+        get_globs(params, "block_nodes", &q.block_nodes) < 0 ||
+        get_globs(params, "select_ops", &q.select_ops) < 0 ||
+        get_globs(params, "exclude_ops", &q.exclude_ops) < 0)
         return NULL;
     if (threads < 0 || threads > 4096 || profile < 0 || profile > 4 || opset < 1 ||
         opset > DTCAST_ONNX_OPSET_MAX || external < DT_EXTERNAL_AUTO ||

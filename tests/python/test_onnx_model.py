@@ -515,3 +515,50 @@ def test_cli_runtime(tmp_path):
                            text=True)
         assert p.returncode == 2 and want in p.stderr and p.stderr.count("\n") <= 2, p.stderr
         assert not os.path.exists(out)
+
+
+def test_select_and_exclude_by_op_type(tmp_path):
+    """select_ops / exclude_ops choose weights by the op types of their readers (in subgraphs
+    too: W3 is read by the If's then-branch MatMul); in graph mode a weight left out stays
+    float32 and feeds its float16 node through a Cast; refused for files other than .onnx."""
+    src = str(tmp_path / "m.onnx")
+    onnx.save(mlp_model(), src)
+
+    def types(path):
+        return {k: v.dtype for k, v in tensors(onnx.load(path).graph).items()}
+
+    def convert(dst, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            convert_model(src, str(tmp_path / dst), to="float16", **kw)
+        return str(tmp_path / dst)
+
+    base = types(convert("all.onnx"))
+    assert {"W1_float16", "W2_float16", "then_branch/W3_float16", "B1_float16"} <= set(base)
+    got = types(convert("nomm.onnx", exclude_ops=["MatMul"]))
+    assert got["W1"] == got["W2"] == got["then_branch/W3"] == np.float32, got
+    assert "B1_float16" in got and "W1_float16" not in got
+    got = types(convert("mm.onnx", select_ops=["Mat*"]))
+    assert {"W1_float16", "W2_float16", "then_branch/W3_float16"} <= set(got)
+    assert got["B1"] == np.float32 and "B1_float16" not in got
+    got = types(convert("mix.onnx", select_ops=["MatMul"], select=["B1"], exclude=["W2"]))
+    assert "W1_float16" in got and "B1_float16" in got and got["W2"] == np.float32
+    # graph mode: W1 left out stays float32, a Cast feeds the float16 MatMul
+    out = convert("graph.onnx", mode="graph", exclude_ops=["MatMul"], keep_io_types=True)
+    m = onnx.load(out)
+    onnx.checker.check_model(m, full_check=True)
+    inits = {t.name: t.data_type for t in m.graph.initializer}
+    assert inits["W1"] == TP.FLOAT and inits["B1"] == TP.FLOAT16, inits
+    assert any(n.op_type == "Cast" and n.input[0] == "W1" for n in m.graph.node)
+    feeds = [{"x": RNG.standard_normal((4, 64)).astype(np.float32), "cond": np.array(c)}
+             for c in (True, False)]
+    for a, b in zip(run(src, feeds), run(out, feeds)):
+        np.testing.assert_allclose(b, a, rtol=1e-2, atol=2e-2)
+    npy = str(tmp_path / "a.npy")
+    np.save(npy, np.ones(4, np.float32))
+    cli = os.environ.get("DTCAST_CLI") or os.path.join(os.environ["DTCAST_BUILD"], "dtcast")
+    for flag in (["--select-op", "MatMul"], ["--mode", "graph"], ["--keep-io-types"]):
+        p = subprocess.run([cli, "cast", "--to", "f16", *flag, npy, str(tmp_path / "b.npy")],
+                           capture_output=True, text=True)
+        assert p.returncode == 2 and "apply to ONNX models (.onnx)" in p.stderr, p.stderr
+        assert not os.path.exists(str(tmp_path / "b.npy"))
