@@ -1,12 +1,14 @@
 /* libFuzzer harness for the ONNX model job (files/onnx_model.c): the input is split at the first
  * 4 bytes (a little-endian length L): the next L bytes are the model (m.onnx), the rest its
  * external data file (w.bin, which a model's external tensors may name). The first byte after
- * the length picks the target (float16, bfloat16, float32), the external-data mode, the mode
- * (weights, graph: files/onnx_graph.c) and, in graph mode, --keep-io-types. Checks:
+ * the length picks the target (float16, bfloat16, float32; float8e4m3fn and int8, codes with a
+ * scale), the external-data mode, the mode (weights, graph: files/onnx_graph.c), in graph mode
+ * --keep-io-types and --runtime onnxruntime-cpu, and --exclude-op MatMul. Checks:
  * never a crash, never a leak; a failed job names the model and leaves no output (neither
  * out.onnx nor out.onnx.data); a job that succeeds writes a model the job reads again. */
 #include "files/cast.h"
 #include "files/onnx_model.h"
+#include "files/onnx_schema.h"
 #include "scratch.h"
 
 #include <stdio.h>
@@ -38,7 +40,12 @@ static dtcast_status convert(const char *in, const char *out, dtcast_type to, dt
     r.conversion.options.threads = 1;
     r.external_data = mode;
     r.onnx_graph = graph & 1;
-    r.keep_io_types = graph >> 1 & 1;
+    r.keep_io_types = (graph & 1) && (graph >> 1 & 1);
+    r.onnx_runtime = (graph & 1) && (graph >> 2 & 1) ? DT_ONNX_RUNTIME_ORT_CPU : DT_ONNX_RUNTIME_ANY;
+    if (graph >> 3 & 1) {
+        r.exclude_ops.n = 1;
+        r.exclude_ops.pattern[0] = "MatMul";
+    }
     dt_progress progress;
     dt_progress_init(&progress, 0, NULL, NULL);
     dt_stream_buffers buffers;
@@ -59,10 +66,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size -= 5;
     if (len > size)
         len = size;
-    static const dtcast_type targets[3] = {DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32};
-    const dtcast_type to = targets[pick % 3];
-    const dt_external mode = (dt_external)(pick / 3 % 3);
-    const int graph = pick / 9 % 4; /* bit 0: graph mode, bit 1: keep the io types */
+    static const dtcast_type targets[5] = {DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32,
+                                           DTCAST_FLOAT8E4M3FN, DTCAST_INT8};
+    const dtcast_type to = targets[pick % 5];
+    const dt_external mode = (dt_external)(pick / 5 % 3);
+    /* bit 0: graph mode, 1: keep the io types, 2: the runtime, 3: --exclude-op MatMul */
+    const int graph = pick / 15 % 16;
     const char *model = fuzz_scratch_path("fuzz_onnx_model", "m.onnx");
     const char *ext = fuzz_scratch_path("fuzz_onnx_model", "w.bin");
     const char *out = fuzz_scratch_path("fuzz_onnx_model", "out.onnx");
