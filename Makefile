@@ -111,7 +111,7 @@ $(BUILD)/obj/%.o: %.c
 # if-convert their float selects (they never test floating-point exception flags).
 PORTABLE_OPT ?= -O3 -fno-trapping-math
 $(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
-$(BUILD)/obj/src/kernels/compose.o: ALL_CFLAGS += $(PORTABLE_OPT)
+$(BUILD)/obj/src/kernels/compose.o $(BUILD)/obj/files/value_scan.o: ALL_CFLAGS += $(PORTABLE_OPT)
 # The sanitizer tree compiles them at its own -O1: the instrumented code checks the same C, and
 # -O3's vectoriser only costs that build time there (make test: 20 CPU s)
 ifeq ($(SAN),1)

@@ -26,6 +26,7 @@
 #include "files/onnx_schema.h"
 #include "files/protobuf.h"
 #include "files/report.h"
+#include "files/value_scan.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -588,73 +589,11 @@ static dtcast_status open_external(om_job *j, const om_tensor *t, dt_infile *in)
     return DTCAST_OK;
 }
 
-/* The smallest and largest finite nonzero magnitudes per sign, as magnitude bits (sign
- * cleared; for IEEE-style formats their order is the order of the values): [0] +min, [1] +max,
- * [2] -min, [3] -max; min > max where a sign has none. A branch-free loop of integer selects,
- * which the compiler vectorises: the scan costs a read of the data, no more.
- *
- *   float32 bits:  s eeeeeeee mmmmmmmmmmmmmmmmmmmmmmm
- *                  ^ sign      a = bits & 0x7FFFFFFF: finite nonzero iff 1 <= a < 0x7F800000
- */
-typedef struct extremes {
-    uint64_t v[4];
-    int nonfinite; /* an Inf or NaN was seen */
-} extremes;
-
-#define TAKE_VALUES(T, SIGN, INF)                                                               \
-    do {                                                                                        \
-        const T *q = (const T *)(const void *)p;                                               \
-        T pmin = (T)~(T)0, pmax = 0, nmin = (T)~(T)0, nmax = 0, nonfin = 0;                     \
-        for (size_t i = 0; i < count; i++) {                                                    \
-            T b;                                                                                \
-            memcpy(&b, q + i, sizeof b);                                                        \
-            const T a = b & (T)~(T)(SIGN);                                                      \
-            const int ok = (T)(a - 1) < (T)((INF)-1); /* 1 <= a < INF */                       \
-            const int neg = (b & (T)(SIGN)) != 0;                                               \
-            const T lo = ok ? a : (T)~(T)0, hi = ok ? a : 0;                                    \
-            pmin = !neg && lo < pmin ? lo : pmin;                                               \
-            pmax = !neg && hi > pmax ? hi : pmax;                                               \
-            nmin = neg && lo < nmin ? lo : nmin;                                                \
-            nmax = neg && hi > nmax ? hi : nmax;                                                \
-            nonfin |= (T)(a >= (T)(INF));                                                       \
-        }                                                                                       \
-        x->nonfinite |= nonfin != 0;                                                            \
-        x->v[0] = pmin < x->v[0] ? pmin : x->v[0];                                              \
-        x->v[1] = pmax > x->v[1] ? pmax : x->v[1];                                              \
-        x->v[2] = nmin < x->v[2] ? nmin : x->v[2];                                              \
-        x->v[3] = nmax > x->v[3] ? nmax : x->v[3];                                              \
-    } while (0)
-
-static void extremes_init(extremes *x, dtcast_type type)
-{
-    const int bits = dtcast_type_bits(type);
-    const uint64_t none = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
-    x->v[0] = x->v[2] = none; /* no minimum yet */
-    x->v[1] = x->v[3] = 0;
-    x->nonfinite = 0;
-}
-
-static void take_values(extremes *x, dtcast_type type, const uint8_t *p, size_t count)
-{
-    if (type == DTCAST_FLOAT32)
-        TAKE_VALUES(uint32_t, 0x80000000u, 0x7F800000u);
-    else if (type == DTCAST_FLOAT64)
-        TAKE_VALUES(uint64_t, UINT64_C(0x8000000000000000), UINT64_C(0x7FF0000000000000));
-    else if (type == DTCAST_FLOAT16)
-        TAKE_VALUES(uint16_t, 0x8000u, 0x7C00u);
-    else /* bfloat16 */
-        TAKE_VALUES(uint16_t, 0x8000u, 0x7F80u);
-}
-
-/* Whether t survives r->to: no finite value becomes Inf or NaN, and the nonzero values of
- * neither sign all become 0 (an epsilon tensor; single tiny weights that round to 0 are the
- * conversion's correct result and stay). The rounding is monotone, so the largest magnitude
- * of each sign decides; why receives it when it does not survive. */
 /* The extremes of t's values (its data read once). */
-static dtcast_status scan_extremes(om_job *j, const om_tensor *t, extremes *x_out)
+static dtcast_status scan_extremes(om_job *j, const om_tensor *t, dt_value_extremes *x_out)
 {
-    extremes x;
-    extremes_init(&x, (dtcast_type)t->data_type);
+    dt_value_extremes x;
+    dt_value_extremes_init(&x);
     const dtcast_type type = (dtcast_type)t->data_type;
     const size_t eb = (size_t)element_bytes(t->data_type);
     dtcast_status st = DTCAST_OK;
@@ -673,7 +612,7 @@ static dtcast_status scan_extremes(om_job *j, const om_tensor *t, extremes *x_ou
             size_t n = t->ext_length - done < block ? (size_t)(t->ext_length - done) : block;
             st = dt_infile_read(&in, t->ext_offset + done, buf, n, &e);
             if (st == DTCAST_OK)
-                take_values(&x, type, buf, n / eb);
+                dt_value_extremes_take(&x, type, buf, n / eb);
             done += n;
         }
         if (st != DTCAST_OK)
@@ -681,7 +620,7 @@ static dtcast_status scan_extremes(om_job *j, const om_tensor *t, extremes *x_ou
         free(buf);
         dt_infile_close(&in);
     } else {
-        take_values(&x, type, j->map + t->data_start, t->data_len / eb);
+        dt_value_extremes_take(&x, type, j->map + t->data_start, t->data_len / eb);
     }
     *x_out = x;
     return st;
@@ -705,7 +644,7 @@ static double value_of(dtcast_type type, uint64_t code)
 dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_options *o,
                                     int *ok, char *why, size_t why_size)
 {
-    extremes x;
+    dt_value_extremes x;
     const dtcast_type type = (dtcast_type)t->data_type;
     dtcast_status st = scan_extremes(j, t, &x);
     if (st != DTCAST_OK)
@@ -714,9 +653,10 @@ dtcast_status om_values_survive(om_job *j, const om_tensor *t, const dtcast_opti
     const int bits = dtcast_type_bits(type);
     const uint64_t sign = (uint64_t)1 << (bits - 1);
     for (int k = 1; k < 4 && *ok; k += 2) { /* the largest magnitude of each sign */
-        if (x.v[k - 1] > x.v[k]) /* none of that sign */
+        const uint64_t mag = k == 1 ? x.pmax : x.nmax;
+        if (!mag) /* no nonzero value of that sign */
             continue;
-        const double v = value_of(type, x.v[k] | (k >= 2 ? sign : 0));
+        const double v = value_of(type, mag | (k >= 2 ? sign : 0));
         dtcast_error e;
         double back = 0;
         uint8_t out[8];
@@ -779,7 +719,7 @@ static dtcast_status scale_for(om_job *j, om_tensor *t, int *ok, char *why, size
                  t->name, (long long)j->opset, dt_type_label(type, tn, sizeof tn));
         return DTCAST_OK;
     }
-    extremes x;
+    dt_value_extremes x;
     dtcast_status st = scan_extremes(j, t, &x);
     if (st != DTCAST_OK)
         return st;
@@ -789,11 +729,10 @@ static dtcast_status scale_for(om_job *j, om_tensor *t, int *ok, char *why, size
         return DTCAST_OK;
     }
     double amax = 0;
-    for (int k = 1; k < 4; k += 2)
-        if (x.v[k - 1] <= x.v[k]) { /* the largest magnitude of that sign (sign cleared) */
-            const double v = value_of(type, x.v[k]);
-            amax = v > amax ? v : amax;
-        }
+    for (int k = 0; k < 2; k++) { /* the largest magnitude of each sign (sign cleared) */
+        const double v = value_of(type, k ? x.nmax : x.pmax);
+        amax = v > amax ? v : amax;
+    }
     const double qmax = codes_max(j->r->to);
     const double s = amax > 0 ? amax / qmax : 1.0;
     dtcast_error e;
