@@ -989,7 +989,7 @@ static int refuse_scaled(const dt_cast_request *r, const char *shown, const dt_q
                               "would not give their values; 'dtcast dequantize' does, "
                               "--raw-codes casts the codes",
                               shown, q[g->codes].name, dtcast_type_name(q[g->codes].type),
-                              q[g->scales].name, dt_qlayout_name(g->layout));
+                              q[g->scales].name, dt_qgroup_name(g));
             failed_at(status, r->err_out, shown, q[g->codes].name);
         }
     }

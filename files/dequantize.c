@@ -102,7 +102,7 @@ static void report_scales(const dq_job *j, const dt_qgroup *g, const uint8_t *sc
     char shape[160], tn[32], line[2048];
     size_t used = 0;
     dt_format_shape(shape, sizeof shape, g->ndim, g->dims);
-    APPEND(line, used, "%s: %s %s, %zu %s scales", g->name, dt_qlayout_name(g->layout), shape,
+    APPEND(line, used, "%s: %s %s, %zu %s scales", g->name, dt_qgroup_name(g), shape,
            count, dt_type_label(type, tn, sizeof tn));
     if (count > bad)
         APPEND(line, used, " in [%.6g, %.6g]", lo, hi);
@@ -250,7 +250,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p, &e) !=
         DTCAST_OK) {
         tensor_fail(t, "%s: tensor '%s' (%s): %s", c->ck.shards[cat->shard].path, t->what,
-                    dt_qlayout_name(g->layout), e.message);
+                    dt_qgroup_name(g), e.message);
         return;
     }
     int werr = write_at(t->fd, y.data, y.bytes, t->base + row * t->row_out);

@@ -574,7 +574,7 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
         DTCAST_OK)
         return dt_io_fail(err, e.status ? e.status : DTCAST_ERR_BAD_FILE,
                           "%s: tensor '%s' (%s), rows %llu..%llu: %s", path, t->name,
-                          dt_qlayout_name(g->layout), (unsigned long long)row,
+                          dt_qgroup_name(g), (unsigned long long)row,
                           (unsigned long long)(row + nr), e.message);
     return DTCAST_OK;
 }
@@ -1092,7 +1092,7 @@ static void side_info(dt_diff_side *s, const src_tensor *t)
 {
     s->present = 1;
     s->type = t->type;
-    s->layout = t->g ? dt_qlayout_name(t->g->layout) : NULL;
+    s->layout = t->g ? dt_qgroup_name(t->g) : NULL;
     s->ndim = t->ndim;
     memcpy(s->dims, t->dims, sizeof s->dims);
     s->count = t->count;

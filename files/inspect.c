@@ -1178,7 +1178,7 @@ static void put_tensor(dt_json_buf *b, const dt_inspect *r, size_t i)
         put_text(b, g->name);
         dt_json_puts(b, ", ");
         put_key(b, "layout");
-        put_text(b, dt_qlayout_name(g->layout));
+        put_text(b, dt_qgroup_name(g));
         dt_json_puts(b, ", ");
         put_key(b, "role");
         put_text(b, dt_insp_role_name(t->role));
@@ -1209,7 +1209,7 @@ static void put_group(dt_json_buf *b, const dt_inspect *r, const dt_qgroup *g)
     put_text(b, g->name);
     dt_json_puts(b, ", ");
     put_key(b, "layout");
-    put_text(b, dt_qlayout_name(g->layout));
+    put_text(b, dt_qgroup_name(g));
     dt_json_puts(b, ", ");
     put_key(b, "element");
     put_type(b, g->element);

@@ -21,6 +21,13 @@ const char *dt_qlayout_name(dt_qlayout layout)
     return "?";
 }
 
+const char *dt_qgroup_name(const dt_qgroup *g)
+{
+    if (g->deepseek_v4)
+        return g->layout == DT_QL_FP8_BLOCK ? "deepseek-v4-fp8" : "deepseek-v4-fp4";
+    return dt_qlayout_name(g->layout);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -186,11 +193,15 @@ static dtcast_status check_gptoss(dt_qgroup *g, const dt_qt *b, const dt_qt *s, 
 static dtcast_status check_fp8_block(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
                                      dt_io_error *err)
 {
-    const char *L = "block fp8";
+    const char *L = g->deepseek_v4 ? "block fp8 (DeepSeek-V4)" : "block fp8";
     if (c->type != DTCAST_FLOAT8E4M3FN || c->ndim < 2)
         return misfit(err, L, c, s, "the weight must be F8_E4M3 with at least two axes");
-    if (s->type != DTCAST_FLOAT32 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 2))
-        return misfit(err, L, s, c, "the scales must be F32 [..., ceil(N/128), ceil(K/128)]");
+    if ((s->type != DTCAST_FLOAT32 && !(g->deepseek_v4 && s->type == DTCAST_FLOAT8E8M0)) ||
+        s->ndim != c->ndim || !same_lead(s, c, c->ndim - 2))
+        return misfit(err, L, s, c,
+                      g->deepseek_v4 ? "the scales must be F8_E8M0 (or F32) [..., ceil(N/128), "
+                                       "ceil(K/128)]"
+                                     : "the scales must be F32 [..., ceil(N/128), ceil(K/128)]");
     int64_t n = c->dims[c->ndim - 2], k = c->dims[c->ndim - 1];
     g->block_rows = block_for(n, s->dims[s->ndim - 2], 128);
     g->block = block_for(k, s->dims[s->ndim - 1], 128);
@@ -299,6 +310,29 @@ static dtcast_status check_weight_scale(dt_qgroup *g, const dt_qt *c, const dt_q
     return DTCAST_OK;
 }
 
+/* DeepSeek-V4's routed experts: X.weight I8 [..., K/2], two float4e2m1 codes per byte (element
+ * 2k in the low nibble), X.scale F8_E8M0 [..., K/32]: MX blocks of 32. */
+static dtcast_status check_dsv4_fp4(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                    dt_io_error *err)
+{
+    const char *L = "fp4 experts (DeepSeek-V4)";
+    if (s->type != DTCAST_FLOAT8E8M0)
+        return misfit(err, L, s, c, "the scales of I8 float4 codes must be F8_E8M0");
+    if (c->ndim < 1 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 1))
+        return misfit(err, L, s, c, "the scales must have the weight's shape with the last axis "
+                                    "in blocks of 32");
+    const int64_t k = c->dims[c->ndim - 1] * 2;
+    if (s->dims[s->ndim - 1] != ceil_div(k, 32))
+        return misfit(err, L, s, c, "one scale per 32 float4 codes (two per I8 byte): the "
+                                    "scales' last axis must be ceil(2 K / 32)");
+    g->layout = DT_QL_MX;
+    g->element = DTCAST_FLOAT4E2M1;
+    g->block = 32;
+    set_shape(g, c);
+    g->dims[g->ndim - 1] = k;
+    return DTCAST_OK;
+}
+
 static dtcast_status check_int4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, dt_io_error *err)
 {
     const char *L = "int4 groups";
@@ -381,7 +415,25 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
     } else if (ends_with(name, "weight")) {
         size_t inv = find(f, name, len, "_scale_inv");
         s = find(f, name, len, "_scale");
-        if (inv == DT_QT_NONE && s == DT_QT_NONE) {
+        /* DeepSeek-V4: X.weight with X.scale */
+        const size_t v4 = inv == DT_QT_NONE && s == DT_QT_NONE && ends_with(name, ".weight") &&
+                                  (t->type == DTCAST_FLOAT8E4M3FN || t->type == DTCAST_INT8)
+                              ? find(f, name, len - 6, "scale")
+                              : DT_QT_NONE;
+        if (v4 != DT_QT_NONE) {
+            if ((st = add_group(p, &g, err)) != DTCAST_OK)
+                return st;
+            g->codes = i;
+            g->scales = v4;
+            g->deepseek_v4 = 1;
+            g->name = concat(name, len, "");
+            if (t->type == DTCAST_FLOAT8E4M3FN) {
+                g->layout = DT_QL_FP8_BLOCK;
+                st = check_fp8_block(g, t, &f->t[v4], err);
+            } else {
+                st = check_dsv4_fp4(g, t, &f->t[v4], err);
+            }
+        } else if (inv == DT_QT_NONE && s == DT_QT_NONE) {
             if (t->type == DTCAST_FLOAT8E4M3FN || t->type == DTCAST_FLOAT8E5M2 ||
                 (dtcast_type_bits(t->type) <= 8 && dt_st_is_float(t->type)))
                 return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
@@ -389,23 +441,24 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
                                   "or '%s_scale')",
                                   name, type_text(t->type), name, name);
             return DTCAST_OK;
-        }
-        if ((st = add_group(p, &g, err)) != DTCAST_OK)
-            return st;
-        g->codes = i;
-        g->name = concat(name, len, "");
-        if (inv != DT_QT_NONE) {
-            g->layout = DT_QL_FP8_BLOCK;
-            g->scales = inv;
-            st = check_fp8_block(g, t, &f->t[inv], err);
-        } else if ((gl = find(f, name, len, "_scale_2")) != DT_QT_NONE) {
-            g->layout = DT_QL_NVFP4_MODELOPT;
-            g->scales = s;
-            g->global = gl;
-            st = check_nvfp4(g, t, &f->t[s], &f->t[gl], "nvfp4 (ModelOpt)", err);
         } else {
-            g->scales = s;
-            st = check_weight_scale(g, t, &f->t[s], err);
+            if ((st = add_group(p, &g, err)) != DTCAST_OK)
+                return st;
+            g->codes = i;
+            g->name = concat(name, len, "");
+            if (inv != DT_QT_NONE) {
+                g->layout = DT_QL_FP8_BLOCK;
+                g->scales = inv;
+                st = check_fp8_block(g, t, &f->t[inv], err);
+            } else if ((gl = find(f, name, len, "_scale_2")) != DT_QT_NONE) {
+                g->layout = DT_QL_NVFP4_MODELOPT;
+                g->scales = s;
+                g->global = gl;
+                st = check_nvfp4(g, t, &f->t[s], &f->t[gl], "nvfp4 (ModelOpt)", err);
+            } else {
+                g->scales = s;
+                st = check_weight_scale(g, t, &f->t[s], err);
+            }
         }
     } else {
         return DTCAST_OK;
@@ -447,6 +500,10 @@ static dtcast_status orphans(const dt_qplan *p, const dt_qt *t, size_t n, dt_io_
             (t[i].type == DTCAST_UINT8 || t[i].type == DTCAST_FLOAT8E8M0)) {
             cut = len - 7;
             add = "_blocks";
+        }
+        if (!cut && ends_with(name, ".scale") && t[i].type == DTCAST_FLOAT8E8M0) {
+            cut = len - 5; /* DeepSeek-V4: X.scale beside X.weight */
+            add = "weight";
         }
         for (size_t k = 0; !cut && k < sizeof suffixes / sizeof suffixes[0]; k++) {
             size_t sl = strlen(suffixes[k]);

@@ -15,6 +15,11 @@
  *                 (per tensor), [..., N, 1] (per channel) or [..., N, G] (groups of K/G)
  *   int4-group    X.weight_packed U8 [..., ceil(K/2)] (int4, low nibble first)
  *                 + X.weight_scale F32/BF16/F16 [..., G] + optional X.weight_shape I64 [ndim]
+ * DeepSeek-V4 names the scale X.scale (X.weight's name with "weight" replaced by "scale"):
+ *   deepseek-v4-fp8  X.weight F8_E4M3 [..., N, K] + X.scale F8_E8M0 (or F32)
+ *                 [..., ceil(N/128), ceil(K/128)]: the fp8-block layout, one power of two per tile
+ *   deepseek-v4-fp4  X.weight I8 [..., K/2] (float4e2m1, two per byte, low nibble first)
+ *                 + X.scale F8_E8M0 [..., K/32]: the mx layout of float4e2m1 codes
  * X.input_scale and X.input_global_scale (activation scales) belong to the group too. */
 #ifndef DTCAST_FILES_QUANT_LAYOUT_H
 #define DTCAST_FILES_QUANT_LAYOUT_H
@@ -65,6 +70,7 @@ typedef struct dt_qgroup {
     int64_t block;                /* elements per block along the last axis (0: per channel) */
     int64_t block_rows;           /* fp8-block: tile rows */
     int per_tensor;               /* absmax: one scale */
+    int deepseek_v4;              /* fp8-block / mx under DeepSeek-V4's names (X.scale) */
 } dt_qgroup;
 
 typedef struct dt_qplan {
@@ -80,6 +86,10 @@ typedef struct dt_qplan {
  * the tensor. On failure the plan is empty (safe to free). */
 dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *plan, dt_io_error *err);
 void dt_qplan_free(dt_qplan *plan);
+
+/* The group's layout as inspect and the reports name it: dt_qlayout_name, or "deepseek-v4-fp8"
+ * and "deepseek-v4-fp4" for DeepSeek-V4's names. */
+const char *dt_qgroup_name(const dt_qgroup *g);
 
 /* The element type dtcast_dequantize reads a group's scales as: MX scales (E8M0 exponents,
  * stored as U8 by gpt-oss) as float8e8m0, the others as the file stores them. */

@@ -130,11 +130,11 @@ static void quant_text(const dt_inspect *r, const dt_insp_tensor *t, char *buf, 
                      (long long)block[1]);
         else
             snprintf(how, sizeof how, "per %s", gran);
-        snprintf(buf, size, "%s codes, %s, scales %s", dt_qlayout_name(g->layout), how,
+        snprintf(buf, size, "%s codes, %s, scales %s", dt_qgroup_name(g), how,
                  scales ? scales : "?");
         free(scales);
     } else {
-        snprintf(buf, size, "%s %s of %s", dt_qlayout_name(g->layout), dt_insp_role_name(t->role),
+        snprintf(buf, size, "%s %s of %s", dt_qgroup_name(g), dt_insp_role_name(t->role),
                  name ? name : "?");
     }
     free(name);
@@ -243,7 +243,7 @@ static void print_groups(const dt_inspect *r)
         cli_format_shape(shape, sizeof shape, g->ndim, g->dims);
         printf("  ");
         put_padded(g->name, 0);
-        printf(": %s, %s %s", dt_qlayout_name(g->layout), type_name(g->element, elem, sizeof elem),
+        printf(": %s, %s %s", dt_qgroup_name(g), type_name(g->element, elem, sizeof elem),
                shape);
         if (strcmp(gran, "block") == 0)
             printf(", blocks of %lldx%lld", (long long)block[0], (long long)block[1]);

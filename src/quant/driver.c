@@ -9,6 +9,7 @@
 #include <fenv.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static atomic_bool simple_path;
@@ -203,6 +204,21 @@ dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor *codes,
     memset(y->shape, 0, sizeof y->shape);
     memcpy(y->shape, q.shape, sizeof(int64_t) * (size_t)q.ndim);
     dt_qio io = {NULL, y->data, codes->data, scales->data, q.has_global ? &g : NULL};
+    /* block FP8 with F8_E8M0 scales (DeepSeek-V4): the tiles' powers of two as the float32
+     * multipliers the kernel takes, exactly (2^-127 .. 2^127 are all float32 values; the NaN
+     * byte 0xFF stays NaN) */
+    float *e8m0 = NULL;
+    if (q.p.scheme == DTCAST_SCHEME_FP8_BLOCK && q.scale_type == DTCAST_FLOAT8E8M0 && q.scount) {
+        if (q.scount > SIZE_MAX / sizeof *e8m0 || !(e8m0 = malloc(q.scount * sizeof *e8m0)))
+            return dt_fail(error, DTCAST_ERR_OUT_OF_MEMORY, DT_NO_INDEX,
+                           "out of memory for %zu scales", q.scount);
+        if ((st = dtcast_convert(e8m0, DTCAST_FLOAT32, scales->data, DTCAST_FLOAT8E8M0, q.scount,
+                                 NULL, error)) != DTCAST_OK) {
+            free(e8m0);
+            return st;
+        }
+        io.scales = e8m0;
+    }
     dt_fpstate fs;
     dt_fp_enter(&fs);
     switch (q.p.scheme) {
@@ -212,5 +228,6 @@ dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor *codes,
     case DTCAST_SCHEME_ABSMAX: st = dt_absmax_dequantize(&q, &io, error); break;
     }
     dt_fp_leave(&fs);
+    free(e8m0);
     return st;
 }

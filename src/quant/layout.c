@@ -235,7 +235,11 @@ dtcast_status dt_quant_resolve(dt_quant *q, const dtcast_quant_params *praw, dtc
         if (ndim >= 2)
             q->sshape[ndim - 2] = (int64_t)q->tr;
         q->sshape[ndim - 1] = (int64_t)q->tc;
-        q->scale_type = DTCAST_FLOAT32;
+        /* float32 multipliers (HF, DeepSeek-V3's weight_scale_inv), or, to dequantize,
+         * DeepSeek-V4's F8_E8M0 powers of two (each exact in float32) */
+        q->scale_type = scales_type == DTCAST_FLOAT8E8M0 && !act ? DTCAST_FLOAT8E8M0
+                                                                 : DTCAST_FLOAT32;
+        ssize = q->scale_type == DTCAST_FLOAT32 ? 4 : 1;
         break;
     }
     case DTCAST_SCHEME_ABSMAX:
