@@ -147,6 +147,9 @@ typedef struct dt_ckpt_out {
     dt_outfile *shard;   /* [in->nshards] */
     dt_outfile index, config;
     dt_outfile *other;   /* [in->nother] */
+    /* a __metadata__ key the shards do not keep (dequantize: "_quantization_metadata", the
+     * ComfyUI hint that no longer holds); NULL: every key is kept */
+    const char *drop_meta;
 } dt_ckpt_out;
 
 /* Paths for the outputs of in (nothing is created). */

@@ -155,9 +155,23 @@ dtcast_status dt_ckpt_out_shard(dt_ckpt_out *o, size_t s, const dt_st_tensor *it
                                 dt_io_error *err)
 {
     const dt_ckpt_shard *sh = &o->in->shards[s];
-    return dt_ckpt_write_shard(&o->shard[s], o->shard_path[s], items, n,
-                               o->in->npy ? NULL : &sh->h, sh->path, fill, ctx, tensor_bytes,
-                               err);
+    dt_st_header h = sh->h; /* a shallow copy: the metadata without drop_meta */
+    dt_st_meta *kept = NULL;
+    if (!o->in->npy && o->drop_meta && h.nmeta) {
+        if (!(kept = malloc(h.nmeta * sizeof *kept)))
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+        size_t k = 0;
+        for (size_t i = 0; i < h.nmeta; i++)
+            if (strcmp(h.meta[i].key, o->drop_meta) != 0)
+                kept[k++] = h.meta[i];
+        h.meta = kept;
+        h.nmeta = k;
+    }
+    dtcast_status st = dt_ckpt_write_shard(&o->shard[s], o->shard_path[s], items, n,
+                                           o->in->npy ? NULL : &h, sh->path, fill, ctx,
+                                           tensor_bytes, err);
+    free(kept);
+    return st;
 }
 
 dtcast_status dt_ckpt_out_index(dt_ckpt_out *o, const dt_st_index_entry *entries, size_t n,

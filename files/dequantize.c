@@ -509,6 +509,8 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
     if (!err)
         err = &local;
     int status = dt_qf_open(&c, "dequantize", r->in, r->out, err, &r->hooks);
+    if (status == JOB_OK) /* ComfyUI's header hint describes the quantized tensors: not kept */
+        c.o.drop_meta = "_quantization_metadata";
     dt_io_error perr = DT_IO_ERROR_INIT;
     if (status == JOB_OK && dt_qplan_make(c.ck.t, c.ck.n, &plan, &perr) != DTCAST_OK)
         status = FAIL(&c, "%s: %s", r->in, perr.message);

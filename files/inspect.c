@@ -41,6 +41,7 @@ const char *dt_insp_role_name(dt_insp_role role)
     case DT_INSP_GLOBAL: return "global_scale";
     case DT_INSP_INPUT_SCALE: return "input_scale";
     case DT_INSP_SHAPE: return "shape";
+    case DT_INSP_HINT: return "hint";
     }
     return "?";
 }
@@ -832,6 +833,7 @@ static void layouts(insp *c)
                   : i == q->scales ? DT_INSP_SCALES
                   : i == q->global ? DT_INSP_GLOBAL
                   : i == q->extra[2] ? DT_INSP_SHAPE
+                  : i == q->extra[3] ? DT_INSP_HINT
                                      : DT_INSP_INPUT_SCALE;
     }
 }

@@ -25,6 +25,8 @@ const char *dt_qgroup_name(const dt_qgroup *g)
 {
     if (g->deepseek_v4)
         return g->layout == DT_QL_FP8_BLOCK ? "deepseek-v4-fp8" : "deepseek-v4-fp4";
+    if (g->comfyui)
+        return "absmax-comfyui";
     return dt_qlayout_name(g->layout);
 }
 
@@ -161,7 +163,7 @@ static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
     *g = &p->groups[p->ngroups++];
     memset(*g, 0, sizeof **g);
     (*g)->codes = (*g)->scales = (*g)->global = DT_QT_NONE;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         (*g)->extra[i] = DT_QT_NONE;
     return DTCAST_OK;
 }
@@ -284,11 +286,11 @@ static dtcast_status check_weight_scale(dt_qgroup *g, const dt_qt *c, const dt_q
         set_shape(g, c);
         return check_last_axis(g, c, s, c->ndim ? c->dims[c->ndim - 1] : 0, 32, L, err);
     }
-    const char *L = "absmax (compressed-tensors)";
+    const char *L = g->comfyui ? "scaled fp8 (ComfyUI)" : "absmax (compressed-tensors)";
     g->layout = DT_QL_ABSMAX;
-    if (c->type != DTCAST_INT8 && c->type != DTCAST_FLOAT8E4M3FN)
-        return misfit(err, L, c, s, "the weight must be I8 or F8_E4M3 (uint8 codes with an "
-                                    "F8_E4M3 scale need X.weight_scale_2: NVFP4)");
+    if (c->type != DTCAST_INT8 && c->type != DTCAST_FLOAT8E4M3FN && c->type != DTCAST_FLOAT8E5M2)
+        return misfit(err, L, c, s, "the weight must be I8, F8_E4M3 or F8_E5M2 (uint8 codes with "
+                                    "an F8_E4M3 scale need X.weight_scale_2: NVFP4)");
     if (!is_float_scale(s->type))
         return misfit(err, L, s, c, "the scale must be F32, BF16 or F16 (or F8_E8M0: MX)");
     g->element = c->type;
@@ -297,9 +299,12 @@ static dtcast_status check_weight_scale(dt_qgroup *g, const dt_qt *c, const dt_q
         g->per_tensor = 1;
         return DTCAST_OK;
     }
-    if (c->ndim < 2 || s->ndim != c->ndim || !same_lead(s, c, c->ndim - 1))
-        return misfit(err, L, s, c, "the scale must be [1], [..., N, 1] or [..., N, G]");
-    int64_t k = c->dims[c->ndim - 1], groups = s->dims[s->ndim - 1];
+    /* diffusers' block-wise scales [..., N, G, 1]: the groups are the axis before the last */
+    const int blockwise = c->ndim >= 2 && s->ndim == c->ndim + 1 && s->dims[s->ndim - 1] == 1;
+    if (c->ndim < 2 || (s->ndim != c->ndim && !blockwise) || !same_lead(s, c, c->ndim - 1))
+        return misfit(err, L, s, c, "the scale must be [], [1], [..., N, 1], [..., N, G] or "
+                                    "[..., N, G, 1]");
+    int64_t k = c->dims[c->ndim - 1], groups = s->dims[c->ndim - 1];
     if (groups == 1) {
         g->block = 0; /* per channel */
         return DTCAST_OK;
@@ -415,12 +420,24 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
     } else if (ends_with(name, "weight")) {
         size_t inv = find(f, name, len, "_scale_inv");
         s = find(f, name, len, "_scale");
+        /* ComfyUI: m.weight with m.scale_weight */
+        const size_t comfy = inv == DT_QT_NONE && s == DT_QT_NONE && ends_with(name, ".weight")
+                                 ? find(f, name, len - 6, "scale_weight")
+                                 : DT_QT_NONE;
         /* DeepSeek-V4: X.weight with X.scale */
         const size_t v4 = inv == DT_QT_NONE && s == DT_QT_NONE && ends_with(name, ".weight") &&
                                   (t->type == DTCAST_FLOAT8E4M3FN || t->type == DTCAST_INT8)
                               ? find(f, name, len - 6, "scale")
                               : DT_QT_NONE;
-        if (v4 != DT_QT_NONE) {
+        if (comfy != DT_QT_NONE) {
+            if ((st = add_group(p, &g, err)) != DTCAST_OK)
+                return st;
+            g->codes = i;
+            g->scales = comfy;
+            g->comfyui = 1;
+            g->name = concat(name, len, "");
+            st = check_weight_scale(g, t, &f->t[comfy], err);
+        } else if (v4 != DT_QT_NONE) {
             if ((st = add_group(p, &g, err)) != DTCAST_OK)
                 return st;
             g->codes = i;
@@ -472,7 +489,10 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
     if (dot && strcmp(dot, ".weight") == 0) {
         size_t pre = (size_t)(dot - g->name) + 1;
         g->extra[0] = find(f, g->name, pre, "input_scale");
+        if (g->extra[0] == DT_QT_NONE)
+            g->extra[0] = find(f, g->name, pre, "scale_input"); /* ComfyUI */
         g->extra[1] = find(f, g->name, pre, "input_global_scale");
+        g->extra[3] = find(f, g->name, pre, "comfy_quant");
     }
     size_t gi = p->ngroups - 1;
     st = claim(p, f->t, g->codes, gi, DT_QR_CODES, err);
@@ -480,7 +500,7 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
         st = claim(p, f->t, g->scales, gi, DT_QR_PART, err);
     if (st == DTCAST_OK)
         st = claim(p, f->t, g->global, gi, DT_QR_PART, err);
-    for (int k = 0; st == DTCAST_OK && k < 3; k++)
+    for (int k = 0; st == DTCAST_OK && k < 4; k++)
         st = claim(p, f->t, g->extra[k], gi, DT_QR_PART, err);
     return st;
 }

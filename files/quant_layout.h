@@ -11,10 +11,13 @@
  *                 + X.weight_scale_2 F32 [] or [1]   (g = amax/2688)
  *   nvfp4-ct      X.weight_packed U8 [..., K/2] + X.weight_scale F8_E4M3 [..., K/16]
  *                 + X.weight_global_scale F32 [1]     (gs = 2688/amax)
- *   absmax        X.weight F8_E4M3 / I8 [..., N, K] + X.weight_scale F32/BF16/F16 of shape [1]
- *                 (per tensor), [..., N, 1] (per channel) or [..., N, G] (groups of K/G)
+ *   absmax        X.weight F8_E4M3 / F8_E5M2 / I8 [..., N, K] + X.weight_scale F32/BF16/F16 of
+ *                 shape [] or [1] (per tensor), [..., N, 1] (per channel), [..., N, G] or
+ *                 [..., N, G, 1] (groups of K/G: diffusers' block-wise FP8)
  *   int4-group    X.weight_packed U8 [..., ceil(K/2)] (int4, low nibble first)
  *                 + X.weight_scale F32/BF16/F16 [..., G] + optional X.weight_shape I64 [ndim]
+ * ComfyUI's scaled FP8 names the scale X.scale_weight (m.weight + m.scale_weight: absmax), with
+ * m.scale_input and a m.comfy_quant U8 tensor (JSON) beside it, both consumed.
  * DeepSeek-V4 names the scale X.scale (X.weight's name with "weight" replaced by "scale"):
  *   deepseek-v4-fp8  X.weight F8_E4M3 [..., N, K] + X.scale F8_E8M0 (or F32)
  *                 [..., ceil(N/128), ceil(K/128)]: the fp8-block layout, one power of two per tile
@@ -63,7 +66,8 @@ typedef struct dt_qgroup {
     dt_qlayout layout;
     char *name;                   /* the dequantized tensor's name (malloc'd) */
     size_t codes, scales, global; /* global: DT_QT_NONE when the layout has none */
-    size_t extra[3];              /* input_scale, input_global_scale, weight_shape, or NONE */
+    size_t extra[4];              /* input_scale (or scale_input), input_global_scale,
+                                   * weight_shape, comfy_quant; or NONE */
     dtcast_type element;          /* the codes' element type (float4e2m1 for packed U8) */
     int ndim;                     /* the dequantized shape */
     int64_t dims[DT_MAX_DIMS];
@@ -71,6 +75,7 @@ typedef struct dt_qgroup {
     int64_t block_rows;           /* fp8-block: tile rows */
     int per_tensor;               /* absmax: one scale */
     int deepseek_v4;              /* fp8-block / mx under DeepSeek-V4's names (X.scale) */
+    int comfyui;                  /* absmax under ComfyUI's names (X.scale_weight) */
 } dt_qgroup;
 
 typedef struct dt_qplan {

@@ -541,10 +541,11 @@ DTCAST_API dtcast_status dtcast_tensor_count(const dtcast_tensor *t, size_t *cou
  *   scales float8e4m3fn of shape [..., D / 16]; global_scale float32 [1] unless single_level.
  * - FP8_BLOCK: tiles of block_rows x block over the last two axes (default 128 x 128; the
  *   deepseek-act variant 1 x 128); codes float8e4m3fn; scales float32 [..., ceil(N / rows),
- *   ceil(K / cols)] holding the dequantization multiplier (HF/DeepSeek "weight_scale_inv").
+ *   ceil(K / cols)] holding the dequantization multiplier (HF/DeepSeek "weight_scale_inv");
+ *   to dequantize, float8e8m0 scales too (DeepSeek-V4: one power of two per tile).
  * - ABSMAX: symmetric absmax per tensor (per_tensor; scales [1]), per channel (block 0; scales
  *   [..., N, 1]) or per group of `block` along the last axis (scales [..., N, ceil(K / block)]);
- *   codes int8, int4, float8e4m3fn or float4e2m1; scales of scale_type.
+ *   codes int8, int4, float8e4m3fn, float8e5m2 or float4e2m1; scales of scale_type.
  * Codes are packed per row: float4 / int4 two per byte along the last axis, element 2k in the low
  * nibble, a row of odd length padded with a zero nibble; float6 one per byte (low 6 bits), or
  * four in three bytes per row with float6_packed.
@@ -581,7 +582,7 @@ typedef struct dtcast_quant_params {
     dtcast_variant variant;
     /* Code type. MX: float8e4m3fn (default), float8e5m2, float6e3m2fn, float6e2m3fn,
      * float4e2m1, int8 (MXINT8); NVFP4: float4e2m1; FP8_BLOCK: float8e4m3fn; ABSMAX: int8
-     * (default), int4, float8e4m3fn, float4e2m1. UNDEFINED = the default. */
+     * (default), int4, float8e4m3fn, float8e5m2, float4e2m1. UNDEFINED = the default. */
     dtcast_type element;
     /* ABSMAX: float32, or UNDEFINED = the input's type (bfloat16 / float16 / float32) */
     dtcast_type scale_type;

@@ -15,7 +15,7 @@ typedef struct am_job {
     dt_storer st;
     dt_emit em;
     uint8_t *scales;
-    double c;         /* amax / c: 127.5 (int8), 7.5 (int4), 448 (float8e4m3fn), 6 (float4e2m1) */
+    double c;         /* amax / c: 127.5 (int8), 7.5 (int4), the largest float8 / float4 value */
     double tensor_scale; /* per tensor */
     _Atomic uint32_t amax_bits;
     /* the fast path: float32 arithmetic, each result rounded to P through the kernels (a
@@ -165,12 +165,14 @@ static void am_setup(am_job *j, const dt_quant *q)
         dt_qconv_init(&j->from_p, DTCAST_FLOAT32, q->scale_type, DTCAST_ROUND_RNE, false, 0,
                       DT_QCHUNK, q->simple);
     }
-    switch (q->p.element) {
-    case DTCAST_INT4: j->c = 7.5; break;
-    case DTCAST_FLOAT8E4M3FN: j->c = 448.0; break;
-    case DTCAST_FLOAT4E2M1: j->c = 6.0; break;
-    default: j->c = 127.5; break;
-    }
+    /* c from the element's format: a float's largest finite value (448 for float8e4m3fn, 57344
+     * for float8e5m2, 6 for float4e2m1); an integer's half range (qmax - qmin) / 2, as
+     * compressed-tensors divides (127.5 for int8, 7.5 for int4) */
+    dtcast_info info;
+    if (dtcast_type_info(q->p.element, &info, NULL) == DTCAST_OK && info.kind == DTCAST_KIND_FLOAT)
+        j->c = info.max;
+    else
+        j->c = ldexp(1.0, dtcast_type_bits(q->p.element) - 1) - 0.5;
 }
 
 dtcast_status dt_absmax_quantize(const dt_quant *q, dt_qio *io, dtcast_error *error)

@@ -32,7 +32,7 @@ static bool element_allowed(dtcast_scheme s, dtcast_type e)
         return e == DTCAST_FLOAT8E4M3FN;
     case DTCAST_SCHEME_ABSMAX:
         return e == DTCAST_INT8 || e == DTCAST_INT4 || e == DTCAST_FLOAT8E4M3FN ||
-               e == DTCAST_FLOAT4E2M1;
+               e == DTCAST_FLOAT8E5M2 || e == DTCAST_FLOAT4E2M1;
     }
     return false;
 }
