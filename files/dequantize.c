@@ -42,6 +42,8 @@ typedef struct dq_buffers {
     size_t f6_size;
     uint8_t *in;        /* the chunk's codes, read from the file */
     size_t in_size;
+    uint8_t *via;       /* the chunk in the product's type (compressed-tensors: the scale's) */
+    size_t via_size;
 } dq_buffers;
 
 static int grow(uint8_t **buf, size_t *size, size_t need)
@@ -132,6 +134,11 @@ typedef struct dq_tensor_job {
     int64_t k;
     uint64_t n, step, per_mat, nchunks, row_out;
     int f6;
+    uint64_t wpr;        /* pack-quantized: int32 words per row */
+    int8_t *zp;          /* pack-quantized: the zero points [rows][zgroups], or NULL */
+    dtcast_type via;     /* the type the producer rounds each product to before the output's
+                          * (compressed-tensors: the scale's), or UNDEFINED */
+    uint64_t zgroups;
     int fd;
     uint64_t base; /* where the tensor starts in the output file */
     pthread_mutex_t lock;
@@ -185,7 +192,10 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     const uint64_t nr = t->n - r0 < t->step ? t->n - r0 : t->step;
     const uint64_t row = m * t->n + r0, k = (uint64_t)t->k;
     uint64_t at, len;
-    if (t->f6) {
+    if (g->packed_i32) { /* whole rows of int32 words */
+        at = row * t->wpr * 4;
+        len = nr * t->wpr * 4;
+    } else if (t->f6) {
         at = row * k / 4 * 3;
         len = (nr * k * 6 + 7) / 8;
     } else {
@@ -196,7 +206,7 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     dt_io_error err = DT_IO_ERROR_INIT;
     const uint64_t out_len = nr * t->row_out, f6_len = nr * k;
     if (!grow(&b->in, &b->in_size, len + 1) || !grow(&b->out, &b->out_size, out_len + 1) ||
-        (t->f6 && k % 4 && !grow(&b->f6, &b->f6_size, f6_len + 1))) {
+        ((t->f6 && k % 4) || g->packed_i32 ? !grow(&b->f6, &b->f6_size, f6_len + 1) : 0)) {
         tensor_fail(t, "out of memory for the buffers of tensor '%s'", t->what);
         return;
     }
@@ -208,7 +218,11 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     }
     dtcast_quant_params p = t->p;
     dtcast_tensor codes = {b->in, (size_t)len, g->element, 2, {(int64_t)nr, t->k}};
-    if (t->f6 && k % 4 == 0) {
+    if (g->packed_i32) { /* int8 codes minus their zero points, one per byte */
+        dt_qgroup_unpack_rows(g, b->in, row, nr, t->wpr, t->zp, t->zgroups, (int8_t *)b->f6);
+        codes.data = b->f6;
+        codes.bytes = (size_t)(nr * k);
+    } else if (t->f6 && k % 4 == 0) {
         p.float6_packed = true;
     } else if (t->f6) {
         dt_st_f6_from_bytes(b->f6, b->in, (size_t)(nr * k));
@@ -245,10 +259,29 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     y.data = b->out;
     y.bytes = (size_t)(nr * t->row_out);
     y.type = t->j->r->to;
+    if (t->via != DTCAST_UNDEFINED) { /* the products rounded to t->via first */
+        const size_t vb = (size_t)(nr * k) * (size_t)(dtcast_type_bits(t->via) / 8);
+        if (!grow(&b->via, &b->via_size, vb + 1)) {
+            tensor_fail(t, "out of memory for the buffers of tensor '%s'", t->what);
+            return;
+        }
+        y.data = b->via;
+        y.bytes = vb;
+        y.type = t->via;
+    }
     dtcast_error e;
     memset(&e, 0, sizeof e);
-    if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p, &e) !=
-        DTCAST_OK) {
+    dtcast_status dst = dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL,
+                                          &p, &e);
+    if (dst == DTCAST_OK && t->via != DTCAST_UNDEFINED) {
+        dtcast_options o;
+        dtcast_options_init(&o);
+        o.threads = 1;
+        dst = dtcast_convert(b->out, t->j->r->to, b->via, t->via, (size_t)(nr * k), &o, &e);
+        y.data = b->out;
+        y.bytes = (size_t)(nr * t->row_out);
+    }
+    if (dst != DTCAST_OK) {
         tensor_fail(t, "%s: tensor '%s' (%s): %s", c->ck.shards[cat->shard].path, t->what,
                     dt_qgroup_name(g), e.message);
         return;
@@ -320,13 +353,31 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     if (t.f6)
         t.step = (t.step + 3) / 4 * 4; /* whole groups of four in the packed stream */
     t.per_mat = t.n ? (t.n + t.step - 1) / t.step : 0;
+    if (g->packed_i32) {
+        t.wpr = (uint64_t)c->ck.t[g->codes].dims[c->ck.t[g->codes].ndim - 1];
+        if (g->zero_point != DT_QT_NONE) {
+            const dt_qt *zq = &c->ck.t[g->zero_point];
+            t.zgroups = (uint64_t)zq->dims[zq->ndim - 1];
+            uint8_t *packed = dt_qf_read(c, g->zero_point);
+            if (!packed || !(t.zp = malloc((size_t)(rows * t.zgroups) + 1))) {
+                free(packed);
+                return packed ? FAIL(c, "out of memory for the zero points of '%s'", what)
+                              : JOB_FAIL;
+            }
+            dt_qgroup_unpack_zero_points(g, packed, t.zgroups, t.zp);
+            free(packed);
+        }
+    }
     t.nchunks = mats * t.per_mat;
     /* The scales are small: read whole (aligned). The global scale too. */
     uint8_t *scales = dt_qf_read(c, g->scales);
-    if (!scales)
+    if (!scales) {
+        free(t.zp);
         return JOB_FAIL;
+    }
     t.scales = scales;
     t.stype = dt_qgroup_scale_type(g, c->ck.t[g->scales].type);
+    t.via = dt_qgroup_product_type(g, t.stype, r->to);
     const uint64_t scount = c->ck.at[g->scales].st->count;
     if (r->report)
         report_scales(j, g, scales, t.stype, (size_t)scount);
@@ -343,6 +394,7 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     int status = JOB_OK;
     if (pthread_mutex_init(&t.lock, NULL) != 0) {
         free(scales);
+        free(t.zp);
         return FAIL(c, "cannot make a lock");
     }
     unsigned nw = j->workers;
@@ -363,6 +415,7 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
         pthread_join(threads[i], NULL);
     pthread_mutex_destroy(&t.lock);
     free(scales);
+    free(t.zp);
     if (t.failed)
         return FAIL_T(c, g->codes, "%s", t.message);
     /* The file position after the tensor, for the sequential writes that follow. */
@@ -514,6 +567,8 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
     dt_io_error perr = DT_IO_ERROR_INIT;
     if (status == JOB_OK && dt_qplan_make(c.ck.t, c.ck.n, &plan, &perr) != DTCAST_OK)
         status = FAIL(&c, "%s: %s", r->in, perr.message);
+    if (status == JOB_OK)
+        status = dt_qf_pack_shapes(&c, &plan);
     if (status == JOB_OK && plan.ngroups == 0)
         dt_job_warn(&r->hooks, "%s: no quantized tensor found; the tensors are copied as they are", r->in);
     if (status == JOB_OK)
@@ -541,6 +596,7 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
         free(bufs[i].out);
         free(bufs[i].f6);
         free(bufs[i].in);
+        free(bufs[i].via);
     }
     dt_qplan_free(&plan);
     dtcast_status result = dt_qf_result(&c, status);

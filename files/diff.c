@@ -49,6 +49,8 @@ typedef struct src_tensor {
     const dt_qgroup *g;
     dt_infile *cfile, *sfile;
     uint64_t cat, sat, scount;
+    dt_infile *zfile;       /* pack-quantized: the zero points, or NULL */
+    uint64_t zat, zbytes, wpr;
     dtcast_type stype;
     float global;
     const char *uncomparable; /* why its values are not compared (an ONNX typed field), or NULL */
@@ -172,6 +174,14 @@ static dtcast_status open_npy(src *s, dt_io_error *err)
 }
 
 
+/* dt_qplan_pack_shapes' reader: the checkpoint's mapping */
+static dtcast_status read_mapped(void *ctx, size_t i, void *buf, size_t len, dt_io_error *err)
+{
+    (void)err;
+    memcpy(buf, dt_ckpt_data((const dt_ckpt *)ctx, i), len);
+    return DTCAST_OK;
+}
+
 static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *err)
 {
     dt_ckpt *c = &s->ckpt;
@@ -181,6 +191,8 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
         return st;
     if (!o->no_dequantize) {
         st = dt_qplan_make(c->t, c->n, &s->plan, err);
+        if (st == DTCAST_OK)
+            st = dt_qplan_pack_shapes(&s->plan, c->t, read_mapped, c, err);
         if (st != DTCAST_OK)
             return prefixed(err, st, s->path, NULL);
     }
@@ -209,6 +221,14 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
             t->sat = c->at[g->scales].at;
             t->scount = c->at[g->scales].st->count;
             t->stype = dt_qgroup_scale_type(g, c->t[g->scales].type);
+            if (g->packed_i32) {
+                t->wpr = (uint64_t)c->t[g->codes].dims[c->t[g->codes].ndim - 1];
+                if (g->zero_point != DT_QT_NONE) {
+                    t->zfile = &c->shards[c->at[g->zero_point].shard].file;
+                    t->zat = c->at[g->zero_point].at;
+                    t->zbytes = c->at[g->zero_point].bytes;
+                }
+            }
             if (g->global != DT_QT_NONE) {
                 uint8_t gb[4];
                 st = dt_infile_read(&c->shards[c->at[g->global].shard].file,
@@ -458,7 +478,7 @@ static int grow(buf *b, size_t need)
 }
 
 typedef struct side_bufs {
-    buf raw, native, dec, f6, scales, f32;
+    buf raw, native, dec, f6, scales, f32, zp, zpacked, via;
 } side_bufs;
 
 static void side_bufs_free(side_bufs *b)
@@ -468,6 +488,9 @@ static void side_bufs_free(side_bufs *b)
     free(b->dec.p);
     free(b->f6.p);
     free(b->scales.p);
+    free(b->zp.p);
+    free(b->zpacked.p);
+    free(b->via.p);
     free(b->f32.p);
 }
 
@@ -495,7 +518,10 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
     const uint64_t k = (uint64_t)g->dims[g->ndim - 1];
     const int f6 = dtcast_type_bits(g->element) == 6;
     uint64_t at, len;
-    if (f6) {
+    if (g->packed_i32) { /* whole rows of int32 words */
+        at = row * t->wpr * 4;
+        len = nr * t->wpr * 4;
+    } else if (f6) {
         at = row * k / 4 * 3;
         len = (nr * k * 6 + 7) / 8;
     } else {
@@ -552,7 +578,26 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
     dtcast_quant_params p;
     dt_qgroup_params(g, &p);
     dtcast_tensor codes = {b->raw.p, (size_t)len, g->element, 2, {(int64_t)nr, (int64_t)k}};
-    if (f6 && k % 4 == 0) {
+    if (g->packed_i32) { /* int8 codes minus their zero points */
+        const int8_t *zp = NULL;
+        const uint64_t zg = srow;
+        if (t->zfile) {
+            if (!grow(&b->zpacked, (size_t)t->zbytes) || !grow(&b->zp, (size_t)(rows * zg)))
+                return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
+                                  path, t->name);
+            if ((st = dt_infile_read(t->zfile, t->zat, b->zpacked.p, (size_t)t->zbytes, err)) !=
+                DTCAST_OK)
+                return prefixed(err, st, path, t->name);
+            dt_qgroup_unpack_zero_points(g, b->zpacked.p, zg, (int8_t *)b->zp.p);
+            zp = (const int8_t *)b->zp.p;
+        }
+        if (!grow(&b->f6, (size_t)(nr * k)))
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory", path,
+                              t->name);
+        dt_qgroup_unpack_rows(g, b->raw.p, row, nr, t->wpr, zp, zg, (int8_t *)b->f6.p);
+        codes.data = b->f6.p;
+        codes.bytes = (size_t)(nr * k);
+    } else if (f6 && k % 4 == 0) {
         p.float6_packed = true;
     } else if (f6) {
         dt_st_f6_from_bytes(b->f6.p, b->raw.p, (size_t)(nr * k));
@@ -568,10 +613,24 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
     y.data = b->f32.p;
     y.bytes = (size_t)(nr * k * 4);
     y.type = DTCAST_FLOAT32;
+    /* the products rounded as their producer rounds them (compressed-tensors: to the scale's
+     * type), as dequantize writes them */
+    const dtcast_type via = dt_qgroup_product_type(g, t->stype, DTCAST_FLOAT32);
+    if (via != DTCAST_UNDEFINED) {
+        if (!grow(&b->via, (size_t)(nr * k * 2)))
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
+                              path, t->name);
+        y.data = b->via.p;
+        y.bytes = (size_t)(nr * k * 2);
+        y.type = via;
+    }
     dtcast_error e;
     memset(&e, 0, sizeof e);
-    if (dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL, &p, &e) !=
-        DTCAST_OK)
+    dtcast_status dq = dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL,
+                                         &p, &e);
+    if (dq == DTCAST_OK && via != DTCAST_UNDEFINED)
+        dq = dtcast_convert(b->f32.p, DTCAST_FLOAT32, b->via.p, via, (size_t)(nr * k), NULL, &e);
+    if (dq != DTCAST_OK)
         return dt_io_fail(err, e.status ? e.status : DTCAST_ERR_BAD_FILE,
                           "%s: tensor '%s' (%s), rows %llu..%llu: %s", path, t->name,
                           dt_qgroup_name(g), (unsigned long long)row,

@@ -42,6 +42,7 @@ const char *dt_insp_role_name(dt_insp_role role)
     case DT_INSP_INPUT_SCALE: return "input_scale";
     case DT_INSP_SHAPE: return "shape";
     case DT_INSP_HINT: return "hint";
+    case DT_INSP_ZERO_POINT: return "zero_point";
     }
     return "?";
 }
@@ -779,6 +780,23 @@ static void summarise(insp *c)
 
 /* Names must be distinct over the files; then the quantized layouts (a layout that does not fit
  * is a warning: the file reads, dequantize would refuse it). */
+/* Tensor i's first len bytes (dt_qplan_pack_shapes: the small shape tensors). */
+static dtcast_status read_tensor(void *ctx, size_t i, void *buf, size_t len, dt_io_error *err)
+{
+    const dt_inspect *r = ctx;
+    const dt_insp_tensor *t = &r->tensors[i];
+    if (len > t->bytes)
+        return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "tensor '%s' holds %llu bytes, not %zu",
+                          t->name, (unsigned long long)t->bytes, len);
+    dt_infile f;
+    dtcast_status st = dt_infile_open(&f, r->files[t->file].path, err);
+    if (st == DTCAST_OK) {
+        st = dt_infile_read(&f, t->offset, buf, len, err);
+        dt_infile_close(&f);
+    }
+    return st;
+}
+
 static void layouts(insp *c)
 {
     dt_inspect *r = c->r;
@@ -814,6 +832,10 @@ static void layouts(insp *c)
     }
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st = dt_qplan_make(qt, r->ntensors, &r->plan, &err);
+    /* pack-quantized: the last dimension from X.weight_shape's data */
+    if (st == DTCAST_OK && (st = dt_qplan_pack_shapes(&r->plan, qt, read_tensor, r, &err)) !=
+                               DTCAST_OK)
+        dt_qplan_free(&r->plan);
     free(qt);
     if (st != DTCAST_OK) {
         problem(c, st != NOMEM, st, r->path, "quantized layouts: %s (dtcast dequantize refuses "
@@ -834,6 +856,7 @@ static void layouts(insp *c)
                   : i == q->global ? DT_INSP_GLOBAL
                   : i == q->extra[2] ? DT_INSP_SHAPE
                   : i == q->extra[3] ? DT_INSP_HINT
+                  : i == q->zero_point ? DT_INSP_ZERO_POINT
                                      : DT_INSP_INPUT_SCALE;
     }
 }
@@ -1214,7 +1237,7 @@ static void put_group(dt_json_buf *b, const dt_inspect *r, const dt_qgroup *g)
     put_text(b, dt_qgroup_name(g));
     dt_json_puts(b, ", ");
     put_key(b, "element");
-    put_type(b, g->element);
+    put_type(b, dt_qgroup_codes_type(g));
     dt_json_puts(b, ", ");
     put_key(b, "shape");
     put_dims(b, g->ndim, g->dims);

@@ -100,6 +100,21 @@ uint8_t *dt_qf_read(const dt_qf *c, size_t i)
     return buf;
 }
 
+static dtcast_status read_mapped(void *ctx, size_t i, void *buf, size_t len, dt_io_error *err)
+{
+    (void)err;
+    memcpy(buf, dt_ckpt_data(&((dt_qf *)ctx)->ck, i), len);
+    return DTCAST_OK;
+}
+
+int dt_qf_pack_shapes(dt_qf *c, dt_qplan *plan)
+{
+    dt_io_error e = DT_IO_ERROR_INIT;
+    if (dt_qplan_pack_shapes(plan, c->ck.t, read_mapped, c, &e) != DTCAST_OK)
+        return FAIL(c, "%s", e.message);
+    return JOB_OK;
+}
+
 int dt_qf_finish(dt_qf *c, const dt_st_index_entry *entries, size_t n, uint64_t total_size,
                  const char *qconfig, int drop_hf_quant)
 {

@@ -49,6 +49,9 @@ int dt_qf_open(dt_qf *c, const char *cmd, const char *in, const char *out, dt_io
 void dt_qf_close(dt_qf *c);
 /* Tensor i's data in a new buffer; NULL after the error. */
 uint8_t *dt_qf_read(const dt_qf *c, size_t i);
+/* pack-quantized groups of the plan: their last dimension and bits from X.weight_shape's data
+ * (dt_qgroup_set_k), the zero points' shape checked against them; an error names the tensor. */
+int dt_qf_pack_shapes(dt_qf *c, dt_qplan *plan);
 /* The index (weight_map entries[0, n), total_size), config.json (quantization_config removed
  * when qconfig is NULL, else set to it), the other files (hf_quant_config.json dropped when
  * drop_hf_quant), then every output renamed into place. */

@@ -27,6 +27,8 @@ const char *dt_qgroup_name(const dt_qgroup *g)
         return g->layout == DT_QL_FP8_BLOCK ? "deepseek-v4-fp8" : "deepseek-v4-fp4";
     if (g->comfyui)
         return "absmax-comfyui";
+    if (g->packed_i32)
+        return "pack-quantized";
     return dt_qlayout_name(g->layout);
 }
 
@@ -162,7 +164,7 @@ static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
     p->groups = grown;
     *g = &p->groups[p->ngroups++];
     memset(*g, 0, sizeof **g);
-    (*g)->codes = (*g)->scales = (*g)->global = DT_QT_NONE;
+    (*g)->codes = (*g)->scales = (*g)->global = (*g)->zero_point = DT_QT_NONE;
     for (int i = 0; i < 4; i++)
         (*g)->extra[i] = DT_QT_NONE;
     return DTCAST_OK;
@@ -338,14 +340,175 @@ static dtcast_status check_dsv4_fp4(dt_qgroup *g, const dt_qt *c, const dt_qt *s
     return DTCAST_OK;
 }
 
+dtcast_status dt_qgroup_set_k(dt_qgroup *g, const dt_qt *c, const dt_qt *s, int64_t k,
+                              dt_io_error *err)
+{
+    const char *L = "pack-quantized (compressed-tensors)";
+    const int64_t w = c->dims[c->ndim - 1];
+    if (k > 0 && ceil_div(k * 4, 32) == w)
+        g->bits = 4;
+    else if (k > 0 && ceil_div(k * 8, 32) == w)
+        g->bits = 8;
+    else {
+        char why[160];
+        snprintf(why, sizeof why, "%lld codes of 4 or 8 bits take ceil(%lld bits / 32) words per "
+                 "row, not %lld", (long long)k, (long long)k, (long long)w);
+        return misfit(err, L, c, c, why);
+    }
+    g->element = DTCAST_INT8;
+    set_shape(g, c);
+    g->dims[g->ndim - 1] = k;
+    g->per_tensor = 0;
+    g->block = 0;
+    if (count_of(s) == 1 && (s->ndim <= 1 || c->ndim < 2)) {
+        g->per_tensor = 1;
+        return DTCAST_OK;
+    }
+    if (s->ndim != c->ndim || !same_lead(s, c, c->ndim - 1))
+        return misfit(err, L, s, c, "the scale must be [1], [..., N, 1] or [..., N, G]");
+    const int64_t groups = s->dims[s->ndim - 1];
+    if (groups == 1)
+        return DTCAST_OK; /* per channel */
+    g->block = block_for(k, groups, 128);
+    if (!g->block)
+        return misfit(err, L, s, c, "no group size gives that many scales");
+    return DTCAST_OK;
+}
+
+void dt_qgroup_unpack_rows(const dt_qgroup *g, const uint8_t *words, uint64_t row, uint64_t nr,
+                           uint64_t wpr, const int8_t *zp, uint64_t groups, int8_t *out)
+{
+    const uint64_t k = (uint64_t)g->dims[g->ndim - 1];
+    const uint64_t gs = g->per_tensor ? k : g->block ? (uint64_t)g->block : k;
+    /*   one int32 word, little-endian in the file (4-bit codes: eight per word):
+     *     byte 0          byte 1          byte 2          byte 3
+     *     [c1   ][c0   ] [c3   ][c2   ] [c5   ][c4   ] [c7   ][c6   ]   each nibble = code + 8
+     *   so code i of a row is nibble i % 2 of byte i / 2 of the row's words, whatever the host's
+     *   byte order; 8-bit codes: byte i = code + 128. */
+    for (uint64_t r = 0; r < nr; r++) {
+        const uint8_t *w = words + r * wpr * 4;
+        const int8_t *z = zp && !g->per_tensor ? zp + (row + r) * groups : zp;
+        int8_t *o = out + r * k;
+        if (g->bits == 4)
+            for (uint64_t i = 0; i < k; i++) {
+                const int code = ((w[i / 2] >> (4 * (i % 2))) & 15) - 8;
+                o[i] = (int8_t)(code - (z ? z[groups > 1 ? i / gs : 0] : 0));
+            }
+        else
+            for (uint64_t i = 0; i < k; i++) {
+                const int code = (int)w[i] - 128;
+                o[i] = (int8_t)(code - (z ? z[groups > 1 ? i / gs : 0] : 0));
+            }
+    }
+}
+
+void dt_qgroup_unpack_zero_points(const dt_qgroup *g, const uint8_t *packed, uint64_t groups,
+                                  int8_t *out)
+{
+    /* zero point (n, j) of a matrix of N rows: word (n * bits / 32, j), code n % (32 / bits) of
+     * it; the matrices of a 3-D (MoE) weight one after another */
+    const uint64_t n = g->ndim >= 2 ? (uint64_t)g->dims[g->ndim - 2] : 1;
+    uint64_t mats = 1;
+    for (int d = 0; d < g->ndim - 2; d++)
+        mats *= (uint64_t)g->dims[d];
+    const uint64_t per_word = 32 / (uint64_t)g->bits, wrows = (n + per_word - 1) / per_word;
+    for (uint64_t m = 0; m < mats; m++)
+        for (uint64_t r = 0; r < n; r++)
+            for (uint64_t j = 0; j < groups; j++) {
+                const uint8_t *w = packed + ((m * wrows + r / per_word) * groups + j) * 4;
+                const uint64_t i = r % per_word;
+                const int v = g->bits == 4 ? ((w[i / 2] >> (4 * (i % 2))) & 15) - 8
+                                           : (int)w[i] - 128;
+                out[(m * n + r) * groups + j] = (int8_t)v;
+            }
+}
+
+dtcast_status dt_qplan_pack_shapes(dt_qplan *plan, const dt_qt *t, dt_qread_fn read, void *ctx,
+                                   dt_io_error *err)
+{
+    const char *L = "pack-quantized (compressed-tensors)";
+    for (size_t gi = 0; gi < plan->ngroups; gi++) {
+        dt_qgroup *g = &plan->groups[gi];
+        if (!g->packed_i32)
+            continue;
+        const dt_qt *codes = &t[g->codes], *scales = &t[g->scales];
+        if (g->extra[2] != DT_QT_NONE) {
+            const dt_qt *sh = &t[g->extra[2]];
+            const int eb = sh->type == DTCAST_INT64 ? 8 : 4;
+            if ((sh->type != DTCAST_INT64 && sh->type != DTCAST_INT32) || sh->ndim != 1 ||
+                sh->dims[0] != codes->ndim)
+                return misfit(err, L, sh, codes, "the shape tensor must be I64 or I32 [ndim]");
+            uint8_t data[DT_MAX_DIMS * 8];
+            dtcast_status st = read(ctx, g->extra[2], data, (size_t)(eb * codes->ndim), err);
+            if (st != DTCAST_OK)
+                return st;
+            int64_t dims[DT_MAX_DIMS];
+            for (int i = 0; i < codes->ndim; i++) {
+                if (eb == 8) {
+                    memcpy(&dims[i], data + 8 * i, 8);
+                } else {
+                    int32_t v;
+                    memcpy(&v, data + 4 * i, 4);
+                    dims[i] = v;
+                }
+            }
+            for (int d = 0; d + 1 < codes->ndim; d++)
+                if (dims[d] != codes->dims[d])
+                    return misfit(err, L, sh, codes, "its values are not the weight's leading "
+                                                     "dimensions");
+            dtcast_status s2 = dt_qgroup_set_k(g, codes, scales, dims[codes->ndim - 1], err);
+            if (s2 != DTCAST_OK)
+                return s2;
+        }
+        if (g->zero_point != DT_QT_NONE) {
+            const dt_qt *zp = &t[g->zero_point];
+            const int64_t rows = codes->ndim >= 2 ? codes->dims[codes->ndim - 2] : 1;
+            const int64_t per = 32 / g->bits;
+            if (codes->ndim < 2 || zp->dims[zp->ndim - 2] != ceil_div(rows, per))
+                return misfit(err, L, zp, codes, "the zero points must be packed along N, "
+                                                 "32 / bits per I32 word");
+        }
+    }
+    return DTCAST_OK;
+}
+
+/* compressed-tensors pack-quantized: X.weight_packed I32 with X.weight_scale (and the shape and
+ * zero point beside them). The last dimension is the words' capacity until the caller reads
+ * X.weight_shape (dt_qgroup_set_k). */
+static dtcast_status check_pack_quantized(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                          const dt_qt *zp, int has_shape, dt_io_error *err)
+{
+    const char *L = "pack-quantized (compressed-tensors)";
+    if (c->ndim < 1)
+        return misfit(err, L, c, s, "the packed weight needs at least one axis");
+    if (!is_float_scale(s->type))
+        return misfit(err, L, s, c, "the scale must be F32, BF16 or F16");
+    g->layout = DT_QL_ABSMAX;
+    g->packed_i32 = 1;
+    dtcast_status st = DTCAST_OK;
+    if (has_shape) { /* the caller reads X.weight_shape and checks the groups then */
+        g->element = DTCAST_INT8;
+        g->bits = 4;
+        set_shape(g, c);
+        g->dims[g->ndim - 1] = c->dims[c->ndim - 1] * 8;
+        g->per_tensor = count_of(s) == 1 && (s->ndim <= 1 || c->ndim < 2);
+    } else {
+        st = dt_qgroup_set_k(g, c, s, c->dims[c->ndim - 1] * 8, err);
+    }
+    if (st != DTCAST_OK || !zp)
+        return st;
+    if (zp->type != DTCAST_INT32 || zp->ndim != c->ndim || g->per_tensor ||
+        !same_lead(zp, c, c->ndim - 2) || zp->dims[zp->ndim - 1] != s->dims[s->ndim - 1])
+        return misfit(err, L, zp, c, "the zero points must be I32 [..., ceil(N bits / 32), G], "
+                                     "packed along N");
+    return DTCAST_OK;
+}
+
 static dtcast_status check_int4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, dt_io_error *err)
 {
     const char *L = "int4 groups";
     if (c->type != DTCAST_UINT8 || c->ndim < 1)
-        return misfit(err, L, c, s,
-                      c->type == DTCAST_INT32
-                          ? "compressed-tensors' int32 pack-quantized weights are not read"
-                          : "the weight must be uint8, two int4 codes per byte");
+        return misfit(err, L, c, s, "the weight must be uint8, two int4 codes per byte");
     if (!is_float_scale(s->type))
         return misfit(err, L, s, c, "the scale must be F32, BF16 or F16");
     int64_t k = c->dims[c->ndim - 1] * 2;
@@ -408,7 +571,12 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
         g->scales = s;
         g->name = concat(name, base, "");
         gl = find(f, name, base, "_global_scale");
-        if (gl != DT_QT_NONE) {
+        if (t->type == DTCAST_INT32) {
+            g->zero_point = find(f, name, base, "_zero_point");
+            st = check_pack_quantized(g, t, &f->t[s],
+                                      g->zero_point != DT_QT_NONE ? &f->t[g->zero_point] : NULL,
+                                      find(f, name, base, "_shape") != DT_QT_NONE, err);
+        } else if (gl != DT_QT_NONE) {
             g->layout = DT_QL_NVFP4_CT;
             g->global = gl;
             st = check_nvfp4(g, t, &f->t[s], &f->t[gl], "nvfp4 (compressed-tensors)", err);
@@ -502,6 +670,8 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
         st = claim(p, f->t, g->global, gi, DT_QR_PART, err);
     for (int k = 0; st == DTCAST_OK && k < 4; k++)
         st = claim(p, f->t, g->extra[k], gi, DT_QR_PART, err);
+    if (st == DTCAST_OK)
+        st = claim(p, f->t, g->zero_point, gi, DT_QR_PART, err);
     return st;
 }
 
@@ -615,6 +785,19 @@ dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type)
 {
     return g->layout == DT_QL_MXFP4_GPTOSS || g->layout == DT_QL_MX ? DTCAST_FLOAT8E8M0
                                                                     : file_type;
+}
+
+dtcast_type dt_qgroup_codes_type(const dt_qgroup *g)
+{
+    return g->packed_i32 ? (g->bits == 4 ? DTCAST_INT4 : DTCAST_INT8) : g->element;
+}
+
+dtcast_type dt_qgroup_product_type(const dt_qgroup *g, dtcast_type scale_type, dtcast_type to)
+{
+    const int ct = (g->layout == DT_QL_ABSMAX || g->layout == DT_QL_INT4_GROUP) && !g->comfyui;
+    if (!ct || scale_type == to || (scale_type != DTCAST_BFLOAT16 && scale_type != DTCAST_FLOAT16))
+        return DTCAST_UNDEFINED;
+    return scale_type;
 }
 
 void dt_qgroup_params(const dt_qgroup *g, dtcast_quant_params *p)

@@ -16,6 +16,12 @@
  *                 [..., N, G, 1] (groups of K/G: diffusers' block-wise FP8)
  *   int4-group    X.weight_packed U8 [..., ceil(K/2)] (int4, low nibble first)
  *                 + X.weight_scale F32/BF16/F16 [..., G] + optional X.weight_shape I64 [ndim]
+ *   pack-quantized X.weight_packed I32 [..., N, ceil(K bits / 32)] (compressed-tensors: element i
+ *                 in bits [i bits, (i + 1) bits) of the row's little-endian words, stored plus
+ *                 2^(bits-1)) + X.weight_scale F32/BF16/F16 [..., N, G] (or [1], [..., N, 1])
+ *                 + X.weight_shape [ndim] (K) + optional X.weight_zero_point I32
+ *                 [..., ceil(N bits / 32), G] (packed along N, the same offset); bits 4 or 8.
+ *                 Read as int8 codes (code - zero point) under the absmax layout
  * ComfyUI's scaled FP8 names the scale X.scale_weight (m.weight + m.scale_weight: absmax), with
  * m.scale_input and a m.comfy_quant U8 tensor (JSON) beside it, both consumed.
  * DeepSeek-V4 names the scale X.scale (X.weight's name with "weight" replaced by "scale"):
@@ -76,6 +82,10 @@ typedef struct dt_qgroup {
     int per_tensor;               /* absmax: one scale */
     int deepseek_v4;              /* fp8-block / mx under DeepSeek-V4's names (X.scale) */
     int comfyui;                  /* absmax under ComfyUI's names (X.scale_weight) */
+    int packed_i32;               /* compressed-tensors pack-quantized: int32 words of `bits`-bit
+                                   * codes, unpacked (dt_qgroup_unpack_rows) to int8 codes */
+    int bits;                     /* packed_i32: 4 or 8 */
+    size_t zero_point;            /* packed_i32: X.weight_zero_point, or DT_QT_NONE */
 } dt_qgroup;
 
 typedef struct dt_qplan {
@@ -96,9 +106,45 @@ void dt_qplan_free(dt_qplan *plan);
  * and "deepseek-v4-fp4" for DeepSeek-V4's names. */
 const char *dt_qgroup_name(const dt_qgroup *g);
 
+/* pack-quantized: sets the group's last dimension to k (X.weight_shape's last value, read by the
+ * caller; without it the plan takes the words' whole capacity, 32 W / bits) with the bits per code
+ * it implies (4 when ceil(4 k / 32) == W, else 8 when ceil(8 k / 32) == W) and the group size
+ * the scales give; an error naming the tensor when no bits fit or the groups do not. */
+dtcast_status dt_qgroup_set_k(dt_qgroup *g, const dt_qt *codes, const dt_qt *scales, int64_t k,
+                              dt_io_error *err);
+
+/* Reads len bytes of tensor i's data into buf (dt_qplan_pack_shapes' access to the files). */
+typedef dtcast_status (*dt_qread_fn)(void *ctx, size_t i, void *buf, size_t len,
+                                     dt_io_error *err);
+
+/* pack-quantized groups of the plan: their last dimension and bits from X.weight_shape's data
+ * (dt_qgroup_set_k), the zero points' shape checked against them; an error names the tensor. */
+dtcast_status dt_qplan_pack_shapes(dt_qplan *plan, const dt_qt *t, dt_qread_fn read, void *ctx,
+                                   dt_io_error *err);
+
+/* pack-quantized: rows [row, row + nr) of the codes (words: those rows' int32 words, W per row,
+ * as in the file) into int8 codes out[nr][k], each code minus its zero point (zp: the zero
+ * points unpacked by dt_qgroup_unpack_zero_points, [rows][G] int8; NULL: none). */
+void dt_qgroup_unpack_rows(const dt_qgroup *g, const uint8_t *words, uint64_t row, uint64_t nr,
+                           uint64_t words_per_row, const int8_t *zp, uint64_t groups, int8_t *out);
+
+/* pack-quantized: the zero points packed along N ([..., ceil(N bits / 32), G] int32, as the file
+ * holds them) as int8 values out[rows][G], rows the product of the weight's leading dims. */
+void dt_qgroup_unpack_zero_points(const dt_qgroup *g, const uint8_t *packed, uint64_t groups,
+                                  int8_t *out);
+
+/* The codes' element type as a reader names it: g->element, or int4 / int8 for pack-quantized
+ * words (dequantized as int8 codes minus zero points). */
+dtcast_type dt_qgroup_codes_type(const dt_qgroup *g);
+
 /* The element type dtcast_dequantize reads a group's scales as: MX scales (E8M0 exponents,
  * stored as U8 by gpt-oss) as float8e8m0, the others as the file stores them. */
 dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type);
+/* The type its producer rounds each product (code x scale) to before the output's, when that is
+ * not the output type itself: compressed-tensors' absmax, int4 and pack-quantized layouts
+ * multiply in the scale's dtype (BF16 or F16 scales: the product rounded to it, then cast);
+ * DTCAST_UNDEFINED when the products go straight into `to`. */
+dtcast_type dt_qgroup_product_type(const dt_qgroup *g, dtcast_type scale_type, dtcast_type to);
 /* The dtcast_quant_params that dequantize a group of this layout (one thread; the caller sets
  * threads and the shapes). */
 void dt_qgroup_params(const dt_qgroup *g, dtcast_quant_params *p);

@@ -243,7 +243,7 @@ static void print_groups(const dt_inspect *r)
         cli_format_shape(shape, sizeof shape, g->ndim, g->dims);
         printf("  ");
         put_padded(g->name, 0);
-        printf(": %s, %s %s", dt_qgroup_name(g), type_name(g->element, elem, sizeof elem),
+        printf(": %s, %s %s", dt_qgroup_name(g), type_name(dt_qgroup_codes_type(g), elem, sizeof elem),
                shape);
         if (strcmp(gran, "block") == 0)
             printf(", blocks of %lldx%lld", (long long)block[0], (long long)block[1]);
