@@ -8,6 +8,7 @@
 #include "files/quantize.h"
 
 #include "files/pipeline.h"
+#include "files/json.h"
 #include "files/quant_job.h"
 
 #include <errno.h>
@@ -317,8 +318,130 @@ static void *worker_main(void *arg)
     }
 }
 
+/* ---- GPTQ and AWQ ----------------------------------------------------------------------------- */
+
+/* A whole small tensor of the group (scales, zeros, g_idx) as float32 or as its bytes. */
+static float *scales_f32(dt_qf *c, size_t i)
+{
+    uint8_t *raw = dt_qf_read(c, i);
+    const uint64_t n = c->ck.at[i].st->count;
+    float *f = raw ? malloc((size_t)n * sizeof *f + 1) : NULL;
+    dtcast_error e;
+    if (f && dtcast_convert(f, DTCAST_FLOAT32, raw, c->ck.t[i].type, (size_t)n, NULL, &e) !=
+                 DTCAST_OK) {
+        free(f);
+        f = NULL;
+    }
+    if (raw && !f)
+        FAIL(c, "out of memory for the scales '%s'", c->ck.t[i].name);
+    free(raw);
+    return f;
+}
+
+/* X.qweight (GPTQ, AWQ) into X.weight [N, K]: blocks of input rows, each row's products
+ * (q - z) * s rounded to the scale's type as the producers' half-precision multiply rounds
+ * them, then to the output type, written as N runs of the output rows. */
+static int dequantize_gptq(dq_job *j, const dt_qgroup *g, dt_outfile *out)
+{
+    dt_qf *c = j->c;
+    const dt_dequantize_request *r = j->r;
+    const int64_t n = g->dims[0], k = g->dims[1], groups = c->ck.t[g->scales].dims[0];
+    const int64_t per = 32 / g->bits;
+    const dtcast_type stype = c->ck.t[g->scales].type, to = r->to;
+    const uint64_t ob = (uint64_t)dtcast_type_bits(to) / 8;
+    /* blocks of input rows: about 4 MiB of float32 products, a multiple of a word's rows */
+    int64_t kc = n ? (int64_t)((4u << 20) / (uint64_t)(n * 4)) : k;
+    kc = kc < per ? per : kc / per * per;
+    if (kc > k)
+        kc = k;
+    float *scales = scales_f32(c, g->scales);
+    uint8_t *zeros = scales ? dt_qf_read(c, g->zero_point) : NULL;
+    int32_t *gidx = NULL;
+    if (zeros && g->g_idx != DT_QT_NONE) {
+        gidx = (int32_t *)(void *)dt_qf_read(c, g->g_idx);
+        for (int64_t i = 0; gidx && i < k; i++)
+            if (gidx[i] < 0 || gidx[i] >= groups) {
+                FAIL_T(c, g->g_idx, "tensor '%s': g_idx[%lld] = %d is not a group of the %lld "
+                       "scale rows", c->ck.t[g->g_idx].name, (long long)i, (int)gidx[i],
+                       (long long)groups);
+                free(gidx);
+                gidx = NULL;
+                free(zeros);
+                zeros = NULL;
+            }
+    }
+    const uint64_t wrow = g->layout == DT_QL_GPTQ ? (uint64_t)n * 4 : (uint64_t)(n / 8) * 4;
+    const uint64_t rows_per_word = g->layout == DT_QL_GPTQ ? (uint64_t)per : 1;
+    float *tile = zeros ? malloc((size_t)(n * kc) * sizeof *tile + 1) : NULL;
+    uint8_t *via = tile ? malloc((size_t)(n * kc) * 4 + 1) : NULL;
+    uint8_t *outb = via ? malloc((size_t)((uint64_t)(n * kc) * ob) + 1) : NULL;
+    uint8_t *qrows = outb ? malloc((size_t)((uint64_t)kc / rows_per_word * wrow) + 1) : NULL;
+    int status = JOB_OK;
+    if (!qrows) {
+        if (zeros && (g->g_idx == DT_QT_NONE || gidx))
+            status = FAIL(c, "out of memory for the buffers of '%s'", g->name);
+        else
+            status = JOB_FAIL;
+    }
+    const dt_ckpt_tensor *cat = &c->ck.at[g->codes];
+    const uint64_t base = out->written;
+    dtcast_options o;
+    dtcast_options_init(&o);
+    dtcast_error e;
+    for (int64_t k0 = 0; status == JOB_OK && k0 < k; k0 += kc) {
+        const int64_t m = k - k0 < kc ? k - k0 : kc;
+        const uint64_t at = (uint64_t)k0 / rows_per_word * wrow;
+        const uint64_t len = ((uint64_t)m + rows_per_word - 1) / rows_per_word * wrow;
+        dt_io_error err = DT_IO_ERROR_INIT;
+        if (dt_infile_read(&c->ck.shards[cat->shard].file, cat->at + at, qrows, (size_t)len, &err) !=
+            DTCAST_OK) {
+            status = FAIL(c, "%s", err.message);
+            break;
+        }
+        dt_qgroup_gptq_tile(g, qrows, k0, m, zeros, scales, gidx, tile);
+        const size_t cnt = (size_t)(n * m);
+        dtcast_status st = DTCAST_OK;
+        if (stype != DTCAST_FLOAT32 && stype != to) { /* the product in the scale's type */
+            if ((st = dtcast_convert(via, stype, tile, DTCAST_FLOAT32, cnt, &o, &e)) == DTCAST_OK)
+                st = dtcast_convert(outb, to, via, stype, cnt, &o, &e);
+        } else {
+            st = dtcast_convert(outb, to, tile, DTCAST_FLOAT32, cnt, &o, &e);
+        }
+        if (st != DTCAST_OK) {
+            status = FAIL_T(c, g->codes, "tensor '%s' (%s): %s", c->ck.t[g->codes].name,
+                            dt_qgroup_name(g), e.message);
+            break;
+        }
+        for (int64_t row = 0; row < n && status == JOB_OK; row++) {
+            const int werr = write_at(out->fd, outb + (uint64_t)(row * m) * ob, (size_t)((uint64_t)m * ob),
+                                      base + ((uint64_t)(row * k) + (uint64_t)k0) * ob);
+            if (werr)
+                status = FAIL(c, "cannot write '%s': %s", out->path, strerror(werr));
+        }
+        dt_progress_add(j->progress, len);
+        if (dt_progress_cancelled(j->progress))
+            status = FAIL(c, "cancelled");
+    }
+    free(qrows);
+    free(outb);
+    free(via);
+    free(tile);
+    free(gidx);
+    free(zeros);
+    free(scales);
+    if (status != JOB_OK)
+        return status;
+    const uint64_t bytes = (uint64_t)(n * k) * ob;
+    if (lseek(out->fd, (off_t)(base + bytes), SEEK_SET) < 0)
+        return FAIL(c, "cannot seek in '%s': %s", out->path, strerror(errno));
+    out->written = base + bytes;
+    return JOB_OK;
+}
+
 static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
 {
+    if (g->layout == DT_QL_GPTQ || g->layout == DT_QL_AWQ)
+        return dequantize_gptq(j, g, out);
     const dt_dequantize_request *r = j->r;
     dt_qf *c = j->c;
     char what[1024];
@@ -553,6 +676,96 @@ static int finish(dt_qf *c, const dt_qplan *plan, uint64_t total_size)
     return status;
 }
 
+/* ---- config.json ------------------------------------------------------------------------------ */
+
+/* An integer member of obj (a JSON integer, maybe negative), or `absent`. */
+static int64_t json_int(const dt_json_doc *d, const dt_json_node *obj, const char *key,
+                        int64_t absent)
+{
+    const dt_json_node *n = obj ? dt_json_get(d, obj, key) : NULL;
+    if (!n || n->kind != DT_JSON_NUMBER)
+        return absent;
+    if (n->num == DT_JSON_NUM_UINT)
+        return n->u > (uint64_t)INT64_MAX ? absent : (int64_t)n->u;
+    return n->end - n->at == 2 && d->text[n->at] == '-' && d->text[n->at + 1] == '1' ? -1
+                                                                                    : absent;
+}
+
+static const char *json_text(const dt_json_doc *d, const dt_json_node *obj, const char *key)
+{
+    const dt_json_node *n = obj ? dt_json_get(d, obj, key) : NULL;
+    return n && n->kind == DT_JSON_STRING ? dt_json_str(d, n) : NULL;
+}
+
+/* What config.json's quantization_config says of the GPTQ and AWQ groups: GPTQ's zero offset
+ * (checkpoint_format gptq_v2: none; else the v1 format's 1), and the bits and group size the
+ * tensors must agree with; AWQ's version (only gemm's packing is read). A contradiction is an
+ * error naming the tensor and the key. */
+static int apply_config(dt_qf *c, dt_qplan *plan)
+{
+    int any = 0;
+    for (size_t i = 0; i < plan->ngroups; i++)
+        any |= plan->groups[i].layout == DT_QL_GPTQ || plan->groups[i].layout == DT_QL_AWQ;
+    if (!any || !c->ck.has_config)
+        return JOB_OK;
+    char *path = dt_path_join(c->ck.dir, "config.json");
+    uint8_t *text = NULL;
+    size_t len = 0;
+    dt_json_doc d;
+    memset(&d, 0, sizeof d);
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (!path)
+        return FAIL(c, "out of memory");
+    if (dt_read_file(path, &text, &len, &err) != DTCAST_OK ||
+        dt_json_parse(text, len, 0, path, &d, &err) != DTCAST_OK) {
+        free(text);
+        free(path);
+        return FAIL(c, "%s", err.message);
+    }
+    const dt_json_node *q = d.nnodes && d.nodes[0].kind == DT_JSON_OBJECT
+                                ? dt_json_get(&d, &d.nodes[0], "quantization_config")
+                                : NULL;
+    if (q && q->kind != DT_JSON_OBJECT)
+        q = NULL;
+    const char *method = json_text(&d, q, "quant_method");
+    const char *format = json_text(&d, q, "checkpoint_format");
+    if (!format)
+        format = json_text(&d, q, "format");
+    const char *version = json_text(&d, q, "version");
+    const int64_t bits = json_int(&d, q, "bits", 0), gs = json_int(&d, q, "group_size", 0);
+    int status = JOB_OK;
+    for (size_t i = 0; i < plan->ngroups && status == JOB_OK; i++) {
+        dt_qgroup *g = &plan->groups[i];
+        if (g->layout != DT_QL_GPTQ && g->layout != DT_QL_AWQ)
+            continue;
+        const char *name = c->ck.t[g->codes].name;
+        const char *want = g->layout == DT_QL_GPTQ ? "gptq" : "awq";
+        if (method && strcmp(method, want) != 0)
+            status = FAIL(c, "%s: tensor '%s' is %s-packed, but quantization_config says "
+                          "quant_method \"%s\"", path, name, want, method);
+        else if (bits > 0 && bits != g->bits)
+            status = FAIL(c, "%s: tensor '%s' holds %d-bit codes, quantization_config says bits "
+                          "%lld", path, name, g->bits, (long long)bits);
+        else if (gs > 0 && g->g_idx == DT_QT_NONE && gs != g->block)
+            status = FAIL(c, "%s: tensor '%s' has groups of %lld rows, quantization_config says "
+                          "group_size %lld", path, name, (long long)g->block, (long long)gs);
+        else if (gs == -1 && c->ck.t[g->scales].dims[0] != 1)
+            status = FAIL(c, "%s: quantization_config says group_size -1 (one group), tensor "
+                          "'%s' has %lld", path, c->ck.t[g->scales].name,
+                          (long long)c->ck.t[g->scales].dims[0]);
+        else if (g->layout == DT_QL_AWQ && version && strcmp(version, "gemm") != 0 &&
+                 strcmp(version, "GEMM") != 0)
+            status = FAIL(c, "%s: tensor '%s': AWQ version \"%s\" packs its words another way; "
+                          "only gemm's is read", path, name, version);
+        if (g->layout == DT_QL_GPTQ)
+            g->zero_offset = format && strcmp(format, "gptq_v2") == 0 ? 0 : 1;
+    }
+    dt_json_free(&d);
+    free(text);
+    free(path);
+    return status;
+}
+
 dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_error *err)
 {
     dt_qf c;
@@ -569,6 +782,8 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
         status = FAIL(&c, "%s: %s", r->in, perr.message);
     if (status == JOB_OK)
         status = dt_qf_pack_shapes(&c, &plan);
+    if (status == JOB_OK)
+        status = apply_config(&c, &plan);
     if (status == JOB_OK && plan.ngroups == 0)
         dt_job_warn(&r->hooks, "%s: no quantized tensor found; the tensors are copied as they are", r->in);
     if (status == JOB_OK)

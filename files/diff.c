@@ -215,6 +215,8 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
             for (int d = 0; d < g->ndim; d++)
                 t->count *= (uint64_t)g->dims[d];
             t->g = g;
+            if (g->layout == DT_QL_GPTQ || g->layout == DT_QL_AWQ)
+                t->uncomparable = "GPTQ/AWQ codes: not compared (dtcast dequantize them first)";
             t->cfile = f;
             t->cat = c->at[i].at;
             t->sfile = &c->shards[c->at[g->scales].shard].file;

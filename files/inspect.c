@@ -43,6 +43,7 @@ const char *dt_insp_role_name(dt_insp_role role)
     case DT_INSP_SHAPE: return "shape";
     case DT_INSP_HINT: return "hint";
     case DT_INSP_ZERO_POINT: return "zero_point";
+    case DT_INSP_G_IDX: return "g_idx";
     }
     return "?";
 }
@@ -857,6 +858,7 @@ static void layouts(insp *c)
                   : i == q->extra[2] ? DT_INSP_SHAPE
                   : i == q->extra[3] ? DT_INSP_HINT
                   : i == q->zero_point ? DT_INSP_ZERO_POINT
+                  : i == q->g_idx ? DT_INSP_G_IDX
                                      : DT_INSP_INPUT_SCALE;
     }
 }

@@ -56,10 +56,12 @@ typedef enum dt_insp_role {
     DT_INSP_INPUT_SCALE,  /* X.input_scale, X.input_global_scale (activation scales) */
     DT_INSP_SHAPE,        /* X.weight_shape (int4-group) */
     DT_INSP_HINT,         /* m.comfy_quant: ComfyUI's per-layer quantization hint (JSON bytes) */
-    DT_INSP_ZERO_POINT    /* X.weight_zero_point (pack-quantized) */
+    DT_INSP_ZERO_POINT,   /* X.weight_zero_point (pack-quantized), X.qzeros (GPTQ, AWQ) */
+    DT_INSP_G_IDX         /* X.g_idx (GPTQ): each input row's group */
 } dt_insp_role;
 
-/* "plain", "codes", "scales", "global_scale", "input_scale", "shape", "hint", "zero_point". */
+/* "plain", "codes", "scales", "global_scale", "input_scale", "shape", "hint", "zero_point",
+ * "g_idx". */
 const char *dt_insp_role_name(dt_insp_role role);
 
 typedef struct dt_insp_tensor {

@@ -17,6 +17,8 @@ const char *dt_qlayout_name(dt_qlayout layout)
     case DT_QL_NVFP4_CT: return "nvfp4-ct";
     case DT_QL_ABSMAX: return "absmax";
     case DT_QL_INT4_GROUP: return "int4-group";
+    case DT_QL_GPTQ: return "gptq";
+    case DT_QL_AWQ: return "awq";
     }
     return "?";
 }
@@ -164,7 +166,7 @@ static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
     p->groups = grown;
     *g = &p->groups[p->ngroups++];
     memset(*g, 0, sizeof **g);
-    (*g)->codes = (*g)->scales = (*g)->global = (*g)->zero_point = DT_QT_NONE;
+    (*g)->codes = (*g)->scales = (*g)->global = (*g)->zero_point = (*g)->g_idx = DT_QT_NONE;
     for (int i = 0; i < 4; i++)
         (*g)->extra[i] = DT_QT_NONE;
     return DTCAST_OK;
@@ -521,6 +523,98 @@ static dtcast_status check_int4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, dt
     return DTCAST_OK;
 }
 
+/* Code i (bits wide) of the little-endian int32 word at w. */
+static inline int code_at(const uint8_t *w, int i, int bits)
+{
+    const uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 |
+                       (uint32_t)w[3] << 24;
+    return (int)((v >> (i * bits)) & ((1u << bits) - 1));
+}
+
+void dt_qgroup_gptq_tile(const dt_qgroup *g, const uint8_t *qrows, int64_t k0, int64_t kc,
+                         const uint8_t *qzeros, const float *scales, const int32_t *g_idx,
+                         float *tile)
+{
+    const int64_t n = g->dims[0], bits = g->bits, per = 32 / bits;
+    const int64_t zw = n / per; /* zero words per group row */
+    /* AWQ packs columns 8 to a word in the order 0 2 4 6 1 3 5 7: column c of a word is at
+     * position awq_pos[c] (AutoAWQ's reverse order) */
+    static const int awq_pos[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    for (int64_t k = k0; k < k0 + kc; k++) {
+        const int64_t grp = g_idx ? g_idx[k] : k / g->block;
+        const float *srow = scales + grp * n;
+        const uint8_t *zrow = qzeros + (size_t)(grp * zw) * 4;
+        if (g->layout == DT_QL_GPTQ) {
+            /* word (k / per, col) holds rows k of column col; zeros (grp, col / per) */
+            const uint8_t *qrow = qrows + (size_t)(((k - k0) / per) * n) * 4;
+            const int qi = (int)(k % per);
+            for (int64_t c = 0; c < n; c++) {
+                const int q = code_at(qrow + c * 4, qi, (int)bits);
+                const int z = code_at(zrow + (c / per) * 4, (int)(c % per), (int)bits) +
+                              g->zero_offset;
+                tile[c * kc + (k - k0)] = (float)(q - z) * srow[c];
+            }
+        } else {
+            const uint8_t *qrow = qrows + (size_t)((k - k0) * (n / 8)) * 4;
+            for (int64_t c = 0; c < n; c++) {
+                const int q = code_at(qrow + (c / 8) * 4, awq_pos[c % 8], 4);
+                const int z = code_at(zrow + (c / 8) * 4, awq_pos[c % 8], 4);
+                tile[c * kc + (k - k0)] = (float)(q - z) * srow[c];
+            }
+        }
+    }
+}
+
+/* GPTQ and AWQ: X.qweight with X.qzeros and X.scales (and GPTQ's X.g_idx), told apart by the
+ * axis the words pack: GPTQ's qweight has the scales' N columns, AWQ's N / (32 / bits). */
+static dtcast_status check_gptq_awq(dt_qgroup *g, const dt_qt *q, const dt_qt *z, const dt_qt *s,
+                                    const dt_qt *gi, dt_io_error *err)
+{
+    const char *L = "gptq / awq";
+    if (q->type != DTCAST_INT32 || q->ndim != 2)
+        return misfit(err, L, q, s, "qweight must be I32 with two axes");
+    if (!is_float_scale(s->type) || s->ndim != 2)
+        return misfit(err, L, s, q, "scales must be F16, BF16 or F32 [G, N]");
+    if (z->type != DTCAST_INT32 || z->ndim != 2 || z->dims[0] != s->dims[0])
+        return misfit(err, L, z, s, "qzeros must be I32 [G, N bits / 32], one row per group");
+    const int64_t n = s->dims[1], groups = s->dims[0];
+    /* bits from the zeros' packing: N bits / 32 words per group row */
+    int bits = 0;
+    for (int b = 2; b <= 8; b *= 2)
+        if (z->dims[1] * 32 == n * b)
+            bits = b;
+    if (!bits)
+        return misfit(err, L, z, s, "qzeros must pack N zeros of 2, 4 or 8 bits into I32 words");
+    const int64_t per = 32 / bits;
+    int64_t k;
+    if (q->dims[1] == n) { /* GPTQ: input rows packed */
+        g->layout = DT_QL_GPTQ;
+        k = q->dims[0] * per;
+        g->zero_offset = 1;
+        if (gi && (gi->type != DTCAST_INT32 || gi->ndim != 1 || gi->dims[0] != k))
+            return misfit(err, L, gi, q, "g_idx must be I32 [K]: one group per input row");
+    } else if (q->dims[1] * per == n) { /* AWQ: columns packed */
+        g->layout = DT_QL_AWQ;
+        k = q->dims[0];
+        if (bits != 4)
+            return misfit(err, L, q, s, "AWQ packs 4-bit codes");
+        if (gi)
+            return misfit(err, L, gi, q, "AWQ has no g_idx");
+    } else {
+        return misfit(err, L, q, s, "qweight must be [K bits / 32, N] (GPTQ) or [K, N bits / 32] "
+                                    "(AWQ) for the scales' N");
+    }
+    if (groups > k || ceil_div(k, ceil_div(k, groups)) != groups)
+        return misfit(err, L, s, q, "the groups must split K evenly (group size K / G)");
+    g->bits = bits;
+    g->element = DTCAST_INT8;
+    g->block = ceil_div(k, groups);
+    g->ndim = 2;
+    g->dims[0] = n;
+    g->dims[1] = k;
+    return DTCAST_OK;
+}
+
 static dtcast_status orphan(dt_io_error *err, const dt_qt *t, const char *want)
 {
     return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
@@ -550,7 +644,26 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
     dt_qgroup *g = NULL;
     dtcast_status st = DTCAST_OK;
     size_t s, gl;
-    if (ends_with(name, "_blocks") && (s = find(f, name, len - 7, "_scales")) != DT_QT_NONE) {
+    if (ends_with(name, "qweight") && t->type == DTCAST_INT32) {
+        const size_t base = len - 7; /* the prefix "X." */
+        const size_t z = find(f, name, base, "qzeros");
+        s = find(f, name, base, "scales");
+        if (z == DT_QT_NONE || s == DT_QT_NONE)
+            return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                              "GPTQ/AWQ tensor '%s' has no '%.*sqzeros' and '%.*sscales' beside it",
+                              name, (int)base, name, (int)base, name);
+        if ((st = add_group(p, &g, err)) != DTCAST_OK)
+            return st;
+        g->codes = i;
+        g->scales = s;
+        g->zero_point = z;
+        g->g_idx = find(f, name, base, "g_idx");
+        g->name = concat(name, base, "weight");
+        st = check_gptq_awq(g, t, &f->t[z], &f->t[s],
+                            g->g_idx != DT_QT_NONE ? &f->t[g->g_idx] : NULL, err);
+        if (st == DTCAST_OK && g->name)
+            st = claim(p, f->t, g->g_idx, p->ngroups - 1, DT_QR_PART, err);
+    } else if (ends_with(name, "_blocks") && (s = find(f, name, len - 7, "_scales")) != DT_QT_NONE) {
         if ((st = add_group(p, &g, err)) != DTCAST_OK)
             return st;
         g->layout = DT_QL_MXFP4_GPTOSS;
@@ -764,6 +877,10 @@ dtcast_status dt_qlayout_names(dt_qlayout layout, const char *name, char *out[3]
         suffix[0] = "_packed"; suffix[1] = "_scale"; suffix[2] = "_global_scale";
         break;
     case DT_QL_INT4_GROUP: suffix[0] = "_packed"; suffix[1] = "_scale"; break;
+    case DT_QL_GPTQ: /* read only: never written */
+    case DT_QL_AWQ:
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: dtcast reads %s checkpoints, it does "
+                          "not write them", name, dt_qlayout_name(layout));
     }
     for (int i = 0; i < 3; i++)
         out[i] = NULL;
@@ -789,6 +906,8 @@ dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type)
 
 dtcast_type dt_qgroup_codes_type(const dt_qgroup *g)
 {
+    if (g->layout == DT_QL_GPTQ || g->layout == DT_QL_AWQ) /* unsigned codes with zeros */
+        return g->bits == 2 ? DTCAST_UINT2 : g->bits == 4 ? DTCAST_UINT4 : DTCAST_UINT8;
     return g->packed_i32 ? (g->bits == 4 ? DTCAST_INT4 : DTCAST_INT8) : g->element;
 }
 
@@ -826,6 +945,8 @@ void dt_qgroup_params(const dt_qgroup *g, dtcast_quant_params *p)
         p->scheme = DTCAST_SCHEME_NVFP4;
         p->variant = DTCAST_VARIANT_CT;
         break;
+    case DT_QL_GPTQ: /* dequantized by the file layer's own loop (dt_qgroup_gptq_rows) */
+    case DT_QL_AWQ:
     case DT_QL_ABSMAX:
     case DT_QL_INT4_GROUP:
         p->scheme = DTCAST_SCHEME_ABSMAX;

@@ -22,6 +22,14 @@
  *                 + X.weight_shape [ndim] (K) + optional X.weight_zero_point I32
  *                 [..., ceil(N bits / 32), G] (packed along N, the same offset); bits 4 or 8.
  *                 Read as int8 codes (code - zero point) under the absmax layout
+ *   gptq          X.qweight I32 [K bits/32, N] (input rows packed into words: row k is code
+ *                 k % (32/bits) of word row k / (32/bits)), X.qzeros I32 [G, N bits/32] (packed
+ *                 along N), X.scales F16/BF16/F32 [G, N], optional X.g_idx I32 [K] (row k's
+ *                 group; else k / (K/G)); value (q - z) * s, z stored minus 1 unless the config
+ *                 says checkpoint_format gptq_v2; the output X.weight [N, K] (nn.Linear's)
+ *   awq           X.qweight I32 [K, N/8], X.qzeros I32 [G, N/8] (columns packed eight per word
+ *                 in the order 0 2 4 6 1 3 5 7), X.scales F16 [G, N]; value (q - z) * s; the
+ *                 output X.weight [N, K]
  * ComfyUI's scaled FP8 names the scale X.scale_weight (m.weight + m.scale_weight: absmax), with
  * m.scale_input and a m.comfy_quant U8 tensor (JSON) beside it, both consumed.
  * DeepSeek-V4 names the scale X.scale (X.weight's name with "weight" replaced by "scale"):
@@ -45,7 +53,9 @@ typedef enum dt_qlayout {
     DT_QL_NVFP4_MODELOPT,
     DT_QL_NVFP4_CT,
     DT_QL_ABSMAX,
-    DT_QL_INT4_GROUP
+    DT_QL_INT4_GROUP,
+    DT_QL_GPTQ, /* read only (dequantize): X.qweight, X.qzeros, X.scales, X.g_idx */
+    DT_QL_AWQ   /* read only: X.qweight, X.qzeros, X.scales (AutoAWQ GEMM) */
 } dt_qlayout;
 
 /* "fp8-block", "mxfp4-gptoss", ... as above. */
@@ -85,7 +95,10 @@ typedef struct dt_qgroup {
     int packed_i32;               /* compressed-tensors pack-quantized: int32 words of `bits`-bit
                                    * codes, unpacked (dt_qgroup_unpack_rows) to int8 codes */
     int bits;                     /* packed_i32: 4 or 8 */
-    size_t zero_point;            /* packed_i32: X.weight_zero_point, or DT_QT_NONE */
+    size_t zero_point;            /* packed_i32: X.weight_zero_point; gptq/awq: X.qzeros; or
+                                   * DT_QT_NONE */
+    size_t g_idx;                 /* gptq: X.g_idx, or DT_QT_NONE */
+    int zero_offset;              /* gptq: added to each stored zero (1: the v1 format) */
 } dt_qgroup;
 
 typedef struct dt_qplan {
@@ -132,6 +145,17 @@ void dt_qgroup_unpack_rows(const dt_qgroup *g, const uint8_t *words, uint64_t ro
  * holds them) as int8 values out[rows][G], rows the product of the weight's leading dims. */
 void dt_qgroup_unpack_zero_points(const dt_qgroup *g, const uint8_t *packed, uint64_t groups,
                                   int8_t *out);
+
+/* gptq / awq: the products (q - z) * s of input rows [k0, k0 + kc) of the weight, in float32
+ * (exact: the caller rounds them to the scale's type, as the producers' half-precision multiply
+ * does), transposed into tile[n * kc + (k - k0)] for the output [N, K]. qrows: those rows'
+ * qweight words as the file holds them (GPTQ: word rows k0 / per .. (k0 + kc) / per of N words;
+ * AWQ: rows k0 .. k0 + kc of N / 8 words); qzeros: the whole X.qzeros; scales: X.scales as
+ * float32 [G][N]; g_idx: X.g_idx or NULL (row k in group k / block). k0 and kc are multiples of
+ * 32 / bits for GPTQ. */
+void dt_qgroup_gptq_tile(const dt_qgroup *g, const uint8_t *qrows, int64_t k0, int64_t kc,
+                         const uint8_t *qzeros, const float *scales, const int32_t *g_idx,
+                         float *tile);
 
 /* The codes' element type as a reader names it: g->element, or int4 / int8 for pack-quantized
  * words (dequantized as int8 codes minus zero points). */

@@ -424,6 +424,10 @@ static void qconfig_text(const dt_quantize_request *r, char *buf, size_t size)
     const dtcast_quant_params *p = &r->p;
     const char *ename = dtcast_type_name(p->element);
     switch (r->layout) {
+    case DT_QL_GPTQ: /* read only: dt_quantize_pick_layout never picks them */
+    case DT_QL_AWQ:
+        snprintf(buf, size, "{}");
+        break;
     case DT_QL_FP8_BLOCK:
         snprintf(buf, size,
                  "{\n    \"activation_scheme\": \"dynamic\",\n    \"fmt\": \"e4m3\",\n"
