@@ -346,10 +346,11 @@ dtcast_status dt_qgroup_set_k(dt_qgroup *g, const dt_qt *c, const dt_qt *s, int6
                               dt_io_error *err)
 {
     const char *L = "pack-quantized (compressed-tensors)";
-    const int64_t w = c->dims[c->ndim - 1];
-    if (k > 0 && ceil_div(k * 4, 32) == w)
+    const int64_t w = c->dims[c->ndim - 1]; /* words (the file holds them: w * 8 fits) */
+    const int fits = k > 0 && k <= w * 8;
+    if (fits && ceil_div(k * 4, 32) == w)
         g->bits = 4;
-    else if (k > 0 && ceil_div(k * 8, 32) == w)
+    else if (fits && ceil_div(k * 8, 32) == w)
         g->bits = 8;
     else {
         char why[160];
