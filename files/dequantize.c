@@ -139,6 +139,8 @@ typedef struct dq_tensor_job {
     int8_t *zp;          /* pack-quantized: the zero points [rows][zgroups], or NULL */
     dtcast_type via;     /* the type the producer rounds each product to before the output's
                           * (compressed-tensors: the scale's), or UNDEFINED */
+    int has_post;        /* post: the second-level scale (musubi), multiplied in float32 */
+    float post;
     uint64_t zgroups;
     int fd;
     uint64_t base; /* where the tensor starts in the output file */
@@ -152,6 +154,15 @@ typedef struct dq_worker {
     dq_tensor_job *t;
     dq_buffers *b;
 } dq_worker;
+
+/* a x b in float32 (one rounding), the NaN of a first when both are NaN (docs/quantization.md,
+ * "NaN signs") */
+static float dt_mul_f32(float a, float b)
+{
+    if (a != a)
+        return a + 0.0f;
+    return a * b;
+}
 
 static void tensor_fail(dq_tensor_job *t, const char *fmt, ...) DQ_PRINTF(2, 3);
 static void tensor_fail(dq_tensor_job *t, const char *fmt, ...)
@@ -218,6 +229,8 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
         return;
     }
     dtcast_quant_params p = t->p;
+    if (g->deepseek_v4 && g->element == DTCAST_FLOAT4E2M1) /* -0 read as DeepSeek reads it */
+        dt_qgroup_dsv4_codes(b->in, (size_t)len);
     dtcast_tensor codes = {b->in, (size_t)len, g->element, 2, {(int64_t)nr, t->k}};
     if (g->packed_i32) { /* int8 codes minus their zero points, one per byte */
         dt_qgroup_unpack_rows(g, b->in, row, nr, t->wpr, t->zp, t->zgroups, (int8_t *)b->f6);
@@ -274,6 +287,11 @@ static void run_chunk(dq_tensor_job *t, dq_buffers *b, uint64_t ci)
     memset(&e, 0, sizeof e);
     dtcast_status dst = dtcast_dequantize(&y, &codes, &sc, g->global != DT_QT_NONE ? &gs : NULL,
                                           &p, &e);
+    if (dst == DTCAST_OK && t->has_post) {
+        float *v = (float *)(void *)b->via;
+        for (uint64_t i = 0; i < nr * k; i++)
+            v[i] = dt_mul_f32(v[i], t->post);
+    }
     if (dst == DTCAST_OK && t->via != DTCAST_UNDEFINED) {
         dtcast_options o;
         dtcast_options_init(&o);
@@ -501,6 +519,11 @@ static int dequantize_group(dq_job *j, const dt_qgroup *g, dt_outfile *out)
     t.scales = scales;
     t.stype = dt_qgroup_scale_type(g, c->ck.t[g->scales].type);
     t.via = dt_qgroup_product_type(g, t.stype, r->to);
+    if (g->post_scale != DT_QT_NONE) { /* float32(float32(code x scale) x scale2) */
+        memcpy(&t.post, dt_ckpt_data(&c->ck, g->post_scale), 4);
+        t.has_post = 1;
+        t.via = DTCAST_FLOAT32;
+    }
     const uint64_t scount = c->ck.at[g->scales].st->count;
     if (r->report)
         report_scales(j, g, scales, t.stype, (size_t)scount);
@@ -746,9 +769,11 @@ static int apply_config(dt_qf *c, dt_qplan *plan)
         else if (bits > 0 && bits != g->bits)
             status = FAIL(c, "%s: tensor '%s' holds %d-bit codes, quantization_config says bits "
                           "%lld", path, name, g->bits, (long long)bits);
-        else if (gs > 0 && g->g_idx == DT_QT_NONE && gs != g->block)
-            status = FAIL(c, "%s: tensor '%s' has groups of %lld rows, quantization_config says "
-                          "group_size %lld", path, name, (long long)g->block, (long long)gs);
+        else if (gs > 0 && (g->dims[1] + gs - 1) / gs != c->ck.t[g->scales].dims[0])
+            status = FAIL(c, "%s: tensor '%s' has %lld groups of its %lld rows, quantization_config "
+                          "says group_size %lld", path, c->ck.t[g->scales].name,
+                          (long long)c->ck.t[g->scales].dims[0], (long long)g->dims[1],
+                          (long long)gs);
         else if (gs == -1 && c->ck.t[g->scales].dims[0] != 1)
             status = FAIL(c, "%s: quantization_config says group_size -1 (one group), tensor "
                           "'%s' has %lld", path, c->ck.t[g->scales].name,
@@ -757,6 +782,8 @@ static int apply_config(dt_qf *c, dt_qplan *plan)
                  strcmp(version, "GEMM") != 0)
             status = FAIL(c, "%s: tensor '%s': AWQ version \"%s\" packs its words another way; "
                           "only gemm's is read", path, name, version);
+        if (status == JOB_OK && gs > 0)
+            g->block = gs;
         if (g->layout == DT_QL_GPTQ)
             g->zero_offset = format && strcmp(format, "gptq_v2") == 0 ? 0 : 1;
     }

@@ -49,6 +49,7 @@ typedef struct src_tensor {
     const dt_qgroup *g;
     dt_infile *cfile, *sfile;
     uint64_t cat, sat, scount;
+    float post;             /* absmax-comfyui: the second-level scale (post_scale) */
     dt_infile *zfile;       /* pack-quantized: the zero points, or NULL */
     uint64_t zat, zbytes, wpr;
     dtcast_type stype;
@@ -223,6 +224,8 @@ static dtcast_status open_ckpt(src *s, const dt_diff_options *o, dt_io_error *er
             t->sat = c->at[g->scales].at;
             t->scount = c->at[g->scales].st->count;
             t->stype = dt_qgroup_scale_type(g, c->t[g->scales].type);
+            if (g->post_scale != DT_QT_NONE)
+                memcpy(&t->post, dt_ckpt_data(c, g->post_scale), 4);
             if (g->packed_i32) {
                 t->wpr = (uint64_t)c->t[g->codes].dims[c->t[g->codes].ndim - 1];
                 if (g->zero_point != DT_QT_NONE) {
@@ -579,6 +582,8 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
         return prefixed(err, st, path, t->name);
     dtcast_quant_params p;
     dt_qgroup_params(g, &p);
+    if (g->deepseek_v4 && g->element == DTCAST_FLOAT4E2M1) /* -0 read as DeepSeek reads it */
+        dt_qgroup_dsv4_codes(b->raw.p, (size_t)len);
     dtcast_tensor codes = {b->raw.p, (size_t)len, g->element, 2, {(int64_t)nr, (int64_t)k}};
     if (g->packed_i32) { /* int8 codes minus their zero points */
         const int8_t *zp = NULL;
@@ -632,6 +637,11 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
                                          &p, &e);
     if (dq == DTCAST_OK && via != DTCAST_UNDEFINED)
         dq = dtcast_convert(b->f32.p, DTCAST_FLOAT32, b->via.p, via, (size_t)(nr * k), NULL, &e);
+    if (dq == DTCAST_OK && g->post_scale != DT_QT_NONE) { /* musubi's second float32 multiply */
+        float *v = (float *)(void *)b->f32.p;
+        for (uint64_t i = 0; i < nr * k; i++)
+            v[i] = v[i] != v[i] ? v[i] + 0.0f : v[i] * t->post;
+    }
     if (dq != DTCAST_OK)
         return dt_io_fail(err, e.status ? e.status : DTCAST_ERR_BAD_FILE,
                           "%s: tensor '%s' (%s), rows %llu..%llu: %s", path, t->name,

@@ -856,7 +856,8 @@ static void layouts(insp *c)
                   : i == q->scales ? DT_INSP_SCALES
                   : i == q->global ? DT_INSP_GLOBAL
                   : i == q->extra[2] ? DT_INSP_SHAPE
-                  : i == q->extra[3] ? DT_INSP_HINT
+                  : i == q->extra[3] || i == q->marker ? DT_INSP_HINT
+                  : i == q->post_scale ? DT_INSP_GLOBAL
                   : i == q->zero_point ? DT_INSP_ZERO_POINT
                   : i == q->g_idx ? DT_INSP_G_IDX
                                      : DT_INSP_INPUT_SCALE;

@@ -167,6 +167,7 @@ static dtcast_status add_group(dt_qplan *p, dt_qgroup **g, dt_io_error *err)
     *g = &p->groups[p->ngroups++];
     memset(*g, 0, sizeof **g);
     (*g)->codes = (*g)->scales = (*g)->global = (*g)->zero_point = (*g)->g_idx = DT_QT_NONE;
+    (*g)->post_scale = (*g)->marker = DT_QT_NONE;
     for (int i = 0; i < 4; i++)
         (*g)->extra[i] = DT_QT_NONE;
     return DTCAST_OK;
@@ -605,11 +606,15 @@ static dtcast_status check_gptq_awq(dt_qgroup *g, const dt_qt *q, const dt_qt *z
         return misfit(err, L, q, s, "qweight must be [K bits / 32, N] (GPTQ) or [K, N bits / 32] "
                                     "(AWQ) for the scales' N");
     }
-    if (groups > k || ceil_div(k, ceil_div(k, groups)) != groups)
-        return misfit(err, L, s, q, "the groups must split K evenly (group size K / G)");
+    /* the group size: 128 when it gives G groups (the last may be short), else the smallest
+     * power of two that does; the config's group_size replaces it (apply_config) */
+    g->block = groups == 1 ? k : block_for(k, groups, 128);
+    if (!g->block)
+        g->block = ceil_div(k, groups);
+    if (groups > k || ceil_div(k, g->block) != groups)
+        return misfit(err, L, s, q, "no group size splits K into that many groups");
     g->bits = bits;
     g->element = DTCAST_INT8;
-    g->block = ceil_div(k, groups);
     g->ndim = 2;
     g->dims[0] = n;
     g->dims[1] = k;
@@ -719,6 +724,11 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
             g->comfyui = 1;
             g->name = concat(name, len, "");
             st = check_weight_scale(g, t, &f->t[comfy], err);
+            g->post_scale = find(f, name, len - 6, "scale_weight_tensor");
+            if (st == DTCAST_OK && g->post_scale != DT_QT_NONE &&
+                (f->t[g->post_scale].type != DTCAST_FLOAT32 || count_of(&f->t[g->post_scale]) != 1))
+                st = misfit(err, "scaled fp8 (ComfyUI)", &f->t[g->post_scale], t,
+                            "the second-level scale must be one F32 value");
         } else if (v4 != DT_QT_NONE) {
             if ((st = add_group(p, &g, err)) != DTCAST_OK)
                 return st;
@@ -786,6 +796,8 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
         st = claim(p, f->t, g->extra[k], gi, DT_QR_PART, err);
     if (st == DTCAST_OK)
         st = claim(p, f->t, g->zero_point, gi, DT_QR_PART, err);
+    if (st == DTCAST_OK)
+        st = claim(p, f->t, g->post_scale, gi, DT_QR_PART, err);
     return st;
 }
 
@@ -855,6 +867,19 @@ dtcast_status dt_qplan_make(const dt_qt *t, size_t n, dt_qplan *p, dt_io_error *
     for (size_t i = 0; st == DTCAST_OK && i < n; i++)
         if (p->role[i] == DT_QR_PLAIN)
             st = anchor(p, &f, i, err);
+    /* ComfyUI's marker {prefix}scaled_fp8 (an empty F8 tensor [0], or [2]): it tells a loader the
+     * file is scaled FP8, so it goes with the scales (to the first ComfyUI group) */
+    for (size_t i = 0; st == DTCAST_OK && i < n; i++) {
+        if (p->role[i] != DT_QR_PLAIN || !ends_with(t[i].name, "scaled_fp8") || t[i].ndim != 1 ||
+            t[i].dims[0] > 2 || dtcast_type_bits(t[i].type) != 8)
+            continue;
+        for (size_t gi = 0; gi < p->ngroups; gi++)
+            if (p->groups[gi].comfyui && p->groups[gi].marker == DT_QT_NONE) {
+                p->groups[gi].marker = i;
+                st = claim(p, t, i, gi, DT_QR_PART, err);
+                break;
+            }
+    }
     if (st == DTCAST_OK)
         st = orphans(p, t, n, err);
     free(f.sorted);
@@ -903,6 +928,14 @@ dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type)
 {
     return g->layout == DT_QL_MXFP4_GPTOSS || g->layout == DT_QL_MX ? DTCAST_FLOAT8E8M0
                                                                     : file_type;
+}
+
+void dt_qgroup_dsv4_codes(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t lo = (uint8_t)(p[i] & 15), hi = (uint8_t)(p[i] >> 4);
+        p[i] = (uint8_t)((lo == 8 ? 0 : lo) | (hi == 8 ? 0 : hi) << 4);
+    }
 }
 
 dtcast_type dt_qgroup_codes_type(const dt_qgroup *g)

@@ -98,6 +98,10 @@ typedef struct dt_qgroup {
     size_t zero_point;            /* packed_i32: X.weight_zero_point; gptq/awq: X.qzeros; or
                                    * DT_QT_NONE */
     size_t g_idx;                 /* gptq: X.g_idx, or DT_QT_NONE */
+    size_t post_scale;            /* absmax-comfyui: musubi-tuner's m.scale_weight_tensor F32 [],
+                                   * a second float32 multiply after the block scale; or NONE */
+    size_t marker;                /* absmax-comfyui: ComfyUI's model-wide {prefix}scaled_fp8
+                                   * marker (claimed by the first such group), or NONE */
     int zero_offset;              /* gptq: added to each stored zero (1: the v1 format) */
 } dt_qgroup;
 
@@ -156,6 +160,10 @@ void dt_qgroup_unpack_zero_points(const dt_qgroup *g, const uint8_t *packed, uin
 void dt_qgroup_gptq_tile(const dt_qgroup *g, const uint8_t *qrows, int64_t k0, int64_t kc,
                          const uint8_t *qzeros, const float *scales, const int32_t *g_idx,
                          float *tile);
+
+/* DeepSeek-V4's FP4 experts: the codes of rows as read (two per byte) with the code 8 (-0) made
+ * 0 (+0), as DeepSeek's own table reads it (inference/convert.py: FP4_TABLE[8] = 0.0). */
+void dt_qgroup_dsv4_codes(uint8_t *packed, size_t bytes);
 
 /* The codes' element type as a reader names it: g->element, or int4 / int8 for pack-quantized
  * words (dequantized as int8 codes minus zero points). */
