@@ -720,16 +720,212 @@ static const char *json_text(const dt_json_doc *d, const dt_json_node *obj, cons
     return n && n->kind == DT_JSON_STRING ? dt_json_str(d, n) : NULL;
 }
 
+/* The element type a hint's "format" names (ComfyUI's QUANT_ALGOS keys), UNDEFINED if none. */
+static dtcast_type hint_format(const char *f)
+{
+    if (!f)
+        return DTCAST_UNDEFINED;
+    if (strcmp(f, "float8_e4m3fn") == 0)
+        return DTCAST_FLOAT8E4M3FN;
+    if (strcmp(f, "float8_e5m2") == 0)
+        return DTCAST_FLOAT8E5M2;
+    return DTCAST_UNDEFINED;
+}
+
+/* ComfyUI's hints against the tensors: each m.comfy_quant must be JSON whose "format" (when it
+ * names an FP8 type) is m.weight's dtype; the header's _quantization_metadata must be JSON whose
+ * "layers" are layers of the checkpoint, their "format" their weights' dtype. */
+static int check_comfy_hints(dt_qf *c, const dt_qplan *plan)
+{
+    int status = JOB_OK;
+    for (size_t gi = 0; gi < plan->ngroups && status == JOB_OK; gi++) {
+        const dt_qgroup *g = &plan->groups[gi];
+        if (g->extra[3] == DT_QT_NONE)
+            continue;
+        const size_t h = g->extra[3];
+        const uint64_t n = c->ck.at[h].bytes;
+        dt_json_doc d;
+        memset(&d, 0, sizeof d);
+        dt_io_error e = DT_IO_ERROR_INIT;
+        if (c->ck.t[h].type != DTCAST_UINT8 ||
+            dt_json_parse(dt_ckpt_data(&c->ck, h), (size_t)n, 0, c->ck.t[h].name, &d, &e) !=
+                DTCAST_OK ||
+            d.nodes[0].kind != DT_JSON_OBJECT) {
+            status = FAIL_T(c, h, "tensor '%s': a comfy_quant hint must be U8 bytes of a JSON "
+                            "object%s%s", c->ck.t[h].name, e.message[0] ? ": " : "", e.message);
+        } else {
+            const dtcast_type want = hint_format(json_text(&d, &d.nodes[0], "format"));
+            const dtcast_type have = c->ck.t[g->codes].type;
+            if (want != DTCAST_UNDEFINED && want != have)
+                status = FAIL_T(c, h, "tensor '%s' says format \"%s\", but '%s' is %s",
+                                c->ck.t[h].name, json_text(&d, &d.nodes[0], "format"),
+                                c->ck.t[g->codes].name, dtcast_type_name(have));
+        }
+        dt_json_free(&d);
+    }
+    for (size_t s = 0; s < c->ck.nshards && status == JOB_OK; s++) {
+        const dt_st_header *hd = &c->ck.shards[s].h;
+        for (size_t m = 0; m < hd->nmeta && status == JOB_OK; m++) {
+            if (strcmp(hd->meta[m].key, "_quantization_metadata") != 0)
+                continue;
+            const char *text = hd->meta[m].value;
+            dt_json_doc d;
+            memset(&d, 0, sizeof d);
+            dt_io_error e = DT_IO_ERROR_INIT;
+            if (dt_json_parse((const uint8_t *)text, strlen(text), 0, "_quantization_metadata", &d,
+                              &e) != DTCAST_OK || d.nodes[0].kind != DT_JSON_OBJECT) {
+                status = FAIL(c, "%s: __metadata__ _quantization_metadata is not a JSON object%s%s",
+                              c->ck.shards[s].path, e.message[0] ? ": " : "", e.message);
+                dt_json_free(&d);
+                break;
+            }
+            const dt_json_node *layers = dt_json_get(&d, &d.nodes[0], "layers");
+            for (const dt_json_node *l = layers && layers->kind == DT_JSON_OBJECT
+                                             ? dt_json_first(&d, layers) : NULL;
+                 l && status == JOB_OK; l = dt_json_next(&d, l)) {
+                const char *layer = dt_json_key(&d, l);
+                size_t ln = strlen(layer);
+                char *wname = malloc(ln + 8);
+                if (!wname) {
+                    status = FAIL(c, "out of memory");
+                    break;
+                }
+                memcpy(wname, layer, ln);
+                memcpy(wname + ln, ".weight", 8);
+                const size_t wi = dt_ckpt_find(&c->ck, wname);
+                if (wi == DT_QT_NONE || wi >= c->ck.n) {
+                    status = FAIL(c, "%s: _quantization_metadata names layer '%s', which the "
+                                  "checkpoint does not hold ('%s')", c->ck.shards[s].path, layer,
+                                  wname);
+                } else if (l->kind == DT_JSON_OBJECT) {
+                    const char *f = json_text(&d, l, "format");
+                    const dtcast_type want = hint_format(f);
+                    if (want != DTCAST_UNDEFINED && want != c->ck.t[wi].type)
+                        status = FAIL(c, "%s: _quantization_metadata says layer '%s' is \"%s\", "
+                                      "but '%s' is %s", c->ck.shards[s].path, layer, f, wname,
+                                      dtcast_type_name(c->ck.t[wi].type));
+                }
+                free(wname);
+            }
+            dt_json_free(&d);
+        }
+    }
+    return status;
+}
+
+/* DeepSeek's quantization_config (quant_method fp8: weight_block_size [R, C]) and V4's
+ * expert_dtype against the tensors: every block-FP8 group's tiles R x C; "fp8" experts with FP4
+ * codes, or an I8 / F8 X.weight without its X.scale where the config describes DeepSeek-V4, are
+ * contradictions named with the key and the tensor. */
+static int check_fp8_config(dt_qf *c, const dt_qplan *plan, const dt_json_doc *d,
+                            const char *path)
+{
+    const dt_json_node *root = d->nnodes && d->nodes[0].kind == DT_JSON_OBJECT ? &d->nodes[0]
+                                                                                : NULL;
+    const dt_json_node *q = root ? dt_json_get(d, root, "quantization_config") : NULL;
+    if (q && q->kind != DT_JSON_OBJECT)
+        q = NULL;
+    const char *method = json_text(d, q, "quant_method");
+    const dt_json_node *wbs = q ? dt_json_get(d, q, "weight_block_size") : NULL;
+    int64_t br = 0, bc = 0;
+    if (wbs && wbs->kind == DT_JSON_ARRAY && wbs->count == 2) {
+        const dt_json_node *a = dt_json_first(d, wbs), *b = a ? dt_json_next(d, a) : NULL;
+        if (a && b && a->num == DT_JSON_NUM_UINT && b->num == DT_JSON_NUM_UINT) {
+            br = (int64_t)a->u;
+            bc = (int64_t)b->u;
+        }
+    }
+    const char *experts = json_text(d, root, "expert_dtype");
+    const char *sfmt = json_text(d, q, "scale_fmt");
+    const int v4 = experts || (sfmt && strcmp(sfmt, "ue8m0") == 0);
+    for (size_t i = 0; i < plan->ngroups; i++) {
+        const dt_qgroup *g = &plan->groups[i];
+        if (g->layout == DT_QL_FP8_BLOCK && method && strcmp(method, "fp8") == 0 && br > 0 &&
+            (g->block_rows != br || g->block != bc))
+            return FAIL(c, "%s: quantization_config says weight_block_size [%lld, %lld], but the "
+                        "scales '%s' of '%s' are one per %lld x %lld tile", path, (long long)br,
+                        (long long)bc, c->ck.t[g->scales].name, c->ck.t[g->codes].name,
+                        (long long)g->block_rows, (long long)g->block);
+        if (g->deepseek_v4 && g->element == DTCAST_FLOAT4E2M1 && experts &&
+            strcmp(experts, "fp4") != 0)
+            return FAIL(c, "%s: expert_dtype is \"%s\", but '%s' holds FP4 codes (I8, two per "
+                        "byte) with F8_E8M0 scales per 32", path, experts, c->ck.t[g->codes].name);
+    }
+    for (size_t i = 0; v4 && i < c->ck.n; i++) {
+        const dt_qt *t = &c->ck.t[i];
+        const size_t len = strlen(t->name);
+        if (plan->role[i] == DT_QR_PLAIN && len > 7 && strcmp(t->name + len - 7, ".weight") == 0 &&
+            (t->type == DTCAST_INT8 || t->type == DTCAST_FLOAT8E4M3FN))
+            return FAIL_T(c, i, "quantized tensor '%s' (%s) has no scale tensor '%.*sscale' "
+                          "(config.json describes DeepSeek-V4's FP8/FP4 layout)", t->name,
+                          dtcast_type_name(t->type), (int)(len - 6), t->name);
+    }
+    return JOB_OK;
+}
+
+/* compressed-tensors' config_groups against its pack-quantized tensors: some int group of the
+ * config must have the tensor's bits (num_bits), group size (group_size, strategy "group") and
+ * zero points (symmetric false: present; true: absent). */
+static int check_ct_config(dt_qf *c, const dt_qplan *plan, const dt_json_doc *d,
+                           const dt_json_node *q, const char *path)
+{
+    const char *method = json_text(d, q, "quant_method");
+    const dt_json_node *groups = q ? dt_json_get(d, q, "config_groups") : NULL;
+    if (!method || strcmp(method, "compressed-tensors") != 0 || !groups ||
+        groups->kind != DT_JSON_OBJECT)
+        return JOB_OK;
+    for (size_t i = 0; i < plan->ngroups; i++) {
+        const dt_qgroup *g = &plan->groups[i];
+        if (!g->packed_i32)
+            continue;
+        const char *name = c->ck.t[g->codes].name;
+        const char *why = NULL, *key = NULL;
+        int candidates = 0;
+        for (const dt_json_node *cg = dt_json_first(d, groups); cg; cg = dt_json_next(d, cg)) {
+            const dt_json_node *w = cg->kind == DT_JSON_OBJECT ? dt_json_get(d, cg, "weights")
+                                                               : NULL;
+            if (!w || w->kind != DT_JSON_OBJECT)
+                continue;
+            const char *type = json_text(d, w, "type");
+            if (type && strcmp(type, "int") != 0)
+                continue;
+            candidates++;
+            const int64_t bits = json_int(d, w, "num_bits", 0), gs = json_int(d, w, "group_size", 0);
+            const char *strategy = json_text(d, w, "strategy");
+            const dt_json_node *sym = dt_json_get(d, w, "symmetric");
+            if (bits && bits != g->bits) {
+                why = "num_bits";
+                key = "the words hold codes of another width";
+            } else if (strategy && strcmp(strategy, "group") == 0 && gs > 0 && gs != g->block) {
+                why = "group_size";
+                key = "the scales' groups are of another size";
+            } else if (sym && sym->kind == DT_JSON_FALSE && g->zero_point == DT_QT_NONE) {
+                why = "symmetric";
+                key = "symmetric false needs a weight_zero_point beside it";
+            } else if (sym && sym->kind == DT_JSON_TRUE && g->zero_point != DT_QT_NONE) {
+                why = "symmetric";
+                key = "symmetric true has no zero points";
+            } else {
+                why = NULL;
+                break; /* this config group describes the tensor */
+            }
+        }
+        if (candidates && why)
+            return FAIL(c, "%s: tensor '%s' (scales '%s') does not fit quantization_config's "
+                        "config_groups: %s (%s; %d bits, groups of %lld, %s zero points)", path,
+                        name, c->ck.t[g->scales].name, why, key, g->bits,
+                        (long long)g->block, g->zero_point != DT_QT_NONE ? "with" : "no");
+    }
+    return JOB_OK;
+}
+
 /* What config.json's quantization_config says of the GPTQ and AWQ groups: GPTQ's zero offset
  * (checkpoint_format gptq_v2: none; else the v1 format's 1), and the bits and group size the
  * tensors must agree with; AWQ's version (only gemm's packing is read). A contradiction is an
  * error naming the tensor and the key. */
 static int apply_config(dt_qf *c, dt_qplan *plan)
 {
-    int any = 0;
-    for (size_t i = 0; i < plan->ngroups; i++)
-        any |= plan->groups[i].layout == DT_QL_GPTQ || plan->groups[i].layout == DT_QL_AWQ;
-    if (!any || !c->ck.has_config)
+    if (!c->ck.has_config)
         return JOB_OK;
     char *path = dt_path_join(c->ck.dir, "config.json");
     uint8_t *text = NULL;
@@ -787,6 +983,10 @@ static int apply_config(dt_qf *c, dt_qplan *plan)
         if (g->layout == DT_QL_GPTQ)
             g->zero_offset = format && strcmp(format, "gptq_v2") == 0 ? 0 : 1;
     }
+    if (status == JOB_OK)
+        status = check_fp8_config(c, plan, &d, path);
+    if (status == JOB_OK)
+        status = check_ct_config(c, plan, &d, q, path);
     dt_json_free(&d);
     free(text);
     free(path);
@@ -811,6 +1011,8 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
         status = dt_qf_pack_shapes(&c, &plan);
     if (status == JOB_OK)
         status = apply_config(&c, &plan);
+    if (status == JOB_OK)
+        status = check_comfy_hints(&c, &plan);
     if (status == JOB_OK && plan.ngroups == 0)
         dt_job_warn(&r->hooks, "%s: no quantized tensor found; the tensors are copied as they are", r->in);
     if (status == JOB_OK)

@@ -460,9 +460,11 @@ dtcast_status dt_qplan_pack_shapes(dt_qplan *plan, const dt_qt *t, dt_qread_fn r
                 if (dims[d] != codes->dims[d])
                     return misfit(err, L, sh, codes, "its values are not the weight's leading "
                                                      "dimensions");
-            dtcast_status s2 = dt_qgroup_set_k(g, codes, scales, dims[codes->ndim - 1], err);
+            dt_io_error e = DT_IO_ERROR_INIT;
+            const dtcast_status s2 = dt_qgroup_set_k(g, codes, scales, dims[codes->ndim - 1], &e);
             if (s2 != DTCAST_OK)
-                return s2;
+                return dt_io_fail(err, s2, "tensor '%s' says '%s' has %lld columns: %s", sh->name,
+                                  codes->name, (long long)dims[codes->ndim - 1], e.message);
         }
         if (g->zero_point != DT_QT_NONE) {
             const dt_qt *zp = &t[g->zero_point];
