@@ -139,3 +139,29 @@ def test_counts_reported():
     """Runs last (file order): how many tensors and elements the byte comparison covered."""
     print("\ncompared %d dequantized tensors, %d elements" % (COUNTS["tensors"],
                                                             COUNTS["elements"]))
+
+
+LAYOUT_NAMES = {"deepseek_v4": {"deepseek-v4-fp8", "deepseek-v4-fp4", "fp8-block"},
+                "ct_pack_quantized": {"pack-quantized"},
+                "ct_mixed_precision": {"absmax", "nvfp4-ct"},
+                "gptq": {"gptq"}, "awq": {"awq"},
+                "scaled_fp8": {"absmax", "absmax-comfyui"}}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_inspect_names_and_cast_refuses(tmp_path, name):
+    """inspect lists every quantized tensor of the case under its layout's name, and cast
+    refuses the checkpoint (its codes are not its values), naming a quantized tensor."""
+    case = CASES[name]
+    src = tmp_path / "in"
+    L.write_checkpoint(str(src), case)
+    r = dtcast.inspect(str(src))
+    got = {q["tensor"]: q["layout"] for q in r["quantized"]}
+    assert set(got) == set(case.reference), sorted(set(case.reference) ^ set(got))
+    assert set(got.values()) <= LAYOUT_NAMES[case.layout], set(got.values())
+    with pytest.raises(dtcast.Error) as e:
+        dtcast.files.convert_file(str(src / "model.safetensors"),
+                                  str(tmp_path / "out.safetensors"), to="bfloat16")
+    assert not (tmp_path / "out.safetensors").exists()
+    assert "dequantize" in str(e.value) and any(
+        m in str(e.value) for ms in case.groups.values() for m in ms), str(e.value)
