@@ -5,7 +5,8 @@ writes it for a CPU:
     a time, fp8 decoded by a 256-entry float32 table, times 2^(e-127) of its tile;
   - X.weight I8 [N, K/2] (float4 e2m1 codes, two per byte, low nibble first) + X.scale F8_E8M0
     [N, K/32]: a block of rows at a time, each byte decoded by a 256 x 2 float32 table (its two
-    elements), each run of 32 times 2^(e-127);
+    elements; the nibble 8 read as +0, as DeepSeek's FP4_TABLE does), each run of 32 times
+    2^(e-127);
   - the products (exact in float32) rounded once to bfloat16 by the bit trick, round to nearest
     even; every other tensor copied byte for byte, the index rewritten (the scales gone, total_size),
     quantization_config removed from config.json, the folder's other files copied.
@@ -41,9 +42,12 @@ def e4m3_table():
 
 
 def e2m1_pairs():
-    """byte -> its two float4 e2m1 values (low nibble first), float32 [256, 2]."""
+    """byte -> its two float4 e2m1 values (low nibble first), float32 [256, 2]. The nibble 8 (-0 in
+    e2m1) is +0, as DeepSeek's own table reads it (inference/convert.py: FP4_TABLE[8] = 0.0) and
+    dtcast does."""
     mag = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], np.float32)
     nib = np.concatenate([mag, -mag])
+    nib[8] = 0.0
     b = np.arange(256)
     return np.stack([nib[b & 15], nib[b >> 4]], axis=1).astype(np.float32)
 
