@@ -31,8 +31,16 @@ static const char help[] =
     "  NVFP4 (compressed-tensors)      X.weight_packed + X.weight_scale + X.weight_global_scale\n"
     "  FP8/INT8 (compressed-tensors)   X.weight + X.weight_scale (F32/BF16/F16)\n"
     "  INT4 groups (dtcast)            X.weight_packed + X.weight_scale (F32/BF16/F16)\n"
-    "Each becomes one tensor X (X.weight) of TYPE; its activation scales (X.input_scale,\n"
-    "X.input_global_scale) are dropped; every other tensor is copied as it is. The index is\n"
+    "  pack-quantized (compressed-tensors, Kimi K2 INT4)  X.weight_packed I32 + X.weight_scale\n"
+    "                                  + X.weight_shape (+ X.weight_zero_point)\n"
+    "  DeepSeek-V4 FP8 / FP4 experts   X.weight F8_E4M3 / I8 + X.scale (F8_E8M0)\n"
+    "  GPTQ / AWQ                      X.qweight + X.qzeros + X.scales (+ X.g_idx): X.weight [N, K]\n"
+    "  scaled FP8 (diffusers, ComfyUI) X.weight + X.weight_scale / X.scale_weight\n"
+    "Each becomes one tensor X (X.weight) of TYPE, computed as its producer's dequantizer does\n"
+    "(docs/quantization.md); its activation scales (X.input_scale, X.input_global_scale,\n"
+    "X.scale_input) and hints are dropped; every other tensor is copied as it is. config.json's\n"
+    "quantization_config (bits, group sizes, block sizes, formats) is checked against the\n"
+    "tensors: a contradiction is an error naming both. The index is\n"
     "rewritten (weight_map, total_size), quantization_config is removed from config.json,\n"
     "hf_quant_config.json is dropped and the folder's other files are copied.\n"
     "\n"
@@ -45,6 +53,8 @@ static const char help[] =
     "\n"
     "Examples:\n"
     "  dtcast dequantize DeepSeek-V3/ DeepSeek-V3-bf16/\n"
+    "  dtcast dequantize DeepSeek-V4-Flash/ DeepSeek-V4-Flash-bf16/\n"
+    "  dtcast dequantize --to float16 Llama-3-8B-GPTQ/ Llama-3-8B-fp16/\n"
     "  dtcast dequantize --to float32 gpt-oss-20b/original/model.safetensors experts.safetensors\n";
 
 typedef struct dq_request {
