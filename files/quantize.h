@@ -52,4 +52,24 @@ typedef struct dt_dequantize_request {
 /* Dequantizes every quantized tensor of r->in into r->out; the others are copied. */
 dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_error *err);
 
+/* The layouts convert-layout writes (the same codes, relabelled exactly). */
+typedef enum dt_relayout {
+    DT_RELAYOUT_DEEPSEEK_V4 = 1, /* block FP8 with F8_E8M0 X.scale (powers of two) */
+    DT_RELAYOUT_FP8_BLOCK        /* block FP8 with F32 X.weight_scale_inv (DeepSeek-V3, HF) */
+} dt_relayout;
+
+typedef struct dt_relayout_request {
+    const char *in, *out;
+    dt_relayout to;
+    int report;               /* a line: how many tensors changed layout */
+    dt_job_hooks hooks;
+} dt_relayout_request;
+
+/* Rewrites r->in's block-FP8 tensors of the other naming into r->to's, exactly: the codes
+ * copied, each scale converted without rounding (F32 -> E8M0 only for powers of two in
+ * [2^-127, 2^127] or NaN; an element that is not is an error naming it, nothing written); every
+ * other tensor copied; the index renamed, config.json's quantization_config in the target's
+ * words (convert_layout.c). */
+dtcast_status dt_relayout_checkpoint(const dt_relayout_request *r, dt_io_error *err);
+
 #endif /* DTCAST_FILES_QUANTIZE_H */

@@ -274,6 +274,7 @@ int cmd_promote(int argc, char **argv);         /* cmd_promote.c */
 int cmd_convert_promote(int argc, char **argv); /* cmd_promote.c */
 int cmd_quantize(int argc, char **argv);        /* cmd_quantize.c */
 int cmd_dequantize(int argc, char **argv);      /* cmd_dequantize.c */
+int cmd_convert_layout(int argc, char **argv);  /* cmd_convert_layout.c */
 int cmd_inspect(int argc, char **argv);         /* cmd_inspect.c */
 int cmd_diff(int argc, char **argv);            /* cmd_diff.c */
 

@@ -22,6 +22,7 @@ static const subcommand subcommands[] = {
     {"convert-promote", cmd_convert_promote, "OpenVINO ConvertPromoteTypes on two tensor files"},
     {"quantize", cmd_quantize, "quantize a checkpoint's weights (fp8-block, mxfp4, nvfp4, ...)"},
     {"dequantize", cmd_dequantize, "dequantize a quantized checkpoint into a plain one"},
+    {"convert-layout", cmd_convert_layout, "a quantized checkpoint into another layout, exactly"},
     {"inspect", cmd_inspect, "list a tensor file's or checkpoint's tensors from its headers"},
     {"diff", cmd_diff, "compare two tensor files or checkpoints tensor by tensor"},
 };

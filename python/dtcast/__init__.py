@@ -33,7 +33,7 @@ from ._bitcast import bitcast  # noqa: E402
 from ._info import types, finfo, iinfo, pack, unpack, dtype  # noqa: E402
 from ._promote import promote_types, result_type  # noqa: E402
 from .files import convert_file, convert_checkpoint, checkpoint_shards  # noqa: E402
-from .files import quantize_checkpoint, dequantize_checkpoint  # noqa: E402
+from .files import quantize_checkpoint, dequantize_checkpoint, convert_layout  # noqa: E402
 from ._quant import quantize, dequantize, Quantized  # noqa: E402
 from ._inspect import inspect  # noqa: E402
 from ._diff import diff  # noqa: E402
@@ -47,5 +47,5 @@ __all__ = [
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
     "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
-    "quantize", "dequantize", "Quantized", "quantize_checkpoint", "dequantize_checkpoint", "inspect", "diff",
+    "quantize", "dequantize", "Quantized", "quantize_checkpoint", "dequantize_checkpoint", "convert_layout", "inspect", "diff",
 ]

@@ -163,6 +163,9 @@ def quantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str]
 def dequantize_checkpoint(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                           to: _Type = ..., threads: int = ..., report: bool = ...,
                           progress: Callable[[int, int], Any] | bool | None = ...) -> str: ...
+def convert_layout(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str,
+                   report: bool = ...,
+                   progress: Callable[[int, int], Any] | bool | None = ...) -> str: ...
 def inspect(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *,
             strict: bool = ...) -> dict[str, Any]: ...
 

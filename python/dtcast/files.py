@@ -507,11 +507,34 @@ def quantize_checkpoint(src, dst, *, scheme, variant=None, scale_mode=None, roun
     return text if report else os.fsdecode(os.fspath(dst))
 
 
+_LAYOUTS = {"deepseek-v4": 1, "fp8-block": 2}  # files/quantize.h's dt_relayout
+
+
+def convert_layout(src, dst, *, to, report=False, progress=None):
+    """A quantized checkpoint rewritten into another layout of the same codes, exactly, as
+    ``dtcast convert-layout`` does: ``to="deepseek-v4"`` (block FP8 with F8_E8M0 ``X.scale``,
+    from F32 ``X.weight_scale_inv``: every scale must be a power of two in [2^-127, 2^127]) or
+    ``to="fp8-block"`` (the reverse, always exact). The codes are copied byte for byte and the
+    other tensors as they are; the index is rewritten and config.json's quantization_config set
+    to the target's. A scale that cannot be converted exactly raises dtcast.Error naming the
+    tensor and the element, and nothing is written. Returns dst (the report text with
+    report=True)."""
+    if to not in _LAYOUTS:
+        raise Error("to: one of %s, not %r" % (", ".join(sorted(_LAYOUTS)), to),
+                    Status.INVALID_ARGUMENT)
+    src_p, dst_p = _path(src, "src"), _path(dst, "dst")
+    text = _job(_core.convert_layout, src_p, dst_p, {"to": _LAYOUTS[to], "report": bool(report)},
+                progress, os.path.basename(src_p))
+    return text if report else os.fsdecode(os.fspath(dst))
+
+
 def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0, report=False, progress=None):
     """Dequantizes a quantized checkpoint into a plain one, as ``dtcast dequantize`` does
-    (docs/quantization.md, "Checkpoints"): block FP8 (DeepSeek-V3/R1 ``weight_scale_inv``),
-    gpt-oss MXFP4 (``*_blocks`` / ``*_scales``), NVFP4 (ModelOpt and compressed-tensors names)
-    and compressed-tensors FP8/INT8, recognised by their tensor names; every other tensor copied.
+    (docs/quantization.md): block FP8 (DeepSeek-V3/R1 ``weight_scale_inv``; DeepSeek-V4's F8_E8M0
+    ``.scale`` and its FP4 experts), gpt-oss MXFP4 (``*_blocks`` / ``*_scales``), NVFP4 (ModelOpt
+    and compressed-tensors names), compressed-tensors FP8/INT8 and ``pack-quantized`` INT4/INT8,
+    GPTQ and AWQ (into ``X.weight`` [N, K]) and diffusion scaled FP8 (ComfyUI, diffusers),
+    recognised by their tensor names and checked against config.json; every other tensor copied.
 
     src is a .safetensors file (dst then a .safetensors file), a sharded checkpoint's
     *.safetensors.index.json or a model folder (dst a folder: the index rewritten,

@@ -569,3 +569,34 @@ PyObject *dtc_dequantize_checkpoint(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     return ctx_finish(&c, st, &err);
 }
+
+/* ---- convert-layout --------------------------------------------------------------------------- */
+
+PyObject *dtc_convert_layout(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *pin, *pout, *params, *progress;
+    if (!PyArg_ParseTuple(args, "SSO!O", &pin, &pout, &PyDict_Type, &params, &progress))
+        return NULL;
+    dt_relayout_request q;
+    memset(&q, 0, sizeof q);
+    long long to, report;
+    if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
+        get_int(params, "to", 0, &to) < 0 || get_int(params, "report", 0, &report) < 0)
+        return NULL;
+    if (to != DT_RELAYOUT_DEEPSEEK_V4 && to != DT_RELAYOUT_FP8_BLOCK) {
+        PyErr_SetString(PyExc_ValueError, "to: out of range");
+        return NULL;
+    }
+    q.to = (dt_relayout)to;
+    q.report = report != 0;
+    job_ctx c;
+    if (ctx_init(&c, progress, &q.hooks) < 0)
+        return NULL;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dt_relayout_checkpoint(&q, &err);
+    Py_END_ALLOW_THREADS
+    return ctx_finish(&c, st, &err);
+}

@@ -20,6 +20,7 @@
 PyObject *dtc_cast_files(PyObject *self, PyObject *args);
 PyObject *dtc_quantize_checkpoint(PyObject *self, PyObject *args);
 PyObject *dtc_dequantize_checkpoint(PyObject *self, PyObject *args);
+PyObject *dtc_convert_layout(PyObject *self, PyObject *args);
 
 /* A progress callable (or None) for a job that runs with the GIL released and takes a
  * dt_progress_fn: py_progress_begin returns its context (NULL with an exception set: progress
@@ -36,6 +37,8 @@ int py_progress_end(void *ctx, int ok);
         {"quantize_checkpoint", dtc_quantize_checkpoint, METH_VARARGS,                         \
          "quantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},    \
         {"dequantize_checkpoint", dtc_dequantize_checkpoint, METH_VARARGS,                     \
-         "dequantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},
+         "dequantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},    \
+        {"convert_layout", dtc_convert_layout, METH_VARARGS,                                   \
+         "convert_layout(in, out, params, progress) -> (error, report, warnings)"},
 
 #endif

@@ -1,0 +1,84 @@
+/* dtcast convert-layout: the command line of the convert-layout job (files/quantize.h): its
+ * options, its error printed. */
+#include "cli.h"
+#include "files/quantize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_LAYOUT };
+
+static const cli_option options[] = {
+    {"help", 'h', 0, CLI_OPT_HELP},
+    {"to", 't', 1, OPT_LAYOUT},
+    {"report", 0, 0, OPT_REPORT},
+    {"quiet", 'q', 0, OPT_QUIET},
+    {NULL, 0, 0, 0},
+};
+
+static const char help[] =
+    "usage: dtcast convert-layout --to LAYOUT [--report] IN OUT\n"
+    "\n"
+    "Rewrites a quantized checkpoint into another layout of the same codes, exactly: the codes\n"
+    "are copied byte for byte and every scale is converted without rounding, so dequantizing\n"
+    "the output gives the bytes dequantizing IN gives. A scale that cannot be converted exactly\n"
+    "is an error naming the tensor and the element, and nothing is written. IN and OUT as for\n"
+    "dequantize (a .safetensors file, an index, a model folder); the index is rewritten and\n"
+    "config.json's quantization_config set to the target layout's.\n"
+    "\n"
+    "Layouts (--to):\n"
+    "  deepseek-v4   block FP8 with F8_E8M0 X.scale, one power of two per tile (DeepSeek-V4),\n"
+    "                from F32 X.weight_scale_inv (DeepSeek-V3, HF fine-grained FP8): every\n"
+    "                scale must be a power of two in [2^-127, 2^127] (or NaN)\n"
+    "  fp8-block     block FP8 with F32 X.weight_scale_inv, from DeepSeek-V4's X.scale\n"
+    "                (always exact)\n"
+    "\n"
+    "Options:\n"
+    "  -t, --to LAYOUT   deepseek-v4 | fp8-block\n"
+    "      --report      how many tensors changed layout, on stderr\n"
+    "  -q, --quiet       no progress line\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Examples:\n"
+    "  dtcast convert-layout --to fp8-block DeepSeek-V4-Flash-Base/ v4-as-v3/\n"
+    "  dtcast convert-layout --to deepseek-v4 model-fp8/ model-fp8-ue8m0/\n";
+
+int cmd_convert_layout(int argc, char **argv)
+{
+    dt_relayout_request q;
+    memset(&q, 0, sizeof q);
+    int quiet = 0;
+    static const char *const layouts[] = {"deepseek-v4", "fp8-block", NULL};
+    cli_args a;
+    const char *cmd = "convert-layout";
+    cli_args_init(&a, cmd, argc, argv, options);
+    for (int id; (id = cli_args_next_option(&a, help, &q.in, &q.out)) != CLI_ARG_END;) {
+        if (id < 0) /* CLI_ARG_HELP, CLI_ARG_ERROR */
+            return id == CLI_ARG_HELP ? CLI_OK : CLI_USAGE;
+        int i;
+        switch (id) {
+        case OPT_LAYOUT:
+            if (cli_parse_choice(cmd, "--to", a.value, layouts, &i) != CLI_OK)
+                return CLI_USAGE;
+            q.to = i == 0 ? DT_RELAYOUT_DEEPSEEK_V4 : DT_RELAYOUT_FP8_BLOCK;
+            break;
+        case OPT_REPORT:
+            q.report = 1;
+            break;
+        case OPT_QUIET:
+            quiet = 1;
+            break;
+        default:
+            return cli_usage(cmd, "unexpected option");
+        }
+    }
+    if (!q.to)
+        return cli_usage(cmd, "--to LAYOUT is required (deepseek-v4 or fp8-block)");
+    if (cli_need_in_out(cmd, q.in, q.out) != CLI_OK)
+        return CLI_USAGE;
+    cli_progress_line line;
+    cli_job_hooks(&q.hooks, &line, quiet);
+    dt_io_error err = DT_IO_ERROR_INIT;
+    return cli_job_status(cmd, &line, dt_relayout_checkpoint(&q, &err), &err);
+}
