@@ -8,6 +8,7 @@
 #include "files/pipeline.h"
 #include "files/quant_job.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,14 @@ static uint8_t e8m0_of(uint32_t bits, int *ok)
 /* ---- the plan ------------------------------------------------------------------------------- */
 
 typedef struct relabel {
-    int translated;  /* a block-FP8 group whose scales change layout */
-    char *scale_name;  /* the scales' new name */
+    int translated;  /* a group whose parts change layout */
+    char *scale_name;  /* block FP8: the scales' new name */
     dtcast_type scale_type;
-    uint8_t *scales;   /* the new scales' bytes */
+    uint8_t *scales;   /* ... their bytes */
     size_t scale_bytes;
+    char *codes_name;  /* NVFP4: the codes' and the global scale's new names, its value */
+    char *global_name;
+    float global;
 } relabel;
 
 typedef struct rl_job {
@@ -58,9 +62,98 @@ static int to_v4(const dt_relayout_request *r)
     return r->to == DT_RELAYOUT_DEEPSEEK_V4;
 }
 
+static int to_nvfp4(const dt_relayout_request *r)
+{
+    return r->to == DT_RELAYOUT_NVFP4_CT || r->to == DT_RELAYOUT_NVFP4_MODELOPT;
+}
+
+static char *joined(const char *a, size_t n, const char *b)
+{
+    char *s = malloc(n + strlen(b) + 1);
+    if (s) {
+        memcpy(s, a, n);
+        strcpy(s + n, b);
+    }
+    return s;
+}
+
+/* fl32(S x g) (ModelOpt's block factor) == fl32(S / gs) (compressed-tensors') for every block
+ * scale present (present[code]); the first code that differs in *bad. */
+static int factors_equal(const uint8_t present[256], float g, float gs, int *bad)
+{
+    for (int code = 0; code < 256; code++) {
+        if (!present[code])
+            continue;
+        float s;
+        const uint8_t b = (uint8_t)code;
+        dtcast_error e;
+        if (dtcast_convert(&s, DTCAST_FLOAT32, &b, DTCAST_FLOAT8E4M3FN, 1, NULL, &e) != DTCAST_OK)
+            return 0;
+        volatile float a = s * g, q = s / gs; /* each one float32 rounding */
+        uint32_t ab, qb;
+        const float av = a, qv = q;
+        memcpy(&ab, &av, 4);
+        memcpy(&qb, &qv, 4);
+        if (ab != qb && !(av != av && qv != qv)) {
+            *bad = code;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* NVFP4 group gi into the other naming: the global scale that gives every block the same
+ * factor (the reciprocal rounded to float32, else one of its float32 neighbours), or refused
+ * naming the tensor and the first block scale that rounds differently. */
+static int translate_nvfp4(rl_job *j, size_t gi)
+{
+    dt_qf *c = j->c;
+    const dt_qgroup *g = &j->plan->groups[gi];
+    relabel *l = &j->rl[gi];
+    for (int k = 0; k < 4; k++)
+        if (g->extra[k] != DT_QT_NONE && k != 2)
+            return FAIL_T(c, g->extra[k], "tensor '%s': activation scales are not translated "
+                          "between ModelOpt's and compressed-tensors' NVFP4 (their reciprocals "
+                          "round); nothing is written", c->ck.t[g->extra[k]].name);
+    const char *name = c->ck.t[g->codes].name;
+    const size_t len = strlen(name);
+    const int to_ct = j->r->to == DT_RELAYOUT_NVFP4_CT;
+    /* ModelOpt X.weight -> CT X.weight_packed; CT X.weight_packed -> ModelOpt X.weight */
+    const size_t base = to_ct ? len : len - 7;
+    l->codes_name = joined(name, base, to_ct ? "_packed" : "");
+    l->global_name = joined(name, base, to_ct ? "_global_scale" : "_scale_2");
+    if (!l->codes_name || !l->global_name)
+        return FAIL(c, "out of memory");
+    float old;
+    memcpy(&old, dt_ckpt_data(&c->ck, g->global), 4);
+    uint8_t present[256] = {0};
+    const uint8_t *sc = dt_ckpt_data(&c->ck, g->scales);
+    const uint64_t ns = c->ck.at[g->scales].bytes;
+    for (uint64_t i = 0; i < ns; i++)
+        present[sc[i]] = 1;
+    volatile float rcp = 1.0f / old;
+    const float r0 = rcp;
+    const float cands[3] = {r0, nextafterf(r0, 0.0f), nextafterf(r0, 2.0f * r0 + 1.0f)};
+    int bad = -1;
+    for (int k = 0; k < 3; k++) {
+        const float g_mo = to_ct ? old : cands[k], gs_ct = to_ct ? cands[k] : old;
+        if (factors_equal(present, g_mo, gs_ct, &bad)) {
+            l->global = cands[k];
+            l->translated = 1;
+            return JOB_OK;
+        }
+    }
+    return FAIL_T(c, g->global, "tensor '%s' (%.9g): no float32 %s gives every block the same "
+                  "factor (the block scale 0x%02X rounds differently: fl32(S x g) != fl32(S / gs)); "
+                  "nothing is written", c->ck.t[g->global].name, (double)old,
+                  to_ct ? "weight_global_scale" : "weight_scale_2", bad < 0 ? 0 : bad);
+}
+
 /* The new scales of group g (plan.groups[gi]), checked exact. */
 static int translate_group(rl_job *j, size_t gi)
 {
+    if (to_nvfp4(j->r))
+        return translate_nvfp4(j, gi);
     dt_qf *c = j->c;
     const dt_qgroup *g = &j->plan->groups[gi];
     relabel *l = &j->rl[gi];
@@ -113,11 +206,17 @@ static int plan_job(rl_job *j, size_t *translated)
     *translated = 0;
     for (size_t gi = 0; gi < j->plan->ngroups; gi++) {
         const dt_qgroup *g = &j->plan->groups[gi];
-        /* to V4: V3's names, or V4's names with F32 scales; to V3: V4's names */
+        /* to V4: V3's names, or V4's names with F32 scales; to V3: V4's names; NVFP4: the
+         * other naming */
         const int f32 = j->c->ck.t[g->scales].type == DTCAST_FLOAT32;
-        if (g->layout != DT_QL_FP8_BLOCK ||
-            (to_v4(j->r) ? g->deepseek_v4 && !f32 : !g->deepseek_v4))
+        if (to_nvfp4(j->r)) {
+            if (g->layout != (j->r->to == DT_RELAYOUT_NVFP4_CT ? DT_QL_NVFP4_MODELOPT
+                                                               : DT_QL_NVFP4_CT))
+                continue;
+        } else if (g->layout != DT_QL_FP8_BLOCK ||
+                   (to_v4(j->r) ? g->deepseek_v4 && !f32 : !g->deepseek_v4)) {
             continue;
+        }
         int status = translate_group(j, gi);
         if (status != JOB_OK)
             return status;
@@ -135,13 +234,27 @@ typedef struct rl_fill {
     dt_stream_buffers bufs;
 } rl_fill;
 
+/* The relabelling of tensor i when it is the part that changes (block FP8: its scales; NVFP4:
+ * its codes' name and its global scale), else NULL. */
 static const relabel *relabel_of(const rl_job *j, size_t i)
 {
-    if (j->plan->role[i] != DT_QR_PART)
+    if (j->plan->role[i] == DT_QR_PLAIN)
         return NULL;
     const size_t gi = j->plan->group[i];
     const relabel *l = &j->rl[gi];
-    return l->translated && j->plan->groups[gi].scales == i ? l : NULL;
+    const dt_qgroup *g = &j->plan->groups[gi];
+    if (!l->translated)
+        return NULL;
+    return l->codes_name ? (g->codes == i || g->global == i ? l : NULL)
+                         : (g->scales == i ? l : NULL);
+}
+
+/* The new name of a tensor that relabel_of returned l for. */
+static char *out_name(const rl_job *j, size_t i, const relabel *l)
+{
+    if (!l->codes_name)
+        return l->scale_name;
+    return j->plan->groups[j->plan->group[i]].codes == i ? l->codes_name : l->global_name;
 }
 
 static dtcast_status fill(void *ctx, size_t k, dt_outfile *out, uint64_t nbytes, dt_io_error *err)
@@ -151,7 +264,10 @@ static dtcast_status fill(void *ctx, size_t k, dt_outfile *out, uint64_t nbytes,
     const size_t t = f->tensor[k];
     (void)nbytes;
     const relabel *l = relabel_of(f->j, t);
-    if (l)
+    const dt_qgroup *g = l ? &f->j->plan->groups[f->j->plan->group[t]] : NULL;
+    if (l && l->codes_name && g->global == t)
+        return dt_outfile_write(out, &l->global, 4, err);
+    if (l && !l->codes_name)
         return dt_outfile_write(out, l->scales, l->scale_bytes, err);
     return dt_stream_copy(&c->ck.shards[f->s].file, c->ck.at[t].at, c->ck.at[t].bytes, out,
                           &f->bufs, NULL, err);
@@ -175,10 +291,15 @@ static int write_shard(rl_job *j, size_t s, uint64_t *bytes)
         if (c->ck.at[i].shard != s)
             continue;
         const relabel *l = relabel_of(j, i);
-        e[k].name = l ? l->scale_name : (char *)c->ck.t[i].name;
-        e[k].type = l ? l->scale_type : c->ck.t[i].type;
+        e[k].name = l ? out_name(j, i, l) : (char *)c->ck.t[i].name;
+        e[k].type = l && !l->codes_name ? l->scale_type : c->ck.t[i].type;
         e[k].ndim = c->ck.t[i].ndim;
         memcpy(e[k].dims, c->ck.t[i].dims, (size_t)e[k].ndim * sizeof e[k].dims[0]);
+        if (l && l->codes_name && j->plan->groups[j->plan->group[i]].global == i) {
+            /* compressed-tensors' global scale is [1]; ModelOpt's [] */
+            e[k].ndim = j->r->to == DT_RELAYOUT_NVFP4_CT ? 1 : 0;
+            e[k].dims[0] = 1;
+        }
         tensor[k++] = i;
     }
     rl_fill f = {j, s, tensor, {{{0}}}};
@@ -198,9 +319,24 @@ static int finish(rl_job *j, uint64_t total)
     for (size_t gi = 0; gi < j->plan->ngroups && !first; gi++)
         if (j->rl[gi].translated)
             first = &j->plan->groups[gi];
-    char qconfig[512];
+    char qconfig[1024];
     const char *qc = NULL;
-    if (first) {
+    if (first && j->r->to == DT_RELAYOUT_NVFP4_CT) {
+        snprintf(qconfig, sizeof qconfig,
+                 "{\n    \"config_groups\": {\n      \"group_0\": {\n        \"targets\": [\n"
+                 "          \"Linear\"\n        ],\n        \"weights\": {\n"
+                 "          \"dynamic\": false,\n          \"group_size\": 16,\n"
+                 "          \"num_bits\": 4,\n          \"strategy\": \"tensor_group\",\n"
+                 "          \"symmetric\": true,\n          \"type\": \"float\"\n        }\n"
+                 "      }\n    },\n    \"format\": \"nvfp4-pack-quantized\",\n"
+                 "    \"quant_method\": \"compressed-tensors\"\n  }");
+        qc = qconfig;
+    } else if (first && j->r->to == DT_RELAYOUT_NVFP4_MODELOPT) {
+        snprintf(qconfig, sizeof qconfig,
+                 "{\n    \"group_size\": 16,\n    \"quant_algo\": \"NVFP4\",\n"
+                 "    \"quant_method\": \"modelopt\"\n  }");
+        qc = qconfig;
+    } else if (first) {
         if (to_v4(j->r))
             snprintf(qconfig, sizeof qconfig,
                      "{\n    \"fmt\": \"e4m3\",\n    \"quant_method\": \"fp8\",\n"
@@ -231,7 +367,7 @@ static int finish(rl_job *j, uint64_t total)
         }
         const relabel *l = relabel_of(j, t);
         if (l)
-            e[i].name = l->scale_name;
+            e[i].name = out_name(j, t, l);
     }
     if (status == JOB_OK)
         status = dt_qf_finish(c, e, c->ck.ix.nentries, total, qc, 0);
@@ -259,8 +395,9 @@ dtcast_status dt_relayout_checkpoint(const dt_relayout_request *r, dt_io_error *
     if (status == JOB_OK)
         status = plan_job(&j, &translated);
     if (status == JOB_OK && translated == 0)
-        status = FAIL(&c, "%s: no block-FP8 tensor in the other naming to convert (%zu quantized "
-                      "tensors found); nothing is written", r->in, plan.ngroups);
+        status = FAIL(&c, "%s: no %s tensor in the other naming to convert (%zu quantized "
+                      "tensors found); nothing is written", r->in,
+                      to_nvfp4(r) ? "NVFP4" : "block-FP8", plan.ngroups);
     if (status == JOB_OK)
         status = dt_qf_status(&c, dt_ckpt_out_make_dir(&c.o, err));
     uint64_t total = 0;
@@ -270,14 +407,18 @@ dtcast_status dt_relayout_checkpoint(const dt_relayout_request *r, dt_io_error *
         status = finish(&j, total);
     if (status == JOB_OK && r->report) {
         char line[256];
-        snprintf(line, sizeof line, "%s: %zu block-FP8 tensors' scales converted exactly to %s\n",
-                 r->in, translated, to_v4(r) ? "F8_E8M0 X.scale (DeepSeek-V4)"
-                                             : "F32 X.weight_scale_inv (DeepSeek-V3)");
+        snprintf(line, sizeof line, "%s: %zu tensors converted exactly to %s\n", r->in, translated,
+                 r->to == DT_RELAYOUT_DEEPSEEK_V4   ? "F8_E8M0 X.scale (DeepSeek-V4)"
+                 : r->to == DT_RELAYOUT_FP8_BLOCK   ? "F32 X.weight_scale_inv (DeepSeek-V3)"
+                 : r->to == DT_RELAYOUT_NVFP4_CT    ? "compressed-tensors' NVFP4"
+                                                    : "ModelOpt's NVFP4");
         dt_job_report(&r->hooks, line);
     }
     for (size_t gi = 0; rl && gi < plan.ngroups; gi++) {
         free(rl[gi].scale_name);
         free(rl[gi].scales);
+        free(rl[gi].codes_name);
+        free(rl[gi].global_name);
     }
     free(rl);
     dt_qplan_free(&plan);

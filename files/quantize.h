@@ -55,7 +55,9 @@ dtcast_status dt_dequantize_checkpoint(const dt_dequantize_request *r, dt_io_err
 /* The layouts convert-layout writes (the same codes, relabelled exactly). */
 typedef enum dt_relayout {
     DT_RELAYOUT_DEEPSEEK_V4 = 1, /* block FP8 with F8_E8M0 X.scale (powers of two) */
-    DT_RELAYOUT_FP8_BLOCK        /* block FP8 with F32 X.weight_scale_inv (DeepSeek-V3, HF) */
+    DT_RELAYOUT_FP8_BLOCK,       /* block FP8 with F32 X.weight_scale_inv (DeepSeek-V3, HF) */
+    DT_RELAYOUT_NVFP4_CT,        /* NVFP4 in compressed-tensors' names (global 1/g) */
+    DT_RELAYOUT_NVFP4_MODELOPT   /* NVFP4 in ModelOpt's names (weight_scale_2 g) */
 } dt_relayout;
 
 typedef struct dt_relayout_request {
@@ -69,7 +71,10 @@ typedef struct dt_relayout_request {
  * copied, each scale converted without rounding (F32 -> E8M0 only for powers of two in
  * [2^-127, 2^127] or NaN; an element that is not is an error naming it, nothing written); every
  * other tensor copied; the index renamed, config.json's quantization_config in the target's
- * words (convert_layout.c). */
+ * words (convert_layout.c). NVFP4 between ModelOpt's X.weight + X.weight_scale_2 (g, which
+ * multiplies) and compressed-tensors' X.weight_packed + X.weight_global_scale (gs, which
+ * divides): exact when a float32 global exists with code x fl32(S x g) == code x fl32(S / gs)
+ * for every block scale S of the tensor (then every value is the same); else refused. */
 dtcast_status dt_relayout_checkpoint(const dt_relayout_request *r, dt_io_error *err);
 
 #endif /* DTCAST_FILES_QUANTIZE_H */

@@ -33,23 +33,32 @@ static const char help[] =
     "                scale must be a power of two in [2^-127, 2^127] (or NaN)\n"
     "  fp8-block     block FP8 with F32 X.weight_scale_inv, from DeepSeek-V4's X.scale\n"
     "                (always exact)\n"
+    "  nvfp4-ct      NVFP4 in compressed-tensors' names (X.weight_packed, X.weight_global_scale\n"
+    "                = 1/g), from ModelOpt's (X.weight, X.weight_scale_2 = g): exact when a\n"
+    "                float32 global gives every block scale S the same factor, fl32(S x g) ==\n"
+    "                fl32(S / gs); activation scales are refused\n"
+    "  nvfp4-modelopt  the reverse\n"
     "\n"
     "Options:\n"
-    "  -t, --to LAYOUT   deepseek-v4 | fp8-block\n"
+    "  -t, --to LAYOUT   deepseek-v4 | fp8-block | nvfp4-ct | nvfp4-modelopt\n"
     "      --report      how many tensors changed layout, on stderr\n"
     "  -q, --quiet       no progress line\n"
     "  -h, --help        show this help\n"
     "\n"
     "Examples:\n"
     "  dtcast convert-layout --to fp8-block DeepSeek-V4-Flash-Base/ v4-as-v3/\n"
-    "  dtcast convert-layout --to deepseek-v4 model-fp8/ model-fp8-ue8m0/\n";
+    "  dtcast convert-layout --to deepseek-v4 model-fp8/ model-fp8-ue8m0/\n"
+    "  dtcast convert-layout --to nvfp4-ct DeepSeek-R1-NVFP4/ r1-nvfp4-ct/\n";
 
 int cmd_convert_layout(int argc, char **argv)
 {
     dt_relayout_request q;
     memset(&q, 0, sizeof q);
     int quiet = 0;
-    static const char *const layouts[] = {"deepseek-v4", "fp8-block", NULL};
+    static const char *const layouts[] = {"deepseek-v4", "fp8-block", "nvfp4-ct", "nvfp4-modelopt",
+                                          NULL};
+    static const dt_relayout codes[] = {DT_RELAYOUT_DEEPSEEK_V4, DT_RELAYOUT_FP8_BLOCK,
+                                        DT_RELAYOUT_NVFP4_CT, DT_RELAYOUT_NVFP4_MODELOPT};
     cli_args a;
     const char *cmd = "convert-layout";
     cli_args_init(&a, cmd, argc, argv, options);
@@ -61,7 +70,7 @@ int cmd_convert_layout(int argc, char **argv)
         case OPT_LAYOUT:
             if (cli_parse_choice(cmd, "--to", a.value, layouts, &i) != CLI_OK)
                 return CLI_USAGE;
-            q.to = i == 0 ? DT_RELAYOUT_DEEPSEEK_V4 : DT_RELAYOUT_FP8_BLOCK;
+            q.to = codes[i];
             break;
         case OPT_REPORT:
             q.report = 1;
@@ -74,7 +83,8 @@ int cmd_convert_layout(int argc, char **argv)
         }
     }
     if (!q.to)
-        return cli_usage(cmd, "--to LAYOUT is required (deepseek-v4 or fp8-block)");
+        return cli_usage(cmd, "--to LAYOUT is required (deepseek-v4, fp8-block, nvfp4-ct or "
+                              "nvfp4-modelopt)");
     if (cli_need_in_out(cmd, q.in, q.out) != CLI_OK)
         return CLI_USAGE;
     cli_progress_line line;

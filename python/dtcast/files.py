@@ -507,14 +507,17 @@ def quantize_checkpoint(src, dst, *, scheme, variant=None, scale_mode=None, roun
     return text if report else os.fsdecode(os.fspath(dst))
 
 
-_LAYOUTS = {"deepseek-v4": 1, "fp8-block": 2}  # files/quantize.h's dt_relayout
+_LAYOUTS = {"deepseek-v4": 1, "fp8-block": 2, "nvfp4-ct": 3,
+            "nvfp4-modelopt": 4}  # files/quantize.h's dt_relayout
 
 
 def convert_layout(src, dst, *, to, report=False, progress=None):
     """A quantized checkpoint rewritten into another layout of the same codes, exactly, as
     ``dtcast convert-layout`` does: ``to="deepseek-v4"`` (block FP8 with F8_E8M0 ``X.scale``,
-    from F32 ``X.weight_scale_inv``: every scale must be a power of two in [2^-127, 2^127]) or
-    ``to="fp8-block"`` (the reverse, always exact). The codes are copied byte for byte and the
+    from F32 ``X.weight_scale_inv``: every scale must be a power of two in [2^-127, 2^127]),
+    ``to="fp8-block"`` (the reverse, always exact), ``to="nvfp4-ct"`` / ``"nvfp4-modelopt"``
+    (NVFP4 between ModelOpt's ``weight_scale_2`` g and compressed-tensors' reciprocal
+    ``weight_global_scale``: exact when every block's factor fl32(S x g) == fl32(S / gs)). The codes are copied byte for byte and the
     other tensors as they are; the index is rewritten and config.json's quantization_config set
     to the target's. A scale that cannot be converted exactly raises dtcast.Error naming the
     tensor and the element, and nothing is written. Returns dst (the report text with

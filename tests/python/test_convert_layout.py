@@ -109,3 +109,73 @@ def test_inexact_refused(tmp_path):
         dtcast.files.convert_layout(str(src), str(tmp_path / "x"), to="fp8-block")
     with pytest.raises(dtcast.Error, match="to: one of"):
         dtcast.files.convert_layout(str(src), str(tmp_path / "x"), to="gguf")
+
+
+def nvfp4_modelopt_case(rng, g):
+    """A ModelOpt NVFP4 checkpoint: two weights of random float4 codes (two per byte) and E4M3
+    block scales (no NaN), the global scale g, a plain norm."""
+    t = {}
+    for x, (n, k) in {"model.layers.0.mlp.up_proj": (64, 128),
+                      "model.layers.0.mlp.down_proj": (32, 64)}.items():
+        t[x + ".weight"] = rng.integers(0, 256, size=(n, k // 2), dtype=np.uint8)
+        t[x + ".weight_scale"] = L.rand_e4m3_codes(rng, (n, k // 16)).view(ml_dtypes.float8_e4m3fn)
+        t[x + ".weight_scale_2"] = np.array(g, np.float32)
+    t["model.norm.weight"] = np.ones(8, np.float32)
+    return L.Case(tensors=t, config={"architectures": ["X"], "quantization_config": {
+        "quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}},
+        reference={}, plain=["model.norm.weight"])
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_nvfp4_modelopt_to_ct_and_back(tmp_path, shards):
+    """NVFP4 in ModelOpt's layout with a power-of-two global scale (its reciprocal exact), to
+    compressed-tensors' names and back: the codes and block scales byte for byte, the global
+    scale the reciprocal (compressed-tensors' [1], ModelOpt's []), and the dequantized bytes
+    the same from all three."""
+    case = nvfp4_modelopt_case(np.random.default_rng(4), 2.0 ** -7)
+    mo, ct, back = tmp_path / "mo", tmp_path / "ct", tmp_path / "back"
+    L.write_checkpoint(str(mo), case, shards=shards)
+    dtcast.files.convert_layout(str(mo), str(ct), to="nvfp4-ct")
+    a, _ = L.read_checkpoint(str(mo))
+    b, _ = L.read_checkpoint(str(ct))
+    for x in ("model.layers.0.mlp.up_proj", "model.layers.0.mlp.down_proj"):
+        assert b[x + ".weight_packed"].tobytes() == a[x + ".weight"].tobytes()
+        assert b[x + ".weight_scale"].tobytes() == a[x + ".weight_scale"].tobytes()
+        g, gs = a[x + ".weight_scale_2"], b[x + ".weight_global_scale"]
+        assert g.shape == () and gs.shape == (1,) and float(gs[0]) == 128.0
+    cfg = json.load(open(ct / "config.json"))["quantization_config"]
+    assert cfg["quant_method"] == "compressed-tensors" and cfg["format"] == "nvfp4-pack-quantized"
+    dtcast.files.convert_layout(str(ct), str(back), to="nvfp4-modelopt")
+    c, _ = L.read_checkpoint(str(back))
+    assert sorted(c) == sorted(a)
+    for k in a:
+        assert c[k].tobytes() == a[k].tobytes(), k
+    for to in ("bfloat16", "float32"):
+        d1 = dequantized(mo, tmp_path, "mo" + to, to)
+        d2 = dequantized(ct, tmp_path, "ct" + to, to)
+        for k in d1:
+            assert d1[k].tobytes() == d2[k].tobytes(), (k, to)
+
+
+def test_nvfp4_inexact_global_refused(tmp_path):
+    """A ModelOpt global scale (ModelOpt's amax / 2688) for which no float32 reciprocal gives
+    every block scale the same factor -- the usual case: fl32(S x g) and fl32(S / gs) round
+    apart for some S -- is refused naming the global scale tensor, with nothing written."""
+    def exact(scales, g):  # numpy: some float32 near 1/g gives each S the same factor
+        s = L.decode_e4m3fn(np.unique(scales.view(np.uint8))).astype(np.float32)
+        r = np.float32(1) / g
+        return any(np.array_equal((s * g).astype(np.float32), (s / gs).astype(np.float32))
+                   for gs in (r, np.nextafter(r, np.float32(0)), np.nextafter(r, np.float32(np.inf))))
+
+    for amax in np.arange(1, 200, dtype=np.float32) * np.float32(0.37):
+        g = np.float32(amax / np.float32(2688))
+        case = nvfp4_modelopt_case(np.random.default_rng(5), g)
+        if not all(exact(case.tensors[k], g) for k in case.tensors if k.endswith("weight_scale")):
+            break
+    else:
+        pytest.fail("every global scale tried was exact")
+    src, dst = tmp_path / "mo", tmp_path / "ct"
+    L.write_checkpoint(str(src), case)
+    with pytest.raises(dtcast.Error, match="weight_scale_2.*no float32 weight_global_scale"):
+        dtcast.files.convert_layout(str(src), str(dst), to="nvfp4-ct")
+    assert not dst.exists() or not [f for f in os.listdir(dst) if f.endswith(".safetensors")]
