@@ -3,9 +3,10 @@
  * every layout), the shape tensors and zero points of pack-quantized, GPTQ's g_idx, and
  * config.json's quantization_config parser. The input is split at the first 4 bytes (a
  * little-endian length L): the next L bytes are config.json, the rest model.safetensors; the
- * byte after the length picks the output type (bfloat16, float16, float32). Checks: never a
- * crash, never a leak; a failed job names something and writes no output file; a job that
- * succeeds writes a checkpoint that inspect reads. */
+ * byte after the length picks the output type (bfloat16, float16, float32) and a convert-layout
+ * target (files/convert_layout.c), run on the same folder after the dequantization. Checks:
+ * never a crash, never a leak; a failed job names something and writes no output file; a job
+ * that succeeds writes a checkpoint that inspect reads. */
 #include "files/inspect.h"
 #include "files/quantize.h"
 #include "scratch.h"
@@ -40,6 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  (size_t)data[3] << 24;
     static const dtcast_type targets[3] = {DTCAST_BFLOAT16, DTCAST_FLOAT16, DTCAST_FLOAT32};
     const dtcast_type to = targets[data[4] % 3];
+    static const dt_relayout layouts[4] = {DT_RELAYOUT_DEEPSEEK_V4, DT_RELAYOUT_FP8_BLOCK,
+                                           DT_RELAYOUT_NVFP4_CT, DT_RELAYOUT_NVFP4_MODELOPT};
+    const dt_relayout layout = layouts[data[4] / 3 % 4];
     data += 5;
     size -= 5;
     if (len > size)
@@ -62,6 +66,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.to = to;
     r.threads = 1;
     dt_io_error err = DT_IO_ERROR_INIT;
+    /* convert-layout first: the same checks */
+    dt_relayout_request rl;
+    memset(&rl, 0, sizeof rl);
+    rl.in = in;
+    rl.out = out;
+    rl.to = layout;
+    if (dt_relayout_checkpoint(&rl, &err) != DTCAST_OK) {
+        if (!err.message[0] || exists(out_shard) || exists(out_config))
+            abort();
+    } else {
+        dt_inspect ins;
+        dt_io_error e2 = DT_IO_ERROR_INIT;
+        const dtcast_status st = dt_inspect_path(out, &ins, NULL, NULL, &e2);
+        dt_inspect_free(&ins);
+        if (st != DTCAST_OK)
+            abort();
+    }
+    unlink(out_shard);
+    unlink(out_config);
+    rmdir(out);
+    err = (dt_io_error)DT_IO_ERROR_INIT;
     if (dt_dequantize_checkpoint(&r, &err) != DTCAST_OK) {
         if (!err.message[0] || exists(out_shard) || exists(out_config))
             abort(); /* said why, nothing left behind */
