@@ -321,20 +321,10 @@ static int finish(rl_job *j, uint64_t total)
             first = &j->plan->groups[gi];
     char qconfig[1024];
     const char *qc = NULL;
-    if (first && j->r->to == DT_RELAYOUT_NVFP4_CT) {
-        snprintf(qconfig, sizeof qconfig,
-                 "{\n    \"config_groups\": {\n      \"group_0\": {\n        \"targets\": [\n"
-                 "          \"Linear\"\n        ],\n        \"weights\": {\n"
-                 "          \"dynamic\": false,\n          \"group_size\": 16,\n"
-                 "          \"num_bits\": 4,\n          \"strategy\": \"tensor_group\",\n"
-                 "          \"symmetric\": true,\n          \"type\": \"float\"\n        }\n"
-                 "      }\n    },\n    \"format\": \"nvfp4-pack-quantized\",\n"
-                 "    \"quant_method\": \"compressed-tensors\"\n  }");
-        qc = qconfig;
-    } else if (first && j->r->to == DT_RELAYOUT_NVFP4_MODELOPT) {
-        snprintf(qconfig, sizeof qconfig,
-                 "{\n    \"group_size\": 16,\n    \"quant_algo\": \"NVFP4\",\n"
-                 "    \"quant_method\": \"modelopt\"\n  }");
+    if (first && to_nvfp4(j->r)) {
+        snprintf(qconfig, sizeof qconfig, "%s",
+                 dt_nvfp4_qconfig(j->r->to == DT_RELAYOUT_NVFP4_CT ? DT_QL_NVFP4_CT
+                                                                  : DT_QL_NVFP4_MODELOPT));
         qc = qconfig;
     } else if (first) {
         if (to_v4(j->r))

@@ -418,6 +418,20 @@ static int finish(const dt_quantize_request *r, dt_qf *c, const qtensor *q, uint
     return status;
 }
 
+const char *dt_nvfp4_qconfig(dt_qlayout layout)
+{
+    if (layout == DT_QL_NVFP4_MODELOPT)
+        return "{\n    \"group_size\": 16,\n    \"quant_algo\": \"NVFP4\",\n"
+               "    \"quant_method\": \"modelopt\"\n  }";
+    return "{\n    \"config_groups\": {\n      \"group_0\": {\n        \"targets\": [\n"
+           "          \"Linear\"\n        ],\n        \"weights\": {\n"
+           "          \"dynamic\": false,\n          \"group_size\": 16,\n"
+           "          \"num_bits\": 4,\n          \"strategy\": \"tensor_group\",\n"
+           "          \"symmetric\": true,\n          \"type\": \"float\"\n        }\n"
+           "      }\n    },\n    \"format\": \"nvfp4-pack-quantized\",\n"
+           "    \"quant_method\": \"compressed-tensors\"\n  }";
+}
+
 /* The quantization_config written into config.json (docs/cli.md). */
 static void qconfig_text(const dt_quantize_request *r, char *buf, size_t size)
 {
@@ -442,19 +456,8 @@ static void qconfig_text(const dt_quantize_request *r, char *buf, size_t size)
         snprintf(buf, size, "{\n    \"quant_method\": \"mxfp4\"\n  }");
         break;
     case DT_QL_NVFP4_MODELOPT:
-        snprintf(buf, size,
-                 "{\n    \"group_size\": 16,\n    \"quant_algo\": \"NVFP4\",\n"
-                 "    \"quant_method\": \"modelopt\"\n  }");
-        break;
     case DT_QL_NVFP4_CT:
-        snprintf(buf, size,
-                 "{\n    \"config_groups\": {\n      \"group_0\": {\n        \"targets\": [\n"
-                 "          \"Linear\"\n        ],\n        \"weights\": {\n"
-                 "          \"dynamic\": false,\n          \"group_size\": 16,\n"
-                 "          \"num_bits\": 4,\n          \"strategy\": \"tensor_group\",\n"
-                 "          \"symmetric\": true,\n          \"type\": \"float\"\n        }\n"
-                 "      }\n    },\n    \"format\": \"nvfp4-pack-quantized\",\n"
-                 "    \"quant_method\": \"compressed-tensors\"\n  }");
+        snprintf(buf, size, "%s", dt_nvfp4_qconfig(r->layout));
         break;
     case DT_QL_ABSMAX:
     case DT_QL_INT4_GROUP: {

@@ -38,6 +38,10 @@ dt_layout_problem dt_quantize_pick_layout(dtcast_quant_params *p, const char *wa
                                           int variant_given, dt_qlayout *layout,
                                           const char **name, const char **allowed);
 
+/* The quantization_config (JSON text, indented for config.json) of NVFP4 in ModelOpt's layout
+ * (DT_QL_NVFP4_MODELOPT) or compressed-tensors' (DT_QL_NVFP4_CT). */
+const char *dt_nvfp4_qconfig(dt_qlayout layout);
+
 /* Quantizes the chosen tensors of r->in into r->out (docs/cli.md, "Quantized checkpoints"). */
 dtcast_status dt_quantize_checkpoint(const dt_quantize_request *r, dt_io_error *err);
 
