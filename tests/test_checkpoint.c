@@ -8,6 +8,7 @@
 #include "files/checkpoint.h"
 #include "files/cast.h"
 #include "files/json.h"
+#include "files/quant_layout.h"
 #include "files/quantize.h"
 
 #include <stdint.h>
@@ -462,6 +463,32 @@ static void test_jobs(void)
           err.tensor, err.file);
 }
 
+/* dt_qgroup_dsv4_codes' sixteen-nibbles-at-a-time pass against the rule written byte by byte
+ * (code 8, -0, becomes 0, +0; every other code is kept): every byte value in every position of
+ * every run length up to 41, so both the 8-byte words and the tail are covered. */
+static void test_dsv4_codes(void)
+{
+    uint8_t buf[41], want[41];
+    int bad = 0;
+    size_t bad_n = 0;
+    unsigned bad_v = 0;
+    for (size_t n = 0; n <= sizeof buf && !bad; n++)
+        for (unsigned v = 0; v < 256 && !bad; v++) {
+            for (size_t i = 0; i < n; i++) {
+                buf[i] = (uint8_t)(v + 37u * i); /* every value at every position over v */
+                const unsigned lo = buf[i] & 15u, hi = buf[i] >> 4;
+                want[i] = (uint8_t)((lo == 8 ? 0 : lo) | (hi == 8 ? 0 : hi) << 4);
+            }
+            dt_qgroup_dsv4_codes(buf, n);
+            if (n && memcmp(buf, want, n) != 0) {
+                bad = 1;
+                bad_n = n;
+                bad_v = v;
+            }
+        }
+    CHECK(!bad, "quant_layout.dsv4_codes", "length %zu, first byte 0x%02X", bad_n, bad_v);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/dtcast_test_checkpoint_%ld", (long)getpid());
@@ -471,6 +498,7 @@ int main(void)
     test_lone();
     test_errors();
     test_jobs();
+    test_dsv4_codes();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)
