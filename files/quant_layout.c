@@ -933,23 +933,22 @@ dtcast_type dt_qgroup_scale_type(const dt_qgroup *g, dtcast_type file_type)
 }
 
 /* Sixteen nibbles at a time (SWAR): the code 8 (1000, -0) is the only code whose low three bits
- * are zero with bit 3 set, so clearing bit 3 there makes it 0000 (+0):
+ * are zero with bit 3 set, so clearing bit 3 wherever the low three bits are zero makes it 0000
+ * (+0) and changes nothing else:
  *
- *     m  = x ^ 0x8888...          a nibble of m is 0 exactly where x's is 8; where x has
- *                                  bit 3 set, m's nibble is x's low three bits
- *     t  = (m & 0x7777...) + 0x7777...   bit 3 of each nibble: its low three bits are not 0
- *                                  (the sum stays in the nibble: 7 + 7 = 14 < 16)
- *     x &= t | 0x7777...          bit 3 cleared where it was set over three zero bits: the 8s
- *                                  (where x's bit 3 is 0 there is nothing to clear) */
+ *     nibble of x:  s mmm          (s: bit 3, the sign; mmm: the magnitude code)
+ *     t  = (x & 0x7777...) + 0x7777...   per nibble mmm + 7: bit 3 is set exactly when
+ *                                  mmm != 0 (the sum stays in the nibble: 7 + 7 = 14 < 16)
+ *     x &= t | 0x7777...          s kept where mmm != 0, cleared where mmm == 0: 1000 -> 0000,
+ *                                  and 0000 stays 0000 */
 void dt_qgroup_dsv4_codes(uint8_t *p, size_t n)
 {
-    const uint64_t lo7 = UINT64_C(0x7777777777777777), hi8 = UINT64_C(0x8888888888888888);
+    const uint64_t lo7 = UINT64_C(0x7777777777777777);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t x;
         memcpy(&x, p + i, 8);
-        const uint64_t m = x ^ hi8;
-        const uint64_t t = (m & lo7) + lo7;
+        const uint64_t t = (x & lo7) + lo7;
         x &= t | lo7;
         memcpy(p + i, &x, 8);
     }
