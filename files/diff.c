@@ -484,6 +484,7 @@ static int grow(buf *b, size_t need)
 
 typedef struct side_bufs {
     buf raw, native, dec, f6, scales, f32, zp, zpacked, via;
+    const struct src_tensor *zp_of; /* the tensor whose zero points zp holds */
 } side_bufs;
 
 static void side_bufs_free(side_bufs *b)
@@ -588,7 +589,8 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
     if (g->packed_i32) { /* int8 codes minus their zero points */
         const int8_t *zp = NULL;
         const uint64_t zg = srow;
-        if (t->zfile) {
+        if (t->zfile && b->zp_of != t) { /* unpacked once per tensor, not per chunk */
+            b->zp_of = NULL;
             if (!grow(&b->zpacked, (size_t)t->zbytes) || !grow(&b->zp, (size_t)(rows * zg)))
                 return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
                                   path, t->name);
@@ -596,8 +598,10 @@ static dtcast_status dequant_rows(const src_tensor *t, const char *path, uint64_
                 DTCAST_OK)
                 return prefixed(err, st, path, t->name);
             dt_qgroup_unpack_zero_points(g, b->zpacked.p, zg, (int8_t *)b->zp.p);
-            zp = (const int8_t *)b->zp.p;
+            b->zp_of = t;
         }
+        if (t->zfile)
+            zp = (const int8_t *)b->zp.p;
         if (!grow(&b->f6, (size_t)(nr * k)))
             return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory", path,
                               t->name);

@@ -26,7 +26,6 @@ each domain's rows sorted by (op as bytes, since, end, the constraints), so two 
 same bytes. Types are masks, as in files/onnx_schemas.inc (bit t is TensorProto.DataType t;
 seq(...), optional(...) and the other non-tensor types set the "other" flag)."""
 
-import argparse
 import importlib.util
 import os
 import sys
@@ -112,16 +111,7 @@ def generate():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-o", "--output", help="the file to write (default: stdout)")
-    args = p.parse_args(argv)
-    text = generate()
-    if args.output:
-        with open(args.output, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return schemas.write_main(generate, __doc__, argv)
 
 
 if __name__ == "__main__":

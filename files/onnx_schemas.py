@@ -261,17 +261,22 @@ def generate():
     return "\n".join(out)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def write_main(generate_fn, doc, argv=None):
+    """The command line of a table generator: generate_fn()'s text into -o FILE or stdout."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("-o", "--output", help="the file to write (default: stdout)")
     args = p.parse_args(argv)
-    text = generate()
+    text = generate_fn()
     if args.output:
         with open(args.output, "w", encoding="ascii", newline="\n") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def main(argv=None):
+    return write_main(generate, __doc__, argv)
 
 
 if __name__ == "__main__":
