@@ -150,6 +150,9 @@ typedef struct dt_ckpt_out {
     /* a __metadata__ key the shards do not keep (dequantize: "_quantization_metadata", the
      * ComfyUI hint that no longer holds); NULL: every key is kept */
     const char *drop_meta;
+    /* a top-level config.json member set to this JSON text when config.json has it (the
+     * convert-layout job's DeepSeek-V4 expert_dtype "fp4" -> "fp8"); key NULL: none */
+    const char *config_key, *config_value;
 } dt_ckpt_out;
 
 /* Paths for the outputs of in (nothing is created). */
@@ -166,7 +169,8 @@ dtcast_status dt_ckpt_out_shard(dt_ckpt_out *o, size_t s, const dt_st_tensor *it
 dtcast_status dt_ckpt_out_index(dt_ckpt_out *o, const dt_st_index_entry *entries, size_t n,
                                 uint64_t total_size, dt_io_error *err);
 /* A folder's config.json with quantization_config removed (qconfig NULL) or set to the JSON text
- * qconfig, and its other files copied (hf_quant_config.json left out when drop_hf_quant). */
+ * qconfig (and o->config_key's member, when present, set to o->config_value), and its other
+ * files copied (hf_quant_config.json left out when drop_hf_quant). */
 dtcast_status dt_ckpt_out_extras(dt_ckpt_out *o, const char *qconfig, int drop_hf_quant,
                                  dt_io_error *err);
 /* Renames every output into place: the shards, the other files, config.json, the index last. */

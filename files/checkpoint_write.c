@@ -187,9 +187,12 @@ dtcast_status dt_ckpt_out_index(dt_ckpt_out *o, const dt_st_index_entry *entries
     return st;
 }
 
-/* config.json's text with its quantization_config member removed, or set to qconfig. */
-static dtcast_status edit_config(const char *path, const uint8_t *text, size_t len,
-                                 const char *qconfig, dt_json_buf *b, dt_io_error *err)
+/* A JSON object's text with its top-level member `key` removed (value NULL) or set to the JSON
+ * text value; a member that is not there is added after the last one when add (else the text
+ * is kept as it is). */
+static dtcast_status edit_member(const char *path, const uint8_t *text, size_t len,
+                                 const char *key, const char *value, int add, dt_json_buf *b,
+                                 dt_io_error *err)
 {
     dt_json_doc doc;
     dtcast_status st = dt_json_parse(text, len, 0, path, &doc, err);
@@ -203,7 +206,7 @@ static dtcast_status edit_config(const char *path, const uint8_t *text, size_t l
     }
     const dt_json_node *prev = NULL, *found = NULL, *last = NULL, *after = NULL;
     for (const dt_json_node *m = dt_json_first(&doc, root); m; m = dt_json_next(&doc, m)) {
-        if (!found && strcmp(dt_json_key(&doc, m), "quantization_config") == 0) {
+        if (!found && strcmp(dt_json_key(&doc, m), key) == 0) {
             found = m;
             after = dt_json_next(&doc, m);
         } else if (!found) {
@@ -211,16 +214,16 @@ static dtcast_status edit_config(const char *path, const uint8_t *text, size_t l
         }
         last = m;
     }
-    if (found && qconfig) { /* the value replaced in place */
+    if (found && value) { /* the value replaced in place */
         dt_json_put(b, text, found->at);
-        dt_json_puts(b, qconfig);
+        dt_json_puts(b, value);
         dt_json_put(b, text + found->end, len - found->end);
     } else if (found) { /* the member and one comma beside it removed */
         size_t from = prev ? prev->end : found->key_at;
         size_t to = prev ? found->end : after ? after->key_at : found->end;
         dt_json_put(b, text, from);
         dt_json_put(b, text + to, len - to);
-    } else if (qconfig) { /* a member added after the last one, in its indentation */
+    } else if (value && add) { /* a member added after the last one, in its indentation */
         size_t at = last ? last->end : root->at + 1;
         size_t indent_at = last ? last->key_at : at;
         size_t line = indent_at;
@@ -235,8 +238,10 @@ static dtcast_status edit_config(const char *path, const uint8_t *text, size_t l
             dt_json_put(b, text + line, indent_at - line);
         else if (!last)
             dt_json_puts(b, "  ");
-        dt_json_puts(b, "\"quantization_config\": ");
-        dt_json_puts(b, qconfig);
+        dt_json_puts(b, "\"");
+        dt_json_puts(b, key);
+        dt_json_puts(b, "\": ");
+        dt_json_puts(b, value);
         if (!last)
             dt_json_puts(b, "\n");
         dt_json_put(b, text + at, len - at);
@@ -245,6 +250,23 @@ static dtcast_status edit_config(const char *path, const uint8_t *text, size_t l
     }
     dt_json_free(&doc);
     return b->oom ? dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory") : DTCAST_OK;
+}
+
+/* config.json's text with its quantization_config member removed, or set to qconfig, and
+ * o->config_key's member set when it is there. */
+static dtcast_status edit_config(const dt_ckpt_out *o, const char *path, const uint8_t *text,
+                                 size_t len, const char *qconfig, dt_json_buf *b,
+                                 dt_io_error *err)
+{
+    if (!o->config_key)
+        return edit_member(path, text, len, "quantization_config", qconfig, 1, b, err);
+    dt_json_buf first = {0};
+    dtcast_status st = edit_member(path, text, len, "quantization_config", qconfig, 1, &first,
+                                   err);
+    if (st == DTCAST_OK)
+        st = edit_member(path, (const uint8_t *)first.data, first.len, o->config_key, o->config_value, 0, b, err);
+    free(first.data);
+    return st;
 }
 
 dtcast_status dt_ckpt_out_extras(dt_ckpt_out *o, const char *qconfig, int drop_hf_quant,
@@ -262,7 +284,7 @@ dtcast_status dt_ckpt_out_extras(dt_ckpt_out *o, const char *qconfig, int drop_h
         if (!in || !out)
             st = oom(err);
         else if ((st = dt_read_file(in, &text, &len, err)) == DTCAST_OK)
-            st = edit_config(in, text, len, qconfig, &b, err);
+            st = edit_config(o, in, text, len, qconfig, &b, err);
         if (st == DTCAST_OK && (st = dt_outfile_open(&o->config, out, err)) == DTCAST_OK)
             st = dt_outfile_write(&o->config, b.data, b.len, err);
         free(b.data);

@@ -31,6 +31,8 @@ const char *dt_qgroup_name(const dt_qgroup *g)
         return "absmax-comfyui";
     if (g->packed_i32)
         return "pack-quantized";
+    if (g->ct_mx)
+        return "mx-ct";
     return dt_qlayout_name(g->layout);
 }
 
@@ -262,6 +264,29 @@ static dtcast_status check_nvfp4(dt_qgroup *g, const dt_qt *c, const dt_qt *s, c
     return DTCAST_OK;
 }
 
+/* compressed-tensors' MXFP4 (mxfp4-pack-quantized): X.weight_packed U8 [..., K/2] + X.weight_scale
+ * U8 [..., K/32] (E8M0 bytes), no global scale. */
+static dtcast_status check_ct_mxfp4(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
+                                    dt_io_error *err)
+{
+    const char *L = "mxfp4 (compressed-tensors)";
+    if (c->type != DTCAST_UINT8 || c->ndim < 1)
+        return misfit(err, L, c, s, "the weight must be uint8, two float4 codes per byte");
+    const int64_t k = c->dims[c->ndim - 1] * 2;
+    dtcast_status st = check_last_axis(g, c, s, k, 32, L, err);
+    if (st == DTCAST_OK && (g->block != 32 || s->dims[s->ndim - 1] != ceil_div(k, 32)))
+        st = misfit(err, L, s, c, "one uint8 scale per 32 float4 codes (two per byte): the "
+                                  "scales' last axis must be ceil(2 K / 32)");
+    if (st != DTCAST_OK)
+        return st;
+    g->layout = DT_QL_MX;
+    g->ct_mx = 1;
+    g->element = DTCAST_FLOAT4E2M1;
+    set_shape(g, c);
+    g->dims[g->ndim - 1] = k;
+    return DTCAST_OK;
+}
+
 static dtcast_type mx_element(dtcast_type code_type)
 {
     switch (code_type) {
@@ -281,15 +306,25 @@ static dtcast_type mx_element(dtcast_type code_type)
 static dtcast_status check_weight_scale(dt_qgroup *g, const dt_qt *c, const dt_qt *s,
                                         dt_io_error *err)
 {
-    if (s->type == DTCAST_FLOAT8E8M0) {
-        const char *L = "mx";
+    if (s->type == DTCAST_FLOAT8E8M0 ||
+        (s->type == DTCAST_UINT8 && mx_element(c->type) != DTCAST_UNDEFINED &&
+         c->type != DTCAST_INT8)) {
+        /* F8_E8M0 scales: MX; uint8 ones beside float codes: compressed-tensors' MX
+         * (mxfp8-quantized), the same E8M0 bytes */
+        g->ct_mx = s->type == DTCAST_UINT8;
+        const char *L = g->ct_mx ? "mx (compressed-tensors)" : "mx";
         g->layout = DT_QL_MX;
         g->element = mx_element(c->type);
         if (g->element == DTCAST_UNDEFINED)
             return misfit(err, L, c, s, "MX codes are F8_E4M3, F8_E5M2, F6_E2M3, F6_E3M2, F4 "
                                         "or I8");
         set_shape(g, c);
-        return check_last_axis(g, c, s, c->ndim ? c->dims[c->ndim - 1] : 0, 32, L, err);
+        dtcast_status st = check_last_axis(g, c, s, c->ndim ? c->dims[c->ndim - 1] : 0, 32, L,
+                                           err);
+        if (st == DTCAST_OK && g->ct_mx && g->block != 32)
+            st = misfit(err, L, s, c, "compressed-tensors' MX blocks are 32 elements: one "
+                                      "uint8 scale per 32 codes of a row");
+        return st;
     }
     const char *L = g->comfyui ? "scaled fp8 (ComfyUI)" : "absmax (compressed-tensors)";
     g->layout = DT_QL_ABSMAX;
@@ -697,6 +732,9 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
             st = check_pack_quantized(g, t, &f->t[s],
                                       g->zero_point != DT_QT_NONE ? &f->t[g->zero_point] : NULL,
                                       find(f, name, base, "_shape") != DT_QT_NONE, err);
+        } else if (gl == DT_QT_NONE && (f->t[s].type == DTCAST_UINT8 ||
+                                        f->t[s].type == DTCAST_FLOAT8E8M0)) {
+            st = check_ct_mxfp4(g, t, &f->t[s], err);
         } else if (gl != DT_QT_NONE) {
             g->layout = DT_QL_NVFP4_CT;
             g->global = gl;
@@ -771,6 +809,17 @@ static dtcast_status anchor(dt_qplan *p, const finder *f, size_t i, dt_io_error 
                 st = check_weight_scale(g, t, &f->t[s], err);
             }
         }
+    } else if (mx_element(t->type) != DTCAST_UNDEFINED && t->type != DTCAST_INT8 &&
+               (s = find(f, name, len, "_scale")) != DT_QT_NONE &&
+               f->t[s].type == DTCAST_FLOAT8E8M0) {
+        /* MX under a name that is not a module's weight (gpt-oss's fused experts in MX:
+         * mlp.experts.gate_up_proj + mlp.experts.gate_up_proj_scale) */
+        if ((st = add_group(p, &g, err)) != DTCAST_OK)
+            return st;
+        g->codes = i;
+        g->scales = s;
+        g->name = concat(name, len, "");
+        st = check_weight_scale(g, t, &f->t[s], err);
     } else {
         return DTCAST_OK;
     }

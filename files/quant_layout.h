@@ -6,7 +6,11 @@
  *   fp8-block     X.weight F8_E4M3 [..., N, K] + X.weight_scale_inv F32 [..., ceil(N/R), ceil(K/C)]
  *   mxfp4-gptoss  X_blocks U8 [..., G, 16] + X_scales U8 [..., G]   (X of shape [..., 32 G])
  *   mx            X.weight F8_E4M3 / F8_E5M2 / F6_E2M3 / F6_E3M2 / F4 / I8 [..., K]
- *                 + X.weight_scale F8_E8M0 [..., ceil(K/32)]
+ *                 + X.weight_scale F8_E8M0 [..., ceil(K/32)]; a float-coded tensor X of
+ *                 any other name with an F8_E8M0 X_scale too
+ *   mx-ct         compressed-tensors' MX: X.weight F8_E4M3 / F8_E5M2 (mxfp8-quantized) or
+ *                 X.weight_packed U8 [..., K/2] (float4e2m1, mxfp4-pack-quantized)
+ *                 + X.weight_scale U8 [..., K/32] holding E8M0 bytes
  *   nvfp4-modelopt X.weight U8 [..., K/2] + X.weight_scale F8_E4M3 [..., K/16]
  *                 + X.weight_scale_2 F32 [] or [1]   (g = amax/2688)
  *   nvfp4-ct      X.weight_packed U8 [..., K/2] + X.weight_scale F8_E4M3 [..., K/16]
@@ -92,6 +96,8 @@ typedef struct dt_qgroup {
     int per_tensor;               /* absmax: one scale */
     int deepseek_v4;              /* fp8-block / mx under DeepSeek-V4's names (X.scale) */
     int comfyui;                  /* absmax under ComfyUI's names (X.scale_weight) */
+    int ct_mx;                    /* mx under compressed-tensors' names: uint8 E8M0 scales, and
+                                   * float4 codes as X.weight_packed U8 */
     int packed_i32;               /* compressed-tensors pack-quantized: int32 words of `bits`-bit
                                    * codes, unpacked (dt_qgroup_unpack_rows) to int8 codes */
     int bits;                     /* packed_i32: 4 or 8 */

@@ -61,7 +61,14 @@ typedef enum dt_relayout {
     DT_RELAYOUT_DEEPSEEK_V4 = 1, /* block FP8 with F8_E8M0 X.scale (powers of two) */
     DT_RELAYOUT_FP8_BLOCK,       /* block FP8 with F32 X.weight_scale_inv (DeepSeek-V3, HF) */
     DT_RELAYOUT_NVFP4_CT,        /* NVFP4 in compressed-tensors' names (global 1/g) */
-    DT_RELAYOUT_NVFP4_MODELOPT   /* NVFP4 in ModelOpt's names (weight_scale_2 g) */
+    DT_RELAYOUT_NVFP4_MODELOPT,  /* NVFP4 in ModelOpt's names (weight_scale_2 g) */
+    DT_RELAYOUT_MXFP4_GPTOSS,    /* MXFP4 as gpt-oss ships it: X_blocks + X_scales */
+    DT_RELAYOUT_MX,              /* OCP MX: X F4 (or F8, F6) + X_scale F8_E8M0 */
+    DT_RELAYOUT_MX_CT,           /* compressed-tensors' MX: X.weight_packed / X.weight + uint8
+                                  * X.weight_scale */
+    DT_RELAYOUT_DEEPSEEK_V4_FP8, /* DEEPSEEK_V4, and the FP4 experts as FP8 with one F8_E8M0
+                                  * scale per 128 x 128 tile (expert_dtype "fp8") */
+    DT_RELAYOUT_LAST = DT_RELAYOUT_DEEPSEEK_V4_FP8
 } dt_relayout;
 
 typedef struct dt_relayout_request {
@@ -71,14 +78,18 @@ typedef struct dt_relayout_request {
     dt_job_hooks hooks;
 } dt_relayout_request;
 
-/* Rewrites r->in's block-FP8 tensors of the other naming into r->to's, exactly: the codes
- * copied, each scale converted without rounding (F32 -> E8M0 only for powers of two in
- * [2^-127, 2^127] or NaN; an element that is not is an error naming it, nothing written); every
- * other tensor copied; the index renamed, config.json's quantization_config in the target's
- * words (convert_layout.c). NVFP4 between ModelOpt's X.weight + X.weight_scale_2 (g, which
- * multiplies) and compressed-tensors' X.weight_packed + X.weight_global_scale (gs, which
- * divides): exact when a float32 global exists with code x fl32(S x g) == code x fl32(S / gs)
- * for every block scale S of the tensor (then every value is the same); else refused. */
+/* Rewrites r->in's quantized tensors of another layout into r->to's, exactly (convert_layout.c,
+ * docs/files.md "convert-layout"), so that dequantizing the output gives the bytes dequantizing
+ * the input gives; a tensor that would round is an error naming it and the element or tile,
+ * and nothing is written. Block FP8: F32 -> E8M0 only for powers of two in [2^-127, 2^127] or
+ * NaN. NVFP4 between ModelOpt's X.weight + X.weight_scale_2 (g, which multiplies) and
+ * compressed-tensors' X.weight_packed + X.weight_global_scale (gs, which divides): exact when a
+ * float32 global gives every block scale S of the tensor the same factor. MXFP4 between
+ * gpt-oss's, OCP MX's and compressed-tensors' names (the same bytes; a 0xFF scale, NaN in OCP
+ * MX and 2^128 in the others, refused across). DeepSeek-V4's FP4 experts -> FP8 tiles: the codes
+ * re-encoded, one power of two per tile, refused where E4M3 cannot hold a value exactly. Every
+ * other tensor is copied; the index renamed; config.json's quantization_config in the
+ * target's words. */
 dtcast_status dt_relayout_checkpoint(const dt_relayout_request *r, dt_io_error *err);
 
 #endif /* DTCAST_FILES_QUANTIZE_H */

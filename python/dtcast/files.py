@@ -507,8 +507,9 @@ def quantize_checkpoint(src, dst, *, scheme, variant=None, scale_mode=None, roun
     return text if report else os.fsdecode(os.fspath(dst))
 
 
-_LAYOUTS = {"deepseek-v4": 1, "fp8-block": 2, "nvfp4-ct": 3,
-            "nvfp4-modelopt": 4}  # files/quantize.h's dt_relayout
+_LAYOUTS = {"deepseek-v4": 1, "fp8-block": 2, "nvfp4-ct": 3, "nvfp4-modelopt": 4,
+            "mxfp4-gptoss": 5, "mx": 6, "mx-ct": 7,
+            "deepseek-v4-fp8": 8}  # files/quantize.h's dt_relayout
 
 
 def convert_layout(src, dst, *, to, report=False, progress=None):
@@ -517,9 +518,14 @@ def convert_layout(src, dst, *, to, report=False, progress=None):
     from F32 ``X.weight_scale_inv``: every scale must be a power of two in [2^-127, 2^127]),
     ``to="fp8-block"`` (the reverse, always exact), ``to="nvfp4-ct"`` / ``"nvfp4-modelopt"``
     (NVFP4 between ModelOpt's ``weight_scale_2`` g and compressed-tensors' reciprocal
-    ``weight_global_scale``: exact when every block's factor fl32(S x g) == fl32(S / gs)). The codes are copied byte for byte and the
-    other tensors as they are; the index is rewritten and config.json's quantization_config set
-    to the target's. A scale that cannot be converted exactly raises dtcast.Error naming the
+    ``weight_global_scale``: exact when every block's factor fl32(S x g) == fl32(S / gs)),
+    ``to="mxfp4-gptoss"`` / ``"mx"`` / ``"mx-ct"`` (MXFP4 between gpt-oss's ``X_blocks``, OCP
+    MX's F4 ``X`` + F8_E8M0 ``X_scale`` and compressed-tensors' ``X.weight_packed`` + uint8
+    ``X.weight_scale``: the same bytes; a 0xFF scale is refused across namings that read it
+    differently), ``to="deepseek-v4-fp8"`` (DeepSeek-V4's FP4 experts as FP8 with one F8_E8M0
+    scale per 128 x 128 tile, refused where a value would round). The codes are copied byte
+    for byte (or re-encoded exactly) and the other tensors as they are; the index is rewritten
+    and config.json's quantization_config set to the target's. A scale that cannot be converted exactly raises dtcast.Error naming the
     tensor and the element, and nothing is written. Returns dst (the report text with
     report=True)."""
     if to not in _LAYOUTS:

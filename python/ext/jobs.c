@@ -584,7 +584,7 @@ PyObject *dtc_convert_layout(PyObject *self, PyObject *args)
     if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
         get_int(params, "to", 0, &to) < 0 || get_int(params, "report", 0, &report) < 0)
         return NULL;
-    if (to < DT_RELAYOUT_DEEPSEEK_V4 || to > DT_RELAYOUT_NVFP4_MODELOPT) {
+    if (to < DT_RELAYOUT_DEEPSEEK_V4 || to > DT_RELAYOUT_LAST) {
         PyErr_SetString(PyExc_ValueError, "to: out of range");
         return NULL;
     }
