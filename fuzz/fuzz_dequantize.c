@@ -41,9 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  (size_t)data[3] << 24;
     static const dtcast_type targets[3] = {DTCAST_BFLOAT16, DTCAST_FLOAT16, DTCAST_FLOAT32};
     const dtcast_type to = targets[data[4] % 3];
-    static const dt_relayout layouts[4] = {DT_RELAYOUT_DEEPSEEK_V4, DT_RELAYOUT_FP8_BLOCK,
-                                           DT_RELAYOUT_NVFP4_CT, DT_RELAYOUT_NVFP4_MODELOPT};
-    const dt_relayout layout = layouts[data[4] / 3 % 4];
+    /* every target of convert-layout, 1 .. DT_RELAYOUT_LAST */
+    const dt_relayout layout = (dt_relayout)(1 + data[4] / 3 % DT_RELAYOUT_LAST);
     data += 5;
     size -= 5;
     if (len > size)
