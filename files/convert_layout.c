@@ -768,15 +768,18 @@ static const char *qconfig_of(const rl_job *j, char *buf, size_t size)
     case DT_RELAYOUT_MX_CT: {
         const int fp4 = first->element == DTCAST_FLOAT4E2M1;
         snprintf(buf, size,
-                 "{\n    \"config_groups\": {\n      \"group_0\": {\n        \"targets\": [\n"
+                 "{\n    \"config_groups\": {\n      \"group_0\": {\n"
+                 "        \"format\": \"%s\",\n        \"targets\": [\n"
                  "          \"Linear\"\n        ],\n        \"weights\": {\n"
                  "          \"dynamic\": false,\n          \"group_size\": 32,\n"
                  "          \"num_bits\": %d,\n          \"scale_dtype\": \"torch.uint8\",\n"
                  "          \"strategy\": \"group\",\n          \"symmetric\": true,\n"
-                 "          \"type\": \"float\",\n          \"zp_dtype\": \"torch.uint8\"\n"
+                 "          \"type\": \"float\"\n"
                  "        }\n      }\n    },\n    \"format\": \"%s\",\n"
-                 "    \"quant_method\": \"compressed-tensors\"\n  }",
-                 fp4 ? 4 : 8, fp4 ? "mxfp4-pack-quantized" : "mxfp8-quantized");
+                 "    \"quant_method\": \"compressed-tensors\",\n"
+                 "    \"quantization_status\": \"compressed\"\n  }",
+                 fp4 ? "mxfp4-pack-quantized" : "mxfp8-quantized", fp4 ? 4 : 8,
+                 fp4 ? "mxfp4-pack-quantized" : "mxfp8-quantized");
         return buf;
     }
     case DT_RELAYOUT_DEEPSEEK_V4:

@@ -14,6 +14,7 @@ The API
                             FP4 routed experts in I8 with F8_E8M0 ``.scale`` per 32 inputs
 ``make_ct_pack_quantized``  compressed-tensors ``pack-quantized`` INT4/INT8 (Kimi-K2 style)
 ``make_ct_mixed_precision`` compressed-tensors ``mixed-precision``: FP8 per channel + NVFP4
+``make_ct_mx``              compressed-tensors MX: ``mxfp4-pack-quantized``, ``mxfp8-quantized``
 ``make_gptq``               GPTQ (AutoGPTQ / GPTQModel), v1 ``gptq`` or ``gptq_v2``
 ``make_awq``                AutoAWQ GEMM
 ``make_scaled_fp8``         diffusion "scaled FP8" (ComfyUI, comfy_quant, diffusers, musubi)
@@ -33,8 +34,9 @@ Lower-level pieces, each documented where defined: the decoders ``decode_e4m3fn`
 ``decode_e5m2``, ``decode_e8m0``, ``FP4_E2M1`` / ``DEEPSEEK_FP4_TABLE``; the packers
 ``pack_nibbles_low_first``, ``pack_words`` (GPTQ, AWQ with ``AWQ_ORDER``), ``ct_pack_to_int32``
 and their inverses; the per-format references ``ct_int_reference``, ``nvfp4_reference``,
-``fp8_channel_reference``, ``gptq_reference``, ``gptq_v1_to_v2_qzeros``, ``awq_reference``,
-``scaled_fp8_eager`` (ComfyUI's CPU arithmetic, an alternative to the float32 reference).
+``fp8_channel_reference``, ``ct_mx_reference``, ``gptq_reference``, ``gptq_v1_to_v2_qzeros``,
+``awq_reference``, ``scaled_fp8_eager`` (ComfyUI's CPU arithmetic, an alternative to the
+float32 reference).
 
 Precision, in one line each (details in each maker's docstring):
 
@@ -44,6 +46,8 @@ Precision, in one line each (details in each maker's docstring):
   one rounding of the exact product to that dtype.
 * compressed-tensors FP8 channel: ``code.to(scale.dtype) * scale`` in the scale's dtype.
 * compressed-tensors NVFP4: ``bf16(f32(fp4) * f32(f32(scale_fp8) / global_scale))``.
+* compressed-tensors MX (MXFP4, MXFP8): element * 2**(b-127), exact in float32; the
+  decompressor's bf16 multiply rounds it once (``expected(case, "bfloat16")``).
 * GPTQ / AWQ: ``fp16(scale * (q - z))``: one rounding of the exact product to float16.
 * scaled FP8: ``float32(code * scale)``: one rounding (two for musubi's two-level scales).
 """
@@ -123,7 +127,7 @@ class Case:
                exactly in float32.
     plain      names of stored tensors that are not quantized and must be copied unchanged.
     layout     which layout ("deepseek_v4", "ct_pack_quantized", "ct_mixed_precision",
-               "gptq", "awq", "scaled_fp8").
+               "ct_mx", "gptq", "awq", "scaled_fp8").
     name       a short name for test ids.
     groups     output name -> the stored tensors it is made of (codes first, then scales,
                zero points, shapes, g_idx, input scales, comfy_quant markers).  These are
@@ -814,6 +818,48 @@ def _ct_weights_args(num_bits, symmetric, strategy, group_size):
             "block_structure": None, "observer": "minmax", "observer_kwargs": {}}
 
 
+def _ct_model_body(rng, put_plain, quantized, *, hidden, inter, kv, vocab, moe, n_experts):
+    """The tensors of the compressed-tensors makers' small models (see make_ct_pack_quantized):
+    ``put_plain(name, array)`` for the BF16 ones, ``quantized(module, N, K, first)`` for each
+    quantized Linear (``first`` for the first one only, where a maker puts its edge cases).
+    moe=False: one Llama layer, every Linear quantized.  moe=True: two DeepSeek-V3 layers,
+    layer 0 and all attention and shared experts BF16, layer 1's routed experts
+    ``model.layers.1.mlp.experts.E.{gate,up,down}_proj`` quantized.  -> the number of layers."""
+    put_plain("model.embed_tokens.weight", _bf16(rng.normal(0, 0.02, (vocab, hidden))))
+    first = True
+    n_layers = 2 if moe else 1
+    for L in range(n_layers):
+        p = f"model.layers.{L}"
+        put_plain(f"{p}.input_layernorm.weight", _bf16(rng.normal(1, 0.1, hidden)))
+        put_plain(f"{p}.post_attention_layernorm.weight", _bf16(rng.normal(1, 0.1, hidden)))
+        lin = _llama_linears(hidden, inter, kv)
+        for sub, (N, K) in lin.items():
+            name = f"{p}.{sub}"
+            if moe and (sub.startswith("self_attn") or L == 0):
+                put_plain(f"{name}.weight", _bf16(rng.normal(0, 0.02, (N, K))))
+            elif moe and sub.startswith("mlp"):
+                continue
+            else:
+                quantized(name, N, K, first)
+                first = False
+        if moe and L == 1:
+            put_plain(f"{p}.mlp.gate.weight", _bf16(rng.normal(0, 0.02, (n_experts, hidden))))
+            put_plain(f"{p}.mlp.gate.e_score_correction_bias",
+                      rng.normal(0, 0.1, n_experts).astype(np.float32))
+            for E in range(n_experts):
+                for sub in ("gate_proj", "up_proj", "down_proj"):
+                    N, K = (hidden, inter) if sub == "down_proj" else (inter, hidden)
+                    quantized(f"{p}.mlp.experts.{E}.{sub}", N, K, first)
+                    first = False
+            for sub in ("gate_proj", "up_proj", "down_proj"):
+                N, K = (hidden, inter) if sub == "down_proj" else (inter, hidden)
+                put_plain(f"{p}.mlp.shared_experts.{sub}.weight",
+                          _bf16(rng.normal(0, 0.02, (N, K))))
+    put_plain("model.norm.weight", _bf16(rng.normal(1, 0.1, hidden)))
+    put_plain("lm_head.weight", _bf16(rng.normal(0, 0.02, (vocab, hidden))))
+    return n_layers
+
+
 def ct_int_reference(q, zp, scale) -> np.ndarray:
     """compressed-tensors 0.20 decompress of an int layout (lifecycle/forward.py _dequantize via
     _process_group / _apply_quantize_op): ``dequant = x_q.to(scale.dtype)``, ``- zero_point.
@@ -908,39 +954,8 @@ def make_ct_pack_quantized(rng, *, num_bits=4, group_size=32, strategy="group",
         exact[w] = (q - zf).astype(np.float64) * np.repeat(scale.astype(np.float64), gs, axis=1)
         groups[w] = members
 
-    put_plain("model.embed_tokens.weight", _bf16(rng.normal(0, 0.02, (vocab, hidden))))
-    first = True
-    n_layers = 2 if moe else 1
-    for L in range(n_layers):
-        p = f"model.layers.{L}"
-        put_plain(f"{p}.input_layernorm.weight", _bf16(rng.normal(1, 0.1, hidden)))
-        put_plain(f"{p}.post_attention_layernorm.weight", _bf16(rng.normal(1, 0.1, hidden)))
-        lin = _llama_linears(hidden, inter, kv)
-        for sub, (N, K) in lin.items():
-            name = f"{p}.{sub}"
-            if moe and (sub.startswith("self_attn") or L == 0):
-                put_plain(f"{name}.weight", _bf16(rng.normal(0, 0.02, (N, K))))
-            elif moe and sub.startswith("mlp"):
-                continue
-            else:
-                quantized(name, N, K, first)
-                first = False
-        if moe and L == 1:
-            put_plain(f"{p}.mlp.gate.weight", _bf16(rng.normal(0, 0.02, (n_experts, hidden))))
-            put_plain(f"{p}.mlp.gate.e_score_correction_bias",
-                      rng.normal(0, 0.1, n_experts).astype(np.float32))
-            for E in range(n_experts):
-                for sub in ("gate_proj", "up_proj", "down_proj"):
-                    N, K = (hidden, inter) if sub == "down_proj" else (inter, hidden)
-                    quantized(f"{p}.mlp.experts.{E}.{sub}", N, K, first)
-                    first = False
-            for sub in ("gate_proj", "up_proj", "down_proj"):
-                N, K = (hidden, inter) if sub == "down_proj" else (inter, hidden)
-                put_plain(f"{p}.mlp.shared_experts.{sub}.weight",
-                          _bf16(rng.normal(0, 0.02, (N, K))))
-    put_plain("model.norm.weight", _bf16(rng.normal(1, 0.1, hidden)))
-    put_plain("lm_head.weight", _bf16(rng.normal(0, 0.02, (vocab, hidden))))
-
+    n_layers = _ct_model_body(rng, put_plain, quantized, hidden=hidden, inter=inter, kv=kv,
+                              vocab=vocab, moe=moe, n_experts=n_experts)
     ignore = ["lm_head"]
     if moe:
         ignore += ["re:.*self_attn.*", "re:.*shared_experts.*",
@@ -1114,8 +1129,165 @@ def make_ct_mixed_precision(rng, *, hidden=64, inter=96, kv=32, vocab=48,
                                if nan_scale else "")))
 
 
+def _ct_mx_args(num_bits, dynamic=False):
+    """compressed-tensors 0.20's MX QuantizationArgs (quantization/quant_scheme.py presets
+    MXFP4A16, MXFP8: float, group 32, symmetric, ``scale_dtype=torch.uint8``) as its
+    serializer writes them (quant_args.py ``_serialize``: observer, zp_dtype, actorder,
+    block_structure left out when not given; the dtype as the string "torch.uint8")."""
+    return {"num_bits": num_bits, "type": "float", "symmetric": True, "group_size": 32,
+            "strategy": "group", "dynamic": dynamic, "scale_dtype": "torch.uint8"}
+
+
+def ct_mx_reference(values, scale) -> np.ndarray:
+    """The OCP MX value of compressed-tensors' MX layouts: element value (FP4 E2M1 or E4M3,
+    float64) times 2**(b - 127) for the U8 scale byte b of its block of 32 along the last
+    axis (decode_e8m0: 255 reads as NaN, as the OCP spec says; compressed-tensors reads it as
+    2**128 = inf, see make_ct_mx).  The product is exact in float64 and, for the bytes the
+    cases hold, in float32: it has at most 4 significant bits and lies in [2**-136, 2**128)
+    (FP4 >= 0.5, E4M3 >= 2**-9 times 2**-127 at the bottom, float32 subnormals reaching
+    2**-149; at the top the cases keep |element| < 2 in blocks of byte 254, where 2 * 2**127
+    would overflow).  values [..., K], scale [..., K/32] -> float32."""
+    v = np.asarray(values, dtype=np.float64)
+    s = decode_e8m0(scale)
+    if s.shape[-1] * 32 != v.shape[-1]:
+        raise ValueError(f"scale {s.shape} does not give one byte per 32 of {v.shape}")
+    return (v * np.repeat(s, 32, axis=-1)).astype(np.float32)
+
+
+_CT_MX_FORMATS = {"mxfp4": ("MXFP4A16", "mxfp4-pack-quantized"),
+                  "mxfp8": ("MXFP8", "mxfp8-quantized")}
+
+
+def make_ct_mx(rng, *, fmt="mxfp4", moe=False, hidden=96, inter=160, kv=32, n_experts=2,
+               vocab=64) -> Case:
+    """compressed-tensors' MX formats: ``mxfp4-pack-quantized`` (preset MXFP4A16) and
+    ``mxfp8-quantized`` (preset MXFP8), the small model of make_ct_pack_quantized (moe=True:
+    its Kimi-K2 / DeepSeek-V3 MoE, routed experts quantized, the router ``mlp.gate`` ignored
+    too; compressed-tensors has no names for fused experts).
+
+    Sources: compressed-tensors 0.20.0 (installed from PyPI and read): quantization/
+    quant_scheme.py (MXFP4A16: weights float 4 bits, group 32, symmetric, static,
+    ``scale_dtype=torch.uint8``; MXFP8: the same with 8 bits plus dynamic 8-bit group-32 input
+    activations, which store nothing); compressors/mxfp4/base.py (MXFP4PackedCompressor, an
+    NVFP4PackedCompressor without ``weight_global_scale``); compressors/mxfp8/base.py
+    (MXFP8QuantizationCompressor, NaiveQuantizationCompressor with uint8 scales);
+    compressors/mx_utils.py (``compress_mx_scale``: ``127 + floor(log2(scale))`` as uint8;
+    ``decompress_mx_scale``: ``2.0 ** (scale.to(int32) - 127).to(bfloat16)``); the config is
+    what ModelCompressor.update_config writes for the preset (ignore, status aside).
+
+    Stored per quantized Linear X [N, K] (K a multiple of 32):
+      fmt="mxfp4": X.weight_packed  U8 [N, K/2]   FP4 E2M1 codes, low nibble = element 2k
+                                    (nvfp4/helpers.py pack_fp4_to_uint8)
+                   X.weight_scale   U8 [N, K/32]  E8M0 bytes: 2**(b - 127)
+      fmt="mxfp8": X.weight         F8_E4M3 [N, K]
+                   X.weight_scale   U8 [N, K/32]  E8M0 bytes
+    No global scale, no zero point, no weight_shape.
+
+    Reference: ct_mx_reference, the exact products (exact in float32).  compressed-tensors'
+    decompress works in bfloat16: ``unpack_fp4_from_uint8`` (FP4 values in bf16, code 8 is
+    -0.0) or the E4M3 weight ``.to(bf16)`` (exact) times the bf16 scale ``2**(b-127)`` (exact:
+    bf16 has float32's exponent range, 2**-127 a subnormal), one bf16 rounding of the exact
+    product: ``expected(case, "bfloat16")`` (the rounding only shows for E4M3 below bf16's
+    subnormals, byte 0).  It reads byte 255 as 2**128 = +inf in bf16 (not the OCP NaN):
+    nonzero elements become +-inf, +-0 elements NaN; the cases hold no 255.
+
+    Edge cases: hidden=96 is not a multiple of 64 (three blocks of 32); the first quantized
+    Linear's row 0 starts with FP4 codes 0..15 twice (E4M3: 448, -448, 2**-9, -0, +0), row 1
+    is a block of code 8 (-0.0; E4M3 0x80), block (2, 0) has scale byte 0 (2**-127: float32
+    subnormal products, 2**-128 for FP4 0.5) and the last block of row 3 byte 254 (2**127);
+    every Linear has one more random block of byte 0 and one of byte 254.  In blocks of byte
+    254 the elements are kept below 2 in magnitude (FP4 0, 0.5, 1, 1.5; E4M3 exponent field
+    <= 7), so that nothing overflows float32 or bf16 (float16 outputs are +-inf there).
+    Scale bytes are otherwise 110..130 (2**-17 .. 2**3)."""
+    if fmt not in _CT_MX_FORMATS:
+        raise ValueError(fmt)
+    preset, ct_format = _CT_MX_FORMATS[fmt]
+    fp4 = fmt == "mxfp4"
+    tensors, reference, exact, groups, plain = {}, {}, {}, {}, []
+
+    def put_plain(name, arr):
+        tensors[name] = arr
+        plain.append(name)
+
+    def quantized(x, N, K, first=False):
+        if K % 32:
+            raise ValueError(f"K={K} is not a multiple of 32")
+        G = K // 32
+        if fp4:
+            codes = rng.integers(0, 16, size=(N, K)).astype(np.uint8)
+        else:
+            codes = rand_e4m3_codes(rng, (N, K))
+        e = rng.integers(110, 131, size=(N, G)).astype(np.uint8)
+        if first:
+            if fp4:
+                codes[0, :32] = np.tile(np.arange(16, dtype=np.uint8), 2)
+                codes[1, :32] = 8
+            else:
+                codes[0, :5] = [0x7E, 0xFE, 0x01, 0x80, 0x00]
+                codes[1, :32] = 0x80
+            e[2, 0] = 0
+            e[3, G - 1] = 254
+        i0, i254 = rng.choice((N - 4) * G, size=2, replace=False) + 4 * G
+        e.reshape(-1)[[i0, i254]] = [0, 254]
+        big = np.repeat(e == 254, 32, axis=1)
+        codes = np.where(big, codes & (0xB if fp4 else 0xBF), codes).astype(np.uint8)
+        w, s = f"{x}.weight", f"{x}.weight_scale"
+        if fp4:
+            vals = FP4_E2M1[codes]
+            tensors[f"{x}.weight_packed"] = pack_nibbles_low_first(codes)
+            members = [f"{x}.weight_packed", s]
+        else:
+            vals = decode_e4m3fn(codes)
+            tensors[w] = codes.view(F8_E4M3)
+            members = [w, s]
+        tensors[s] = e
+        reference[w] = ct_mx_reference(vals, e)
+        exact[w] = vals * np.repeat(decode_e8m0(e), 32, axis=1)
+        groups[w] = members
+
+    n_layers = _ct_model_body(rng, put_plain, quantized, hidden=hidden, inter=inter, kv=kv,
+                              vocab=vocab, moe=moe, n_experts=n_experts)
+    ignore = ["lm_head"]
+    if moe:
+        ignore += ["re:.*self_attn.*", "re:.*shared_experts.*",
+                   "re:.*mlp\\.(gate|up|gate_up|down)_proj.*", "re:.*mlp\\.gate$"]
+    # ModelCompressor.update_config: json.dump(..., sort_keys=True) of QuantizationConfig.
+    # model_dump plus version, quant_method, sparsity_config and transform_config
+    qc = {
+        "config_groups": {"group_0": {
+            "format": ct_format,
+            "input_activations": None if fp4 else _ct_mx_args(8, dynamic=True),
+            "output_activations": None,
+            "targets": ["Linear"],
+            "weights": _ct_mx_args(4 if fp4 else 8)}},
+        "format": ct_format,
+        "global_compression_ratio": None,
+        "ignore": ignore,
+        "kv_cache_scheme": None,
+        "moe_sparsity_config": None,
+        "quant_method": "compressed-tensors",
+        "quantization_status": "compressed",
+        "sparsity_config": {},
+        "transform_config": {},
+        "version": "0.20.0",
+    }
+    config = {"architectures": ["DeepseekV3ForCausalLM" if moe else "LlamaForCausalLM"],
+              "model_type": "deepseek_v3" if moe else "llama",
+              "hidden_size": hidden, "intermediate_size": inter,
+              "num_hidden_layers": n_layers, "vocab_size": vocab,
+              "torch_dtype": "bfloat16", "quantization_config": qc}
+    if moe:
+        config.update({"n_routed_experts": n_experts, "moe_intermediate_size": inter,
+                       "first_k_dense_replace": 1})
+    notes = (f"compressed-tensors {ct_format} (preset {preset}), U8 E8M0 scales per 32, "
+             f"bytes 0 and 254 in some blocks{', Kimi-K2 style MoE' if moe else ''}")
+    return _check_case(Case(tensors, config, reference, plain, "ct_mx",
+                            f"ct_{fmt}{'_moe' if moe else ''}", groups, exact,
+                            {"format": "pt"}, notes))
+
+
 def dequantize_ct(tensors, config) -> dict:
-    """Reference decoder for both compressed-tensors cases, from stored tensors + config."""
+    """Reference decoder for the compressed-tensors cases, from stored tensors + config."""
     qc = config["quantization_config"]
     out = {}
     for name, arr in tensors.items():
@@ -1136,11 +1308,28 @@ def dequantize_ct(tensors, config) -> dict:
             out[f"{x}.weight"] = ct_int_reference(q, zp, scale)
         elif param == "weight_packed" and arr.dtype == np.uint8:
             codes = unpack_nibbles_low_first(arr)
-            out[f"{x}.weight"] = nvfp4_reference(codes, tensors[f"{x}.weight_scale"],
-                                                 tensors[f"{x}.weight_global_scale"])
+            scale = tensors[f"{x}.weight_scale"]
+            if scale.dtype == np.uint8:                   # MXFP4: E8M0 bytes, no global
+                _ct_mx_check(qc, x, param, scale, codes.shape)
+                out[f"{x}.weight"] = ct_mx_reference(FP4_E2M1[codes], scale)
+            else:
+                out[f"{x}.weight"] = nvfp4_reference(codes, scale,
+                                                     tensors[f"{x}.weight_global_scale"])
         elif param == "weight" and arr.dtype == F8_E4M3 and f"{x}.weight_scale" in tensors:
-            out[name] = fp8_channel_reference(arr, tensors[f"{x}.weight_scale"])
+            scale = tensors[f"{x}.weight_scale"]
+            if scale.dtype == np.uint8:                   # MXFP8
+                _ct_mx_check(qc, x, param, scale, arr.shape)
+                out[name] = ct_mx_reference(decode_e4m3fn(arr), scale)
+            else:
+                out[name] = fp8_channel_reference(arr, scale)
     return out
+
+
+def _ct_mx_check(qc, module, param, scale, shape):
+    wa = _ct_scheme_for(qc, module, param)["weights"]
+    if wa.get("group_size") != 32 or scale.shape[-1] * 32 != shape[-1]:
+        raise ValueError(f"{module}.weight_scale: {scale.shape} is not one E8M0 byte per 32 "
+                         f"of {tuple(shape)} (group_size {wa.get('group_size')})")
 
 
 def _ct_scheme_for(qc, module, param):
@@ -1622,7 +1811,7 @@ def dequantize_reference(case: Case) -> dict:
     """The reference recomputed from ``case.tensors`` (+ config / metadata) alone."""
     if case.layout == "deepseek_v4":
         return dequantize_deepseek_v4(case.tensors, case.config)
-    if case.layout in ("ct_pack_quantized", "ct_mixed_precision"):
+    if case.layout in ("ct_pack_quantized", "ct_mixed_precision", "ct_mx"):
         return dequantize_ct(case.tensors, case.config)
     if case.layout == "gptq":
         return dequantize_gptq(case.tensors, case.config)
@@ -1664,6 +1853,10 @@ CASES = {
     "scaled_fp8_block": lambda rng: make_scaled_fp8(rng, spelling="block"),
     "scaled_fp8_block_2level": lambda rng: make_scaled_fp8(rng, spelling="block",
                                                            two_level=True),
+    # (after the others, so that adding them left the others' seeds as they were)
+    "ct_mxfp4": lambda rng: make_ct_mx(rng),
+    "ct_mxfp4_moe": lambda rng: make_ct_mx(rng, moe=True),
+    "ct_mxfp8": lambda rng: make_ct_mx(rng, fmt="mxfp8"),
 }
 
 
@@ -1836,6 +2029,28 @@ def _m_ct_nvfp4_nan(rng):
                 ["model.layers.0.mlp.gate_proj.weight_scale"], keep_reference=True)
 
 
+def _m_ct_mxfp4_group16(rng):
+    c = make_ct_mx(rng).copy()
+    s = "model.layers.0.mlp.down_proj.weight_scale"
+    c.tensors[s] = np.repeat(c.tensors[s], 2, axis=1)
+    return _mal(c, "mxfp4_scale_group16",
+                "MXFP4 down_proj weight_scale U8 [96, 10] for K=160: a byte per 16, not 32", [s])
+
+
+def _m_ct_mxfp8_group16(rng):
+    c = make_ct_mx(rng, fmt="mxfp8").copy()
+    s = "model.layers.0.self_attn.q_proj.weight_scale"
+    c.tensors[s] = np.repeat(c.tensors[s], 2, axis=1)
+    return _mal(c, "mxfp8_scale_group16",
+                "MXFP8 q_proj weight_scale U8 [96, 6] for K=96: E8M0 per 16 is not MX", [s])
+
+
+def _m_ct_mx_missing_scale(rng):
+    c = _without(make_ct_mx(rng, moe=True), "model.layers.1.mlp.experts.1.up_proj.weight_scale")
+    return _mal(c, "mxfp4_missing_scale", "an MXFP4 expert's weight_packed without weight_scale",
+                ["model.layers.1.mlp.experts.1.up_proj"])
+
+
 def _m_gptq_qzeros_shape(rng):
     c = make_gptq(rng).copy()
     s = "model.layers.0.self_attn.q_proj.qzeros"
@@ -1980,6 +2195,9 @@ MALFORMED = {
     "ct/config_num_bits8": _m_ct_config_bits8,
     "ct/missing_global_scale": _m_ct_missing_global,
     "ct/nvfp4_nan_scale": _m_ct_nvfp4_nan,
+    "ct/mxfp4_scale_group16": _m_ct_mxfp4_group16,
+    "ct/mxfp8_scale_group16": _m_ct_mxfp8_group16,
+    "ct/mxfp4_missing_scale": _m_ct_mx_missing_scale,
     "gptq/qzeros_shape": _m_gptq_qzeros_shape,
     "gptq/g_idx_out_of_range": _m_gptq_g_idx_range,
     "gptq/g_idx_length": _m_gptq_g_idx_len,

@@ -243,6 +243,7 @@ _EXPECTED_DTYPES = {
     "ct_mixed_precision": {".weight": {"F8_E4M3"}, ".weight_packed": {"U8"},
                            ".weight_scale": {"F8_E4M3", "BF16", "F32"},
                            ".weight_global_scale": {"F32"}, ".input_global_scale": {"F32"}},
+    "ct_mx": {".weight": {"F8_E4M3"}, ".weight_packed": {"U8"}, ".weight_scale": {"U8"}},
     "gptq": {".qweight": {"I32"}, ".qzeros": {"I32"}, ".scales": {"F16"}, ".g_idx": {"I32"}},
     "awq": {".qweight": {"I32"}, ".qzeros": {"I32"}, ".scales": {"F16"}},
     "scaled_fp8": {".weight": {"F8_E4M3", "F8_E5M2"}, ".scale_weight": {"F32"},
@@ -485,6 +486,8 @@ def test_malformed(name, tmp_path):
                                   "deepseek_v4/config_block64", "ct/group_size_mismatch",
                                   "ct/wrong_scale_shape", "ct/missing_scale",
                                   "ct/missing_zero_point", "ct/missing_global_scale",
+                                  "ct/mxfp4_scale_group16", "ct/mxfp8_scale_group16",
+                                  "ct/mxfp4_missing_scale",
                                   "gptq/missing_scales", "gptq/qzeros_shape",
                                   "gptq/g_idx_out_of_range", "awq/missing_qzeros",
                                   "scaled_fp8/wrong_scale_shape", "scaled_fp8/missing_scale"])
@@ -565,6 +568,7 @@ def test_scaled_fp8_reference_matches_torch_arithmetic(cases):
 # --------------------------------------------------------------------------------------------
 
 CT_KEYS = [k for k in CASE_KEYS if k.startswith("ct_")]
+CT_MX_KEYS = [k for k in CT_KEYS if k.startswith("ct_mx")]
 
 
 @pytest.fixture(scope="module")
@@ -616,7 +620,11 @@ def test_ct_dequantizer_gives_the_reference(ct, cases, key, shards, tmp_path):
     """compressed-tensors' own CompressedTensorsDequantizer (entrypoints/convert, the Kimi-K2.6
     -> bf16 converter) on the checkpoint folder written here: with dtype float32 it returns
     the decompressors' values untouched, bit for bit the reference; with its default bf16,
-    expected(case, "bfloat16").  Its validate() also finds no leftover quantization params."""
+    expected(case, "bfloat16").  Its validate() also finds no leftover quantization params.
+    MX: the decompressors compute in bf16, so float32 holds expected(case, "bfloat16"); and
+    MXFP8's compressed parameter is ``weight`` itself, which with targets ["Linear"] the
+    converter (names only, no modules) looks for under every ``X.weight``, so the plain
+    tensors' modules are passed as ``ignore`` (as its CLI's --ignore would)."""
     import torch
     from compressed_tensors.entrypoints.convert.converters.ct_dequantizer import (
         CompressedTensorsDequantizer)
@@ -628,21 +636,28 @@ def test_ct_dequantizer_gives_the_reference(ct, cases, key, shards, tmp_path):
     for f in os.listdir(tmp_path):
         if f.endswith(".safetensors"):
             tensors.update(load_file(str(tmp_path / f)))
-    out = CompressedTensorsDequantizer(str(tmp_path), dtype=torch.float32).validate(dict(tensors))
+    ignore = []
+    if key == "ct_mxfp8":
+        ignore = [p.rpartition(".")[0] for p in c.plain]
+    ref32 = c.reference
+    if c.layout == "ct_mx":
+        ref32 = {k: v.astype(np.float32) for k, v in L.expected(c, "bfloat16").items()}
+    out = CompressedTensorsDequantizer(str(tmp_path), ignore, dtype=torch.float32).validate(
+        dict(tensors))
     assert set(out) == set(c.reference) | set(c.plain)
-    for k, ref in c.reference.items():
+    for k, ref in ref32.items():
         assert out[k].dtype == torch.float32
         assert np.array_equal(bits32(out[k].numpy()), bits32(ref)), k
     for k in c.plain:
         assert _torch_bytes(out[k]) == _np_bytes(c.tensors[k]), k
-    out = CompressedTensorsDequantizer(str(tmp_path)).process(dict(tensors))
+    out = CompressedTensorsDequantizer(str(tmp_path), ignore).process(dict(tensors))
     exp = L.expected(c, "bfloat16")
     for k in c.reference:
         assert out[k].dtype == torch.bfloat16
         assert _torch_bytes(out[k]) == _np_bytes(exp[k]), k
 
 
-@pytest.mark.parametrize("key", [k for k in CT_KEYS if "mixed" not in k])
+@pytest.mark.parametrize("key", [k for k in CT_KEYS if "mixed" not in k and k not in CT_MX_KEYS])
 def test_ct_compressor_writes_the_same_words(ct, cases, key):
     """PackedQuantizationCompressor.compress of the exact float weights with this case's
     scales and zero points gives this case's weight_packed / weight_zero_point words."""
@@ -720,3 +735,180 @@ def test_awq_reference_matches_compressed_tensors_converter(ct, cases):
         got = PackedQuantizationCompressor.decompress(sd, scheme)["weight"]
         assert got.dtype == torch.float16
         assert np.array_equal(bits32(got.float().numpy()), bits32(c.reference[w])), w
+
+
+# ---- compressed-tensors' MX formats (MXFP4A16, MXFP8) ---------------------------------------
+
+
+def _ct_mx_state_dict(c, out_name):
+    """The per-module state dict compressed-tensors' MX decompressors take: weight_packed U8
+    (MXFP4) or weight float8_e4m3fn (MXFP8), weight_scale U8."""
+    x = out_name[: -len(".weight")]
+    sd = {"weight_scale": _to_torch(c.tensors[f"{x}.weight_scale"])}
+    if f"{x}.weight_packed" in c.tensors:
+        sd["weight_packed"] = _to_torch(c.tensors[f"{x}.weight_packed"])
+    else:
+        sd["weight"] = _to_torch(c.tensors[out_name])
+    return x, sd
+
+
+def _ct_mx_compressor(fmt):
+    from compressed_tensors.compressors.mxfp4.base import MXFP4PackedCompressor
+    from compressed_tensors.compressors.mxfp8.base import MXFP8QuantizationCompressor
+
+    return {"mxfp4-pack-quantized": MXFP4PackedCompressor,
+            "mxfp8-quantized": MXFP8QuantizationCompressor}[fmt]
+
+
+def _as_u16(t):
+    import torch
+
+    return t.contiguous().view(torch.int16).numpy().view(np.uint16)
+
+
+@pytest.mark.parametrize("key", CT_MX_KEYS)
+def test_ct_mx_decompressor_gives_the_reference(ct, cases, key):
+    """MXFP4PackedCompressor.decompress / MXFP8QuantizationCompressor.decompress, under the
+    scheme of the case's config (the group _ct_scheme_for finds for each module), on each
+    module's stored tensors: bfloat16, bit for bit the reference rounded once to bfloat16
+    (expected(case, "bfloat16"); -0.0 included)."""
+    import torch
+    from compressed_tensors.quantization import QuantizationConfig
+
+    c = cases[key]
+    qc = c.config["quantization_config"]
+    groups = QuantizationConfig.model_validate(qc).config_groups
+    exp = L.expected(c, "bfloat16")
+    for out_name in c.reference:
+        x, sd = _ct_mx_state_dict(c, out_name)
+        name = next(n for n, g in qc["config_groups"].items()
+                    if g is L._ct_scheme_for(qc, x, next(iter(sd))))
+        scheme = groups[name]
+        got = _ct_mx_compressor(scheme.format).decompress(sd, scheme)["weight"]
+        assert got.dtype == torch.bfloat16 and tuple(got.shape) == exp[out_name].shape
+        assert np.array_equal(_as_u16(got), exp[out_name].view(np.uint16)), out_name
+    assert any((np.signbit(v) & (v == 0)).any() for v in exp.values())     # -0.0 compared
+
+
+@pytest.mark.parametrize("key", CT_MX_KEYS)
+def test_ct_mx_config_is_what_compressed_tensors_writes(ct, cases, key, tmp_path):
+    """ModelCompressor.update_config for a module quantized with the preset (MXFP4A16 or
+    MXFP8, targets ["Linear"]) writes this case's quantization_config, but for ``ignore``
+    (it lists the modules left out) and the status ("initialized" before compression)."""
+    import torch
+    from compressed_tensors.compressors import ModelCompressor
+    from compressed_tensors.quantization import (
+        QuantizationConfig, apply_quantization_config, preset_name_to_scheme)
+
+    c = cases[key]
+    qc = c.config["quantization_config"]
+    preset = {"mxfp4-pack-quantized": "MXFP4A16", "mxfp8-quantized": "MXFP8"}[qc["format"]]
+    model = torch.nn.Module()
+    model.q_proj = torch.nn.Linear(64, 32, bias=False)
+    model.lm_head = torch.nn.Linear(64, 48, bias=False)
+    apply_quantization_config(model, QuantizationConfig(
+        config_groups={"group_0": preset_name_to_scheme(preset, ["Linear"])},
+        ignore=["lm_head"]))
+    (tmp_path / "config.json").write_text("{}")
+    ModelCompressor.from_pretrained_model(model).update_config(str(tmp_path))
+    theirs = json.loads((tmp_path / "config.json").read_text())["quantization_config"]
+    assert theirs["quantization_status"] == "initialized"
+    assert qc["quantization_status"] == "compressed"
+    assert theirs["ignore"] == ["lm_head"] and qc["ignore"][0] == "lm_head"
+    drop = ("ignore", "quantization_status")
+    assert {k: v for k, v in theirs.items() if k not in drop} == \
+        {k: v for k, v in qc.items() if k not in drop}
+
+
+@pytest.mark.parametrize("key", CT_MX_KEYS)
+def test_ct_mx_compressor_writes_the_same_bytes(ct, cases, key):
+    """The compressors' compress of the exact float weights with the float scales 2**(b-127)
+    gives this case's weight_scale bytes and codes, but for the sign of zero: their rounding
+    to FP4 writes -0.0 as code 0, not 8 (E4M3 keeps 0x80)."""
+    import torch
+    from compressed_tensors.quantization import QuantizationConfig
+
+    c = cases[key]
+    scheme = QuantizationConfig.model_validate(
+        c.config["quantization_config"]).config_groups["group_0"]
+    comp = _ct_mx_compressor(scheme.format)
+    for out_name in c.reference:
+        x = out_name[: -len(".weight")]
+        e = c.tensors[f"{x}.weight_scale"]
+        sd = {"weight": torch.from_numpy(c.exact[out_name].astype(np.float32)),
+              "weight_scale": torch.from_numpy(L.decode_e8m0(e).astype(np.float32))}
+        got = comp.compress(sd, scheme)
+        assert np.array_equal(got["weight_scale"].numpy(), e), x
+        if f"{x}.weight_packed" in c.tensors:
+            mine = L.unpack_nibbles_low_first(c.tensors[f"{x}.weight_packed"])
+            theirs = L.unpack_nibbles_low_first(got["weight_packed"].numpy())
+            assert np.array_equal(theirs, np.where(mine == 8, 0, mine)), x
+        else:
+            assert got["weight"].dtype == torch.float8_e4m3fn
+            assert _torch_bytes(got["weight"]) == _np_bytes(c.tensors[out_name]), x
+
+
+def test_ct_mx_cases_contain_their_edge_cases(cases):
+    for key in CT_MX_KEYS:
+        c = cases[key]
+        fp4 = "mxfp4" in key
+        scales = [L._u8(c.tensors[m]) for ms in c.groups.values() for m in ms
+                  if m.endswith(".weight_scale")]
+        allb = np.concatenate([s.reshape(-1) for s in scales])
+        assert allb.max() == 254 and allb.min() == 0 and 255 not in allb, key
+        assert all((s == 0).any() and (s == 254).any() for s in scales), key
+        first = next(iter(c.groups))
+        codes = c.tensors[c.groups[first][0]]
+        if fp4:
+            q = L.unpack_nibbles_low_first(codes)
+            assert q[0, :32].tolist() == list(range(16)) * 2 and (q[1, :32] == 8).all()
+            assert codes.dtype == np.uint8 and codes.shape[1] * 2 == q.shape[1]
+        else:
+            q = L._u8(codes)
+            assert q[0, :5].tolist() == [0x7E, 0xFE, 0x01, 0x80, 0x00]
+            assert not np.isnan(L.decode_e4m3fn(q)).any()
+        e = L._u8(c.tensors[c.groups[first][1]])
+        assert e[2, 0] == 0 and e[3, -1] == 254
+        for out_name, ref in c.reference.items():
+            e = L._u8(c.tensors[c.groups[out_name][1]])
+            big = np.repeat(e == 254, 32, axis=1)
+            assert np.isfinite(ref).all() and big.any()
+            assert (np.abs(c.exact[out_name][big]) < 2.0 ** 128).all()    # |element| < 2
+            assert np.array_equal(ref.astype(np.float64), c.exact[out_name]), out_name
+            assert np.isfinite(L.expected(c, "bfloat16")[out_name].astype(np.float32)).all()
+        assert c.tensors["model.layers.0.self_attn.q_proj.weight_scale" if "moe" not in key
+                         else "model.layers.1.mlp.experts.0.gate_proj.weight_scale"].shape[1] == 3
+        if "moe" in key:
+            assert all(".mlp.experts." in k for k in c.reference) and len(c.reference) == 6
+
+
+def test_ct_mx_decompressor_on_255_and_negative_zero(ct):
+    """What compressed-tensors 0.20 makes of two bytes the standard cases leave alone or hold
+    once: scale byte 255 is 2**(255-127) = 2**128 in bf16, +inf (decompress_mx_scale; the OCP
+    spec says NaN): nonzero elements come out +-inf, +0 and -0 NaN (0 * inf); FP4 code 8 is
+    -0.0 (kE2M1ToFloat[0] * -1.0), E4M3 0x80 stays -0.0."""
+    import torch
+    from compressed_tensors.compressors.mx_utils import decompress_mx_scale
+    from compressed_tensors.quantization import preset_name_to_scheme
+
+    assert torch.isposinf(decompress_mx_scale(torch.tensor([255], dtype=torch.uint8))).all()
+    codes = np.tile(np.arange(16, dtype=np.uint8), 4).reshape(2, 32)
+    sd = {"weight_packed": torch.from_numpy(L.pack_nibbles_low_first(codes)),
+          "weight_scale": torch.tensor([[255], [127]], dtype=torch.uint8)}
+    comp = _ct_mx_compressor("mxfp4-pack-quantized")
+    w = comp.decompress(sd, preset_name_to_scheme("MXFP4A16", ["Linear"]))["weight"].float()
+    w = w.numpy()
+    assert np.isnan(w[0, [0, 8]]).all()
+    assert np.isposinf(w[0, 1:8]).all() and np.isneginf(w[0, 9:16]).all()
+    assert w[1, 8] == 0 and np.signbit(w[1, 8]) and not np.signbit(w[1, 0])
+    assert np.array_equal(w[1, :16], L.FP4_E2M1.astype(np.float32))
+    c8 = np.array([[0x38, 0x80, 0x00, 0xB8] + [0x38] * 28] * 2, dtype=np.uint8)
+    sd = {"weight": torch.from_numpy(c8).view(torch.float8_e4m3fn),
+          "weight_scale": torch.tensor([[255], [127]], dtype=torch.uint8)}
+    comp = _ct_mx_compressor("mxfp8-quantized")
+    w = comp.decompress(sd, preset_name_to_scheme("MXFP8", ["Linear"]))["weight"].float()
+    w = w.numpy()
+    assert np.isposinf(w[0, 0]) and np.isnan(w[0, 1:3]).all() and np.isneginf(w[0, 3])
+    assert w[1, 1] == 0 and np.signbit(w[1, 1]) and w[1, 3] == -1.0
+    # the reference follows the OCP spec instead: byte 255 is NaN over the whole block
+    assert np.isnan(L.ct_mx_reference(L.FP4_E2M1[codes[:1]], np.array([[255]], np.uint8))).all()

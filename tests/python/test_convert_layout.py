@@ -421,3 +421,25 @@ def test_dsv4_fp4_to_fp8_refused(tmp_path):
         a, b = dequantized(src, tmp_path, "a" + to, to), dequantized(mx, tmp_path, "b" + to, to)
         for k in a:
             assert a[k].tobytes() == b[k].tobytes(), (k, to)
+
+
+@pytest.mark.parametrize("key", ["ct_mxfp4", "ct_mxfp4_moe", "ct_mxfp8"])
+def test_ct_mx_cases_to_ocp_mx_and_back(tmp_path, key):
+    """compressed-tensors' MX checkpoints of ckpt_layouts (checked against compressed-tensors'
+    own compressor and decompressor) to OCP MX and back: the same bytes at the end, and the
+    OCP MX checkpoint dequantizes to the reference (every case has scale bytes 0 and 254, -0
+    codes and E4M3's extremes)."""
+    case = L.CASES[key](np.random.default_rng(30))
+    src, mx, back = tmp_path / "ct", tmp_path / "mx", tmp_path / "back"
+    L.write_checkpoint(str(src), case, shards=2)
+    dtcast.files.convert_layout(str(src), str(mx), to="mx")
+    raw = raw_tensors(mx)
+    assert all(raw[k][0] == "F8_E8M0" for k in raw if k.endswith("weight_scale"))
+    for to in ("bfloat16", "float32"):
+        want = L.expected(case, to)
+        got = dequantized(mx, tmp_path, key + to, to)
+        assert set(want) <= set(got)
+        for k, w in want.items():
+            assert got[k].tobytes() == w.tobytes(), (k, to)
+    dtcast.files.convert_layout(str(mx), str(back), to="mx-ct")
+    assert raw_tensors(src) == raw_tensors(back)

@@ -145,7 +145,8 @@ LAYOUT_NAMES = {"deepseek_v4": {"deepseek-v4-fp8", "deepseek-v4-fp4", "fp8-block
                 "ct_pack_quantized": {"pack-quantized"},
                 "ct_mixed_precision": {"absmax", "nvfp4-ct"},
                 "gptq": {"gptq"}, "awq": {"awq"},
-                "scaled_fp8": {"absmax", "absmax-comfyui"}}
+                "scaled_fp8": {"absmax", "absmax-comfyui"},
+                "ct_mx": {"mx-ct"}}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
