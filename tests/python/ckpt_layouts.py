@@ -883,6 +883,20 @@ def ct_int_reference(q, zp, scale) -> np.ndarray:
     return _round_to(prod, scale.dtype)
 
 
+def _ct_model_config(qc, *, moe, hidden, inter, n_layers, vocab, n_experts) -> dict:
+    """config.json of the compressed-tensors cases: a Llama, or a DeepSeek-V3-style MoE (Kimi K2's
+    architecture) whose first layer is dense."""
+    config = {"architectures": ["DeepseekV3ForCausalLM" if moe else "LlamaForCausalLM"],
+              "model_type": "deepseek_v3" if moe else "llama",
+              "hidden_size": hidden, "intermediate_size": inter,
+              "num_hidden_layers": n_layers, "vocab_size": vocab,
+              "torch_dtype": "bfloat16", "quantization_config": qc}
+    if moe:
+        config.update({"n_routed_experts": n_experts, "moe_intermediate_size": inter,
+                       "first_k_dense_replace": 1})
+    return config
+
+
 def make_ct_pack_quantized(rng, *, num_bits=4, group_size=32, strategy="group",
                            symmetric=True, scale_dtype="bf16", moe=False, hidden=96,
                            inter=160, kv=32, n_experts=2, vocab=64) -> Case:
@@ -972,14 +986,8 @@ def make_ct_pack_quantized(rng, *, num_bits=4, group_size=32, strategy="group",
         "quant_method": "compressed-tensors",
         "quantization_status": "compressed",
     }
-    config = {"architectures": ["DeepseekV3ForCausalLM" if moe else "LlamaForCausalLM"],
-              "model_type": "deepseek_v3" if moe else "llama",
-              "hidden_size": hidden, "intermediate_size": inter,
-              "num_hidden_layers": n_layers, "vocab_size": vocab,
-              "torch_dtype": "bfloat16", "quantization_config": qc}
-    if moe:
-        config.update({"n_routed_experts": n_experts, "moe_intermediate_size": inter,
-                       "first_k_dense_replace": 1})
+    config = _ct_model_config(qc, moe=moe, hidden=hidden, inter=inter, n_layers=n_layers,
+                              vocab=vocab, n_experts=n_experts)
     name = (f"ct_w{num_bits}a16_{strategy}{group_size if strategy == 'group' else ''}"
             f"_{'sym' if symmetric else 'asym'}_{scale_dtype}{'_moe' if moe else ''}")
     notes = (f"compressed-tensors pack-quantized int{num_bits} {strategy} "
@@ -1271,14 +1279,8 @@ def make_ct_mx(rng, *, fmt="mxfp4", moe=False, hidden=96, inter=160, kv=32, n_ex
         "transform_config": {},
         "version": "0.20.0",
     }
-    config = {"architectures": ["DeepseekV3ForCausalLM" if moe else "LlamaForCausalLM"],
-              "model_type": "deepseek_v3" if moe else "llama",
-              "hidden_size": hidden, "intermediate_size": inter,
-              "num_hidden_layers": n_layers, "vocab_size": vocab,
-              "torch_dtype": "bfloat16", "quantization_config": qc}
-    if moe:
-        config.update({"n_routed_experts": n_experts, "moe_intermediate_size": inter,
-                       "first_k_dense_replace": 1})
+    config = _ct_model_config(qc, moe=moe, hidden=hidden, inter=inter, n_layers=n_layers,
+                              vocab=vocab, n_experts=n_experts)
     notes = (f"compressed-tensors {ct_format} (preset {preset}), U8 E8M0 scales per 32, "
              f"bytes 0 and 254 in some blocks{', Kimi-K2 style MoE' if moe else ''}")
     return _check_case(Case(tensors, config, reference, plain, "ct_mx",
