@@ -1,0 +1,529 @@
+/* The GGUF reader (gguf.h): header, metadata and tensor infos of a mapped file, every field
+ * checked against the rules of docs/gguf.md before it is used. */
+#include "files/gguf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- ggml's types --------------------------------------------------------------------------- */
+
+/* ggml.h's enum ggml_type and ggml.c's type_traits (block size, bytes per block); the removed
+ * codes 4, 5 (Q4_2, Q4_3), 31-33 (Q4_0_4_4 ...) and 36-38 (IQ4_NL_4_4 ...) have none. */
+static const dt_ggml_type ggml_types[DT_GGML_TYPE_COUNT] = {
+    [0] = {"F32", 1, 4, DTCAST_FLOAT32},
+    [1] = {"F16", 1, 2, DTCAST_FLOAT16},
+    [2] = {"Q4_0", 32, 18, DTCAST_UNDEFINED},
+    [3] = {"Q4_1", 32, 20, DTCAST_UNDEFINED},
+    [6] = {"Q5_0", 32, 22, DTCAST_UNDEFINED},
+    [7] = {"Q5_1", 32, 24, DTCAST_UNDEFINED},
+    [8] = {"Q8_0", 32, 34, DTCAST_UNDEFINED},
+    [9] = {"Q8_1", 32, 36, DTCAST_UNDEFINED},
+    [10] = {"Q2_K", 256, 84, DTCAST_UNDEFINED},
+    [11] = {"Q3_K", 256, 110, DTCAST_UNDEFINED},
+    [12] = {"Q4_K", 256, 144, DTCAST_UNDEFINED},
+    [13] = {"Q5_K", 256, 176, DTCAST_UNDEFINED},
+    [14] = {"Q6_K", 256, 210, DTCAST_UNDEFINED},
+    [15] = {"Q8_K", 256, 292, DTCAST_UNDEFINED},
+    [16] = {"IQ2_XXS", 256, 66, DTCAST_UNDEFINED},
+    [17] = {"IQ2_XS", 256, 74, DTCAST_UNDEFINED},
+    [18] = {"IQ3_XXS", 256, 98, DTCAST_UNDEFINED},
+    [19] = {"IQ1_S", 256, 50, DTCAST_UNDEFINED},
+    [20] = {"IQ4_NL", 32, 18, DTCAST_UNDEFINED},
+    [21] = {"IQ3_S", 256, 110, DTCAST_UNDEFINED},
+    [22] = {"IQ2_S", 256, 82, DTCAST_UNDEFINED},
+    [23] = {"IQ4_XS", 256, 136, DTCAST_UNDEFINED},
+    [24] = {"I8", 1, 1, DTCAST_INT8},
+    [25] = {"I16", 1, 2, DTCAST_INT16},
+    [26] = {"I32", 1, 4, DTCAST_INT32},
+    [27] = {"I64", 1, 8, DTCAST_INT64},
+    [28] = {"F64", 1, 8, DTCAST_FLOAT64},
+    [29] = {"IQ1_M", 256, 56, DTCAST_UNDEFINED},
+    [30] = {"BF16", 1, 2, DTCAST_BFLOAT16},
+    [34] = {"TQ1_0", 256, 54, DTCAST_UNDEFINED},
+    [35] = {"TQ2_0", 256, 66, DTCAST_UNDEFINED},
+    [39] = {"MXFP4", 32, 17, DTCAST_UNDEFINED},
+    [40] = {"NVFP4", 64, 36, DTCAST_UNDEFINED},
+    [41] = {"Q1_0", 128, 18, DTCAST_UNDEFINED},
+    [42] = {"Q2_0", 64, 18, DTCAST_UNDEFINED},
+};
+
+const dt_ggml_type *dt_ggml_type_of(uint32_t code)
+{
+    return code < DT_GGML_TYPE_COUNT && ggml_types[code].name ? &ggml_types[code] : NULL;
+}
+
+static const char *const value_names[DT_GGUF_VALUE_TYPES] = {
+    "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
+    "bool", "string", "array", "uint64", "int64", "float64"};
+
+const char *dt_gguf_value_type_name(uint32_t type)
+{
+    return type < DT_GGUF_VALUE_TYPES ? value_names[type] : "?";
+}
+
+/* Bytes of one scalar of a value type; 0 for STRING and ARRAY. */
+static uint64_t scalar_bytes(uint32_t type)
+{
+    static const uint8_t b[DT_GGUF_VALUE_TYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    return type < DT_GGUF_VALUE_TYPES ? b[type] : 0;
+}
+
+/* ---- the cursor ----------------------------------------------------------------------------- */
+
+typedef struct cursor {
+    const uint8_t *buf;
+    uint64_t size, at;
+    int swap; /* big-endian file */
+    const char *name;
+    dt_io_error *err;
+} cursor;
+
+#define BAD(c, at, ...) bad_f((c), (at), __VA_ARGS__)
+
+static dtcast_status bad_f(cursor *c, uint64_t at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static dtcast_status bad_f(cursor *c, uint64_t at, const char *fmt, ...)
+{
+    char what[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return dt_io_fail(c->err, DTCAST_ERR_BAD_FILE, "%s: byte %llu: %s", c->name,
+                      (unsigned long long)at, what);
+}
+
+/* n bytes as an unsigned scalar in the file's order (n <= 8); the caller checked the bounds. */
+static uint64_t load(const cursor *c, uint64_t at, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned k = 0; k < n; k++) {
+        const unsigned shift = c->swap ? 8 * (n - 1 - k) : 8 * k;
+        v |= (uint64_t)c->buf[at + k] << shift;
+    }
+    return v;
+}
+
+static int have(const cursor *c, uint64_t n)
+{
+    return c->size - c->at >= n;
+}
+
+static dtcast_status take(cursor *c, unsigned n, const char *what, uint64_t *v)
+{
+    if (!have(c, n))
+        return BAD(c, c->at, "the file ends inside %s (%u bytes needed, %llu left)", what, n,
+                   (unsigned long long)(c->size - c->at));
+    *v = load(c, c->at, n);
+    c->at += n;
+    return DTCAST_OK;
+}
+
+/* A string: its length (<= 2^30 and within the file) and where its bytes are. */
+static dtcast_status take_string(cursor *c, const char *what, const uint8_t **p, uint64_t *len)
+{
+    const uint64_t at = c->at;
+    uint64_t n;
+    dtcast_status st = take(c, 8, what, &n);
+    if (st != DTCAST_OK)
+        return st;
+    if (n > DT_GGUF_MAX_STRING)
+        return BAD(c, at, "%s is %llu bytes long, more than GGUF's limit of 2^30 (ggml's "
+                   "GGUF_MAX_STRING_LENGTH)", what, (unsigned long long)n);
+    if (!have(c, n))
+        return BAD(c, at, "%s of %llu bytes runs past the end of the file (%llu bytes left)",
+                   what, (unsigned long long)n, (unsigned long long)(c->size - c->at));
+    *p = c->buf + c->at;
+    *len = n;
+    c->at += n;
+    return DTCAST_OK;
+}
+
+/* Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF), as Python's decode. */
+static int utf8_ok(const uint8_t *s, uint64_t n)
+{
+    uint64_t i = 0;
+    while (i < n) {
+        const uint8_t b = s[i];
+        unsigned len, cp, min;
+        if (b < 0x80) {
+            i++;
+            continue;
+        } else if ((b & 0xE0) == 0xC0) {
+            len = 2, cp = b & 0x1F, min = 0x80;
+        } else if ((b & 0xF0) == 0xE0) {
+            len = 3, cp = b & 0x0F, min = 0x800;
+        } else if ((b & 0xF8) == 0xF0) {
+            len = 4, cp = b & 0x07, min = 0x10000;
+        } else {
+            return 0;
+        }
+        if (n - i < len)
+            return 0;
+        for (unsigned k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* A name for messages: the first bytes of s, printable ASCII kept, others as '?'. */
+static const char *shown(const uint8_t *s, uint64_t n, char out[80])
+{
+    size_t k = 0;
+    for (uint64_t i = 0; i < n && k < 72; i++)
+        out[k++] = s[i] >= 0x20 && s[i] < 0x7F ? (char)s[i] : '?';
+    if (n > 72) {
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* ---- metadata ------------------------------------------------------------------------------- */
+
+static dtcast_status take_value(cursor *c, dt_gguf_kv *kv, const char *key)
+{
+    const uint64_t at = c->at;
+    uint64_t t;
+    dtcast_status st = take(c, 4, "a value type", &t);
+    if (st != DTCAST_OK)
+        return st;
+    if (t >= DT_GGUF_VALUE_TYPES)
+        return BAD(c, at, "key '%s': value type %llu is not a GGUF type (0..12)", key,
+                   (unsigned long long)t);
+    kv->type = (uint32_t)t;
+    kv->value_at = c->at;
+    if (t == DT_GGUF_STRING) {
+        const uint8_t *p;
+        st = take_string(c, "a string value", &p, &kv->count);
+        kv->value_at = (uint64_t)(p - c->buf);
+        kv->value_bytes = kv->count;
+        return st;
+    }
+    if (t != DT_GGUF_ARRAY) {
+        const unsigned n = (unsigned)scalar_bytes((uint32_t)t);
+        if ((st = take(c, n, "a value", &kv->v.u)) != DTCAST_OK)
+            return st;
+        kv->value_bytes = n;
+        if (t == DT_GGUF_BOOL && kv->v.u > 1)
+            return BAD(c, kv->value_at, "key '%s': a bool is 0 or 1, not %llu", key,
+                       (unsigned long long)kv->v.u);
+        return DTCAST_OK;
+    }
+    uint64_t et, count;
+    const uint64_t eat = c->at;
+    if ((st = take(c, 4, "an array's element type", &et)) != DTCAST_OK ||
+        (st = take(c, 8, "an array's length", &count)) != DTCAST_OK)
+        return st;
+    if (et >= DT_GGUF_VALUE_TYPES)
+        return BAD(c, eat, "key '%s': array element type %llu is not a GGUF type (0..12)", key,
+                   (unsigned long long)et);
+    if (et == DT_GGUF_ARRAY)
+        return BAD(c, eat, "key '%s': an array of arrays (ggml does not read nested arrays)",
+                   key);
+    if (count > DT_GGUF_MAX_ARRAY)
+        return BAD(c, eat + 4, "key '%s': an array of %llu elements, more than GGUF's limit of "
+                   "2^30 (ggml's GGUF_MAX_ARRAY_ELEMENTS)", key, (unsigned long long)count);
+    kv->elem_type = (uint32_t)et;
+    kv->count = count;
+    kv->value_at = c->at;
+    if (et == DT_GGUF_STRING) {
+        for (uint64_t i = 0; i < count; i++) {
+            const uint8_t *p;
+            uint64_t len;
+            char what[96];
+            snprintf(what, sizeof what, "element %llu of the string array",
+                     (unsigned long long)i);
+            if ((st = take_string(c, what, &p, &len)) != DTCAST_OK)
+                return st;
+        }
+    } else {
+        const uint64_t n = scalar_bytes((uint32_t)et);
+        if ((c->size - c->at) / n < count)
+            return BAD(c, eat + 4, "key '%s': an array of %llu %s elements runs past the end of "
+                       "the file (%llu bytes left)", key, (unsigned long long)count,
+                       value_names[et], (unsigned long long)(c->size - c->at));
+        if (et == DT_GGUF_BOOL)
+            for (uint64_t i = 0; i < count; i++)
+                if (c->buf[c->at + i] > 1)
+                    return BAD(c, c->at + i, "key '%s': element %llu: a bool is 0 or 1, not %u",
+                               key, (unsigned long long)i, c->buf[c->at + i]);
+        c->at += n * count;
+    }
+    kv->value_bytes = c->at - kv->value_at;
+    return DTCAST_OK;
+}
+
+/* ---- tensor infos --------------------------------------------------------------------------- */
+
+static dtcast_status take_tensor(cursor *c, dt_gguf_tensor *t)
+{
+    t->info_at = c->at;
+    dtcast_status st = take_string(c, "a tensor name", &t->name, &t->name_len);
+    if (st != DTCAST_OK)
+        return st;
+    char nm[80];
+    shown(t->name, t->name_len, nm);
+    if (t->name_len == 0)
+        return BAD(c, t->info_at, "a tensor with an empty name");
+    if (t->name_len > DT_GGUF_MAX_NAME)
+        return BAD(c, t->info_at, "tensor '%s': a name of %llu bytes (ggml's limit is 63)", nm,
+                   (unsigned long long)t->name_len);
+    if (!utf8_ok(t->name, t->name_len))
+        return BAD(c, t->info_at, "tensor '%s': the name is not UTF-8", nm);
+    uint64_t nd;
+    const uint64_t dat = c->at;
+    if ((st = take(c, 4, "a tensor's n_dims", &nd)) != DTCAST_OK)
+        return st;
+    if (nd > DT_GGUF_MAX_DIMS)
+        return BAD(c, dat, "tensor '%s': %llu dimensions (ggml has at most 4)", nm,
+                   (unsigned long long)nd);
+    t->n_dims = (int)nd;
+    uint64_t count = 1;
+    for (int d = 0; d < DT_GGUF_MAX_DIMS; d++)
+        t->ne[d] = 1;
+    for (int d = 0; d < t->n_dims; d++) {
+        const uint64_t at = c->at;
+        if ((st = take(c, 8, "a tensor's dimension", &t->ne[d])) != DTCAST_OK)
+            return st;
+        if (t->ne[d] == 0 || t->ne[d] > (uint64_t)INT64_MAX)
+            return BAD(c, at, "tensor '%s': dimension %d is %lld (each must be at least 1)", nm,
+                       d, (long long)t->ne[d]);
+        if (count > (uint64_t)INT64_MAX / t->ne[d])
+            return BAD(c, at, "tensor '%s': %llu x ... elements overflow 64 bits", nm,
+                       (unsigned long long)count);
+        count *= t->ne[d];
+    }
+    t->count = count;
+    uint64_t type;
+    const uint64_t tat = c->at;
+    if ((st = take(c, 4, "a tensor's type", &type)) != DTCAST_OK)
+        return st;
+    const dt_ggml_type *gt = type <= UINT32_MAX ? dt_ggml_type_of((uint32_t)type) : NULL;
+    if (!gt)
+        return BAD(c, tat, "tensor '%s': type %llu is not a ggml type (or one ggml removed)", nm,
+                   (unsigned long long)type);
+    t->type = (uint32_t)type;
+    if (t->ne[0] % gt->block)
+        return BAD(c, t->info_at, "tensor '%s': rows of %llu elements are not whole %s blocks "
+                   "of %u", nm, (unsigned long long)t->ne[0], gt->name, gt->block);
+    const uint64_t blocks = count / gt->block;
+    if (blocks > (uint64_t)INT64_MAX / gt->bytes)
+        return BAD(c, t->info_at, "tensor '%s': its %llu blocks of %u bytes overflow 64 bits",
+                   nm, (unsigned long long)blocks, gt->bytes);
+    t->bytes = blocks * gt->bytes;
+    return take(c, 8, "a tensor's offset", &t->offset);
+}
+
+/* ---- the file ------------------------------------------------------------------------------- */
+
+void dt_gguf_free(dt_gguf *g)
+{
+    free(g->kv);
+    free(g->tensors);
+    memset(g, 0, sizeof *g);
+}
+
+static int name_cmp(const uint8_t *a, uint64_t an, const uint8_t *b, uint64_t bn)
+{
+    const int r = memcmp(a, b, an < bn ? an : bn);
+    return r ? r : an < bn ? -1 : an > bn;
+}
+
+static const dt_gguf *sort_g;
+static int by_kv(const void *a, const void *b)
+{
+    const dt_gguf_kv *x = &sort_g->kv[*(const size_t *)a], *y = &sort_g->kv[*(const size_t *)b];
+    return name_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+static int by_tensor(const void *a, const void *b)
+{
+    const dt_gguf_tensor *x = &sort_g->tensors[*(const size_t *)a];
+    const dt_gguf_tensor *y = &sort_g->tensors[*(const size_t *)b];
+    return name_cmp(x->name, x->name_len, y->name, y->name_len);
+}
+
+/* The first pair of equal keys (kv) or tensor names, by sorting indices; -1 when none. */
+static long first_duplicate(const dt_gguf *g, int tensors, long *other)
+{
+    const size_t n = tensors ? g->ntensors : g->nkv;
+    if (n < 2)
+        return -1;
+    size_t *ix = malloc(n * sizeof *ix);
+    if (!ix)
+        return -2;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = i;
+    sort_g = g;
+    qsort(ix, n, sizeof *ix, tensors ? by_tensor : by_kv);
+    long dup = -1;
+    for (size_t i = 1; i < n && dup < 0; i++) {
+        const int eq = tensors ? by_tensor(&ix[i - 1], &ix[i]) == 0 : by_kv(&ix[i - 1], &ix[i]) == 0;
+        if (eq) {
+            const size_t a = ix[i - 1] < ix[i] ? ix[i - 1] : ix[i], b = ix[i - 1] ^ ix[i] ^ a;
+            dup = (long)b;
+            *other = (long)a;
+        }
+    }
+    free(ix);
+    return dup;
+}
+
+long dt_gguf_find(const dt_gguf *g, const char *key)
+{
+    const uint64_t n = strlen(key);
+    for (uint64_t i = 0; i < g->nkv; i++)
+        if (g->kv[i].key_len == n && memcmp(g->kv[i].key, key, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+uint64_t dt_gguf_array_u64(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv,
+                           uint64_t i)
+{
+    const unsigned n = (unsigned)scalar_bytes(kv->elem_type);
+    const cursor c = {buf, g->size, 0, g->big_endian, "", NULL};
+    return n ? load(&c, kv->value_at + i * n, n) : 0;
+}
+
+static dtcast_status parse(cursor *c, dt_gguf *g)
+{
+    dtcast_status st;
+    if (c->size < 4 || memcmp(c->buf, "GGUF", 4) != 0)
+        return BAD(c, 0, "not a GGUF file (it does not start with the bytes \"GGUF\")");
+    c->at = 4;
+    uint64_t version;
+    if ((st = take(c, 4, "the version", &version)) != DTCAST_OK)
+        return st;
+    if ((version & 0xFFFF) == 0 && version != 0) { /* written by a big-endian host */
+        c->swap = 1;
+        version = load(c, 4, 4);
+    }
+    g->big_endian = c->swap;
+    if (version == 1)
+        return BAD(c, 4, "GGUF version 1 (32-bit counts) is no longer read by ggml or gguf-py; "
+                   "convert it with a 2023 llama.cpp");
+    if (version != 2 && version != 3)
+        return BAD(c, 4, "GGUF version %llu (dtcast reads versions 2 and 3)",
+                   (unsigned long long)version);
+    g->version = (uint32_t)version;
+    uint64_t nt, nkv;
+    if ((st = take(c, 8, "the tensor count", &nt)) != DTCAST_OK ||
+        (st = take(c, 8, "the metadata count", &nkv)) != DTCAST_OK)
+        return st;
+    /* a pair takes at least 13 bytes (key length, a one-byte key, type, a one-byte value), a
+     * tensor info at least 25: counts the rest of the file cannot hold are refused before any
+     * allocation */
+    const uint64_t left = c->size - c->at;
+    if (nkv > left / 13)
+        return BAD(c, 16, "%llu metadata pairs cannot fit in the %llu bytes left",
+                   (unsigned long long)nkv, (unsigned long long)left);
+    if (nt > left / 25)
+        return BAD(c, 8, "%llu tensor infos cannot fit in the %llu bytes left",
+                   (unsigned long long)nt, (unsigned long long)left);
+    g->kv = calloc(nkv ? nkv : 1, sizeof *g->kv);
+    g->tensors = calloc(nt ? nt : 1, sizeof *g->tensors);
+    if (!g->kv || !g->tensors)
+        return dt_io_fail(c->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", c->name);
+    g->nkv = nkv;
+    g->ntensors = nt;
+    g->alignment = DT_GGUF_DEFAULT_ALIGNMENT;
+    for (uint64_t i = 0; i < nkv; i++) {
+        dt_gguf_kv *kv = &g->kv[i];
+        kv->at = c->at;
+        if ((st = take_string(c, "a key", &kv->key, &kv->key_len)) != DTCAST_OK)
+            return st;
+        char key[80];
+        shown(kv->key, kv->key_len, key);
+        if (kv->key_len == 0)
+            return BAD(c, kv->at, "metadata pair %llu has an empty key", (unsigned long long)i);
+        if (!utf8_ok(kv->key, kv->key_len))
+            return BAD(c, kv->at, "key '%s' is not UTF-8", key);
+        if ((st = take_value(c, kv, key)) != DTCAST_OK)
+            return st;
+        if (kv->key_len == 17 && memcmp(kv->key, "general.alignment", 17) == 0) {
+            if (kv->type != DT_GGUF_UINT32)
+                return BAD(c, kv->at, "general.alignment is a %s; it must be a uint32",
+                           value_names[kv->type]);
+            if (kv->v.u == 0 || (kv->v.u & (kv->v.u - 1)))
+                return BAD(c, kv->value_at, "general.alignment %llu is not a power of two",
+                           (unsigned long long)kv->v.u);
+            g->alignment = (uint32_t)kv->v.u;
+        }
+    }
+    long other = -1, dup = first_duplicate(g, 0, &other);
+    if (dup == -2)
+        return dt_io_fail(c->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", c->name);
+    if (dup >= 0) {
+        char key[80];
+        return BAD(c, g->kv[dup].at, "key '%s' appears twice (first at byte %llu)",
+                   shown(g->kv[dup].key, g->kv[dup].key_len, key),
+                   (unsigned long long)g->kv[other].at);
+    }
+    for (uint64_t i = 0; i < nt; i++)
+        if ((st = take_tensor(c, &g->tensors[i])) != DTCAST_OK)
+            return st;
+    dup = first_duplicate(g, 1, &other);
+    if (dup == -2)
+        return dt_io_fail(c->err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", c->name);
+    if (dup >= 0) {
+        char nm[80];
+        return BAD(c, g->tensors[dup].info_at, "tensor '%s' appears twice (first at byte %llu)",
+                   shown(g->tensors[dup].name, g->tensors[dup].name_len, nm),
+                   (unsigned long long)g->tensors[other].info_at);
+    }
+    const uint64_t a = g->alignment;
+    if (c->at > UINT64_MAX - a)
+        return BAD(c, c->at, "the data section's start overflows 64 bits");
+    g->data_start = (c->at + a - 1) / a * a;
+    if (nt && g->data_start > c->size)
+        return BAD(c, c->at, "the file ends before its data section (at byte %llu)",
+                   (unsigned long long)g->data_start);
+    /* ggml's rule: the data in tensor-info order, back to back, each padded to alignment */
+    uint64_t expect = 0;
+    for (uint64_t i = 0; i < nt; i++) {
+        dt_gguf_tensor *t = &g->tensors[i];
+        char nm[80];
+        shown(t->name, t->name_len, nm);
+        if (t->offset != expect)
+            return BAD(c, t->info_at, "tensor '%s' has offset %llu; the data of each tensor "
+                       "follows the previous one's, padded to %u bytes, so it must be %llu", nm,
+                       (unsigned long long)t->offset, g->alignment, (unsigned long long)expect);
+        if (t->bytes > c->size - g->data_start || t->offset > c->size - g->data_start - t->bytes)
+            return BAD(c, t->info_at, "tensor '%s': its %llu bytes at %llu run past the end of "
+                       "the file (%llu bytes)", nm, (unsigned long long)t->bytes,
+                       (unsigned long long)(g->data_start + t->offset),
+                       (unsigned long long)c->size);
+        t->at = g->data_start + t->offset;
+        const uint64_t padded = (t->bytes + a - 1) / a * a;
+        if (padded < t->bytes || expect > UINT64_MAX - padded)
+            return BAD(c, t->info_at, "tensor '%s': the padded size overflows 64 bits", nm);
+        expect += padded;
+    }
+    return DTCAST_OK;
+}
+
+dtcast_status dt_gguf_parse(const uint8_t *buf, uint64_t size, const char *name, dt_gguf *g,
+                            dt_io_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->size = size;
+    cursor c = {buf, size, 0, 0, name, err};
+    dtcast_status st = parse(&c, g);
+    if (st != DTCAST_OK)
+        dt_gguf_free(g);
+    return st;
+}

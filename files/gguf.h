@@ -1,0 +1,113 @@
+/* GGUF, llama.cpp's model container (docs/gguf.md): the reader of its header, metadata and
+ * tensor infos, and the table of ggml's tensor types. Used by the file layer; not part of the
+ * installed API. Nothing here prints.
+ *
+ *   magic "GGUF" | version u32 (2 or 3) | tensor_count u64 | kv_count u64
+ *   kv_count x (key: string | value_type u32 | value)
+ *   tensor_count x (name: string | n_dims u32 | n_dims x ne u64 | ggml_type u32 | offset u64)
+ *   zero padding to ALIGNMENT | tensor data, each at data_start + offset, padded to ALIGNMENT
+ *
+ * string = u64 byte count + bytes (no NUL); array = element type u32 + count u64 + elements.
+ * Every scalar is in the file's byte order: little-endian, or big-endian when the version read
+ * as little-endian has zero low 16 bits (the tensor data is then in the big-endian host's
+ * layout too). ne[0] is the fastest-varying axis: numpy's shape is ne reversed.
+ *
+ * The reader enforces the union of ggml's (gguf.cpp) and gguf-py's rules, plus bounds against
+ * the file: each violation is an error naming the rule, the key or tensor, and the byte offset
+ * where the offending field starts; nothing is allocated that the file's size does not justify
+ * (counts are checked against the bytes left before any array is made). */
+#ifndef DTCAST_FILES_GGUF_H
+#define DTCAST_FILES_GGUF_H
+
+#include "files/tensor.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- ggml's tensor types ------------------------------------------------------------------ */
+
+#define DT_GGML_TYPE_COUNT 43 /* codes [0, 43); a few are removed (block size 0) */
+
+typedef struct dt_ggml_type {
+    const char *name;   /* "F32", "Q4_K", ...; NULL for a removed code */
+    uint32_t block;     /* elements per block (1 for F32, F16, BF16, I8..I64, F64) */
+    uint32_t bytes;     /* bytes per block */
+    dtcast_type plain;  /* the dtcast type of an element-wise type, else DTCAST_UNDEFINED */
+} dt_ggml_type;
+
+/* The type of code, or NULL when code is not one ggml defines today. */
+const dt_ggml_type *dt_ggml_type_of(uint32_t code);
+
+/* ---- the file ----------------------------------------------------------------------------- */
+
+enum {
+    DT_GGUF_UINT8 = 0, DT_GGUF_INT8, DT_GGUF_UINT16, DT_GGUF_INT16, DT_GGUF_UINT32,
+    DT_GGUF_INT32, DT_GGUF_FLOAT32, DT_GGUF_BOOL, DT_GGUF_STRING, DT_GGUF_ARRAY,
+    DT_GGUF_UINT64, DT_GGUF_INT64, DT_GGUF_FLOAT64, DT_GGUF_VALUE_TYPES
+};
+
+#define DT_GGUF_MAX_STRING (UINT64_C(1) << 30) /* ggml's GGUF_MAX_STRING_LENGTH */
+#define DT_GGUF_MAX_ARRAY (UINT64_C(1) << 30)  /* ggml's GGUF_MAX_ARRAY_ELEMENTS */
+#define DT_GGUF_MAX_NAME 63                    /* bytes of a tensor name (GGML_MAX_NAME - 1) */
+#define DT_GGUF_MAX_DIMS 4
+#define DT_GGUF_DEFAULT_ALIGNMENT 32
+
+/* "uint8", ..., "float64" (gguf-py's GGUFValueType names, lower case), or "?" */
+const char *dt_gguf_value_type_name(uint32_t type);
+
+typedef struct dt_gguf_kv {
+    const uint8_t *key;    /* in the mapping; key_len bytes (UTF-8, not NUL-terminated) */
+    uint64_t key_len;
+    uint64_t at;           /* byte offset of the pair (its key's length field) */
+    uint32_t type;         /* DT_GGUF_* */
+    uint32_t elem_type;    /* ARRAY: the elements' type */
+    uint64_t count;        /* ARRAY: elements; STRING: bytes */
+    uint64_t value_at;     /* byte offset of the value: a scalar, a string's bytes, an array's
+                            * first element */
+    uint64_t value_bytes;  /* bytes of the value from value_at (a string array: lengths too) */
+    union {                /* a scalar, in host order */
+        uint64_t u;
+        int64_t i;
+        double f;
+    } v;
+} dt_gguf_kv;
+
+typedef struct dt_gguf_tensor {
+    const uint8_t *name;   /* in the mapping; name_len bytes */
+    uint64_t name_len;
+    uint64_t info_at;      /* byte offset of its tensor info */
+    uint32_t type;         /* ggml type code (valid: dt_ggml_type_of is not NULL) */
+    int n_dims;            /* 0..4 */
+    uint64_t ne[DT_GGUF_MAX_DIMS]; /* ne[0] fastest; 1 beyond n_dims */
+    uint64_t count;        /* elements */
+    uint64_t offset;       /* relative to data_start */
+    uint64_t bytes;        /* count / block x block bytes */
+    uint64_t at;           /* absolute: data_start + offset */
+} dt_gguf_tensor;
+
+typedef struct dt_gguf {
+    uint32_t version;      /* 2 or 3 */
+    int big_endian;
+    uint64_t nkv, ntensors;
+    dt_gguf_kv *kv;        /* in file order */
+    dt_gguf_tensor *tensors; /* in file order */
+    uint32_t alignment;    /* general.alignment, else 32 */
+    uint64_t data_start;   /* after the tensor infos, rounded up to alignment */
+    uint64_t size;         /* the file's bytes */
+} dt_gguf;
+
+/* Parses and checks the GGUF file held in buf[0, size) (a mapping); `name` is how messages name
+ * it. On failure g is empty (safe to free) and err names the rule and the byte offset. The kv
+ * and tensor entries point into buf, which must outlive g. */
+dtcast_status dt_gguf_parse(const uint8_t *buf, uint64_t size, const char *name, dt_gguf *g,
+                            dt_io_error *err);
+void dt_gguf_free(dt_gguf *g);
+
+/* The index of key (NUL-terminated) in g->kv, or -1. */
+long dt_gguf_find(const dt_gguf *g, const char *key);
+
+/* Array element i (i < count) of kv as a scalar (not for STRING elements), in host order. */
+uint64_t dt_gguf_array_u64(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv,
+                           uint64_t i);
+
+#endif /* DTCAST_FILES_GGUF_H */
