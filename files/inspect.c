@@ -4,6 +4,7 @@
 
 #include "files/checkpoint.h"
 #include "files/file.h"
+#include "files/gguf.h"
 #include "files/json.h"
 #include "files/npy.h"
 #include "files/onnx_model.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #define NOMEM DTCAST_ERR_OUT_OF_MEMORY
@@ -27,6 +29,7 @@ const char *dt_insp_kind_name(dt_insp_kind kind)
     case DT_INSP_INDEX: return "index";
     case DT_INSP_FOLDER: return "folder";
     case DT_INSP_ONNX: return "onnx";
+    case DT_INSP_GGUF: return "gguf";
     case DT_INSP_UNKNOWN: return "unknown";
     }
     return "?";
@@ -866,6 +869,137 @@ static void layouts(insp *c)
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
+/* A GGUF scalar as text; a float from its bits, shortest round-trip (%.9g / %.17g). */
+static void gguf_scalar(char *out, size_t size, uint32_t type, uint64_t u)
+{
+    switch (type) {
+    case DT_GGUF_INT8: snprintf(out, size, "%d", (int)(int8_t)u); break;
+    case DT_GGUF_INT16: snprintf(out, size, "%d", (int)(int16_t)u); break;
+    case DT_GGUF_INT32: snprintf(out, size, "%ld", (long)(int32_t)u); break;
+    case DT_GGUF_INT64: snprintf(out, size, "%lld", (long long)(int64_t)u); break;
+    case DT_GGUF_BOOL: snprintf(out, size, "%s", u ? "true" : "false"); break;
+    case DT_GGUF_FLOAT32: {
+        const uint32_t b = (uint32_t)u;
+        float f;
+        memcpy(&f, &b, 4);
+        snprintf(out, size, "%.9g", (double)f);
+        break;
+    }
+    case DT_GGUF_FLOAT64: {
+        double d;
+        memcpy(&d, &u, 8);
+        snprintf(out, size, "%.17g", d);
+        break;
+    }
+    default: snprintf(out, size, "%llu", (unsigned long long)u); break;
+    }
+}
+
+/* A GGUF value as metadata text (NULL: out of memory): a string as it is, a scalar in decimal,
+ * an array as "[N TYPE: first items ...]". */
+static char *gguf_text(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv)
+{
+    if (kv->type == DT_GGUF_STRING) {
+        char *t = malloc((size_t)kv->count + 1);
+        if (t) {
+            memcpy(t, buf + kv->value_at, (size_t)kv->count);
+            t[kv->count] = '\0';
+        }
+        return t;
+    }
+    char text[400];
+    if (kv->type != DT_GGUF_ARRAY) {
+        gguf_scalar(text, sizeof text, kv->type, kv->v.u);
+        return strdup(text);
+    }
+    size_t n = (size_t)snprintf(text, sizeof text, "[%llu %s",
+                                (unsigned long long)kv->count,
+                                dt_gguf_value_type_name(kv->elem_type));
+    uint64_t at = kv->value_at;
+    for (uint64_t e = 0; e < kv->count && e < 8 && n < sizeof text - 80; e++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, e ? ", " : ": ");
+        if (kv->elem_type == DT_GGUF_STRING) {
+            uint64_t len = 0;
+            for (int k = 0; k < 8; k++)
+                len |= (uint64_t)buf[at + (uint64_t)k] << (g->big_endian ? 8 * (7 - k) : 8 * k);
+            const size_t shown = len < 24 ? (size_t)len : 24;
+            n += (size_t)snprintf(text + n, sizeof text - n, "'%.*s%s'", (int)shown,
+                                  (const char *)buf + at + 8, len > 24 ? "..." : "");
+            at += 8 + len;
+        } else {
+            gguf_scalar(text + n, sizeof text - n, kv->elem_type,
+                        dt_gguf_array_u64(g, buf, kv, e));
+            n += strlen(text + n);
+        }
+    }
+    snprintf(text + n, sizeof text - n, "%s]", kv->count > 8 ? ", ..." : "");
+    return strdup(text);
+}
+
+static void read_gguf(insp *c, size_t fi, source *s)
+{
+    dt_insp_file *f = &c->r->files[fi];
+    f->gguf = 1;
+    const uint8_t *buf;
+    size_t len;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dt_gguf g;
+    dtcast_status st = source_all(s, &buf, &len, &err);
+    if (st == DTCAST_OK)
+        st = dt_gguf_parse(buf, len, f->path, &g, &err);
+    if (st != DTCAST_OK) {
+        problem(c, 0, st, f->path, "%s", err.message);
+        return;
+    }
+    f->data_start = g.data_start;
+    f->has_meta = 1;
+    f->meta = calloc(g.nkv ? (size_t)g.nkv : 1, sizeof *f->meta);
+    if (!f->meta)
+        c->oom = 1;
+    for (uint64_t i = 0; i < g.nkv && !c->oom; i++) {
+        dt_st_meta *m = &f->meta[f->nmeta];
+        m->key = malloc((size_t)g.kv[i].key_len + 1);
+        m->value = gguf_text(&g, buf, &g.kv[i]);
+        if (m->key) {
+            memcpy(m->key, g.kv[i].key, (size_t)g.kv[i].key_len);
+            m->key[g.kv[i].key_len] = '\0';
+        }
+        f->nmeta++;
+        if (!m->key || !m->value)
+            c->oom = 1;
+    }
+    for (uint64_t i = 0; i < g.ntensors && !c->oom; i++) {
+        const dt_gguf_tensor *e = &g.tensors[i];
+        const dt_ggml_type *gt = dt_ggml_type_of(e->type);
+        dt_insp_tensor *t = add_tensor(c, fi);
+        if (!t)
+            break;
+        int64_t dims[DT_MAX_DIMS];
+        for (int d = 0; d < e->n_dims; d++) /* numpy's order: ne reversed */
+            dims[d] = (int64_t)e->ne[e->n_dims - 1 - d];
+        set_shape(t, e->n_dims, dims, e->count);
+        t->name = malloc((size_t)e->name_len + 1);
+        char storage[64];
+        snprintf(storage, sizeof storage, "ggml %s%s", gt->name,
+                 gt->block > 1 ? " blocks" : "");
+        t->storage = strdup(storage);
+        if (!t->name || !t->storage) {
+            c->oom = 1;
+            break;
+        }
+        memcpy(t->name, e->name, (size_t)e->name_len);
+        t->name[e->name_len] = '\0';
+        t->type = gt->plain;
+        t->bytes = e->bytes;
+        t->offset = e->at;
+        t->begin = e->offset;
+        t->end = e->offset + e->bytes;
+    }
+    dt_gguf_free(&g);
+    if (!c->oom)
+        f->ok = 1;
+}
+
 static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
 {
     dt_st_header h;
@@ -873,6 +1007,7 @@ static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
     case DT_INSP_NPY: read_npy(c, fi, s); break;
     case DT_INSP_PB: read_pb(c, fi, s); break;
     case DT_INSP_ONNX: read_onnx(c, fi, s); break;
+    case DT_INSP_GGUF: read_gguf(c, fi, s); break;
     default:
         read_safetensors(c, fi, s, &h);
         dt_st_header_free(&h);
@@ -882,7 +1017,7 @@ static void read_single(insp *c, dt_insp_kind kind, size_t fi, source *s)
 
 static dtcast_status finish(insp *c)
 {
-    if (!c->oom && !c->cancelled)
+    if (!c->oom && !c->cancelled && c->r->kind != DT_INSP_GGUF) /* GGUF: ggml's own types */
         layouts(c);
     if (!c->oom && !c->cancelled)
         summarise(c);
@@ -926,27 +1061,32 @@ dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn pr
         return finish(&c);
     }
     dt_file_kind kind = dt_file_kind_of(path);
-    switch (kind) {
-    case DT_FILE_NPY: r->kind = DT_INSP_NPY; break;
-    case DT_FILE_PB: r->kind = DT_INSP_PB; break;
-    case DT_FILE_ONNX_MODEL: r->kind = DT_INSP_ONNX; break;
-    case DT_FILE_SAFETENSORS: r->kind = DT_INSP_SAFETENSORS; break;
-    case DT_FILE_SAFETENSORS_INDEX: r->kind = DT_INSP_INDEX; break;
-    default: {
-        /* what the file probably is, when its name says (not raw data: inspect reads none) */
-        char why[512];
-        const char *what = kind == DT_FILE_UNKNOWN ? dt_file_kind_refusal(path, why, sizeof why)
-                                                   : NULL;
-        r->kind = DT_INSP_UNKNOWN;
-        if (what && !strstr(what, "--format raw"))
-            problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL, "%s", what);
-        else
-            problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL,
-                    "'%s': not a file inspect reads (give a .npy, .pb, .onnx, .safetensors, "
-                    "*.safetensors.index.json or a checkpoint folder)",
-                    path);
-        return finish(&c);
-    }
+    const size_t plen = strlen(path);
+    if (plen >= 5 && strcasecmp(path + plen - 5, ".gguf") == 0) {
+        r->kind = DT_INSP_GGUF;
+    } else {
+        switch (kind) {
+        case DT_FILE_NPY: r->kind = DT_INSP_NPY; break;
+        case DT_FILE_PB: r->kind = DT_INSP_PB; break;
+        case DT_FILE_ONNX_MODEL: r->kind = DT_INSP_ONNX; break;
+        case DT_FILE_SAFETENSORS: r->kind = DT_INSP_SAFETENSORS; break;
+        case DT_FILE_SAFETENSORS_INDEX: r->kind = DT_INSP_INDEX; break;
+        default: {
+            /* what the file probably is, when its name says (not raw data: inspect reads none) */
+            char why[512];
+            const char *what =
+                kind == DT_FILE_UNKNOWN ? dt_file_kind_refusal(path, why, sizeof why) : NULL;
+            r->kind = DT_INSP_UNKNOWN;
+            if (what && !strstr(what, "--format raw"))
+                problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL, "%s", what);
+            else
+                problem(&c, 0, DTCAST_ERR_UNSUPPORTED, NULL,
+                        "'%s': not a file inspect reads (give a .npy, .pb, .onnx, .safetensors, "
+                        "*.safetensors.index.json, .gguf or a checkpoint folder)",
+                        path);
+            return finish(&c);
+        }
+        }
     }
     if (r->kind == DT_INSP_INDEX) {
         read_checkpoint(&c, path);
@@ -978,13 +1118,15 @@ dtcast_status dt_inspect_memory(const uint8_t *buf, size_t len, dt_insp_kind kin
     if (!(r->path = strdup(name)))
         return dt_io_fail(err, NOMEM, "out of memory");
     if (kind != DT_INSP_NPY && kind != DT_INSP_PB && kind != DT_INSP_SAFETENSORS &&
-        kind != DT_INSP_ONNX)
+        kind != DT_INSP_ONNX && kind != DT_INSP_GGUF)
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
-                          "inspect: only a .npy, .pb, .safetensors or .onnx is read from memory");
+                          "inspect: only a .npy, .pb, .safetensors, .onnx or .gguf is read from "
+                          "memory");
     r->kind = kind;
     size_t fi = add_file(&c, name, kind == DT_INSP_NPY    ? DT_FILE_NPY
                                    : kind == DT_INSP_PB   ? DT_FILE_PB
                                    : kind == DT_INSP_ONNX ? DT_FILE_ONNX_MODEL
+                                   : kind == DT_INSP_GGUF ? DT_FILE_UNKNOWN
                                                           : DT_FILE_SAFETENSORS);
     if (fi == (size_t)-1)
         return finish(&c);
@@ -1121,7 +1263,7 @@ static void put_file(dt_json_buf *b, const dt_insp_file *f)
     put_text(b, f->path);
     dt_json_puts(b, ", ");
     put_key(b, "kind");
-    put_text(b, (unsigned)f->kind < 7 ? kinds[f->kind] : "unknown");
+    put_text(b, f->gguf ? "gguf" : (unsigned)f->kind < 7 ? kinds[f->kind] : "unknown");
     dt_json_puts(b, ", ");
     put_key(b, "ok");
     dt_json_puts(b, f->ok ? "true" : "false");

@@ -4,7 +4,8 @@
  * every problem the readers find, with the same parsers and so the same messages as reading
  * the file. For .npy, .pb, .safetensors, a *.safetensors.index.json, a checkpoint folder, or an
  * ONNX model (.onnx: its initializers and Constant tensors, raw data offsets in the model file,
- * external data files checked like a .pb's).
+ * external data files checked like a .pb's), or a GGUF file (.gguf: its metadata as text, its
+ * tensors in numpy's axis order, ggml's type in `storage`, block types with dtype undefined).
  * Used by `dtcast inspect` and dtcast.inspect(); not part of the installed API.
  *
  * Only headers are read (pread of the first bytes, or a mapping of which only the headers'
@@ -27,10 +28,11 @@ typedef enum dt_insp_kind {
     DT_INSP_INDEX, /* a *.safetensors.index.json */
     DT_INSP_FOLDER, /* a folder of shards (with or without an index) */
     DT_INSP_ONNX,   /* an ONNX model (.onnx): its initializers and Constant tensors */
+    DT_INSP_GGUF,   /* a GGUF file (.gguf): its metadata and tensor infos (files/gguf.h) */
     DT_INSP_UNKNOWN /* missing, or not a kind inspect reads (the one error says which) */
 } dt_insp_kind;
 
-/* "npy", "pb", "safetensors", "index", "folder", "onnx", "unknown". */
+/* "npy", "pb", "safetensors", "index", "folder", "onnx", "gguf", "unknown". */
 const char *dt_insp_kind_name(dt_insp_kind kind);
 
 /* One file read: the input itself, a shard, the index, or a .pb's external data file. */
@@ -42,7 +44,10 @@ typedef struct dt_insp_file {
     uint64_t data_start;   /* where tensor data starts (safetensors 8 + N, .npy after the
                             * header); 0 for others */
     size_t first, ntensors; /* its tensors: dt_inspect.tensors[first, first + ntensors) */
-    int has_meta;          /* safetensors "__metadata__" (keys in file order) */
+    int gguf;              /* a GGUF file (kind is DT_FILE_UNKNOWN) */
+    int has_meta;          /* safetensors "__metadata__", GGUF metadata (values as text: a
+                            * scalar in decimal, an array as "[N TYPE]" and its first items);
+                            * keys in file order */
     size_t nmeta;
     dt_st_meta *meta;
 } dt_insp_file;
@@ -125,7 +130,7 @@ typedef struct dt_inspect {
 dtcast_status dt_inspect_path(const char *path, dt_inspect *r, dt_progress_fn progress,
                               void *progress_ctx, dt_io_error *err);
 
-/* The same for one file of `kind` (NPY, PB, SAFETENSORS or ONNX) held in memory, shown as `name`
+/* The same for one file of `kind` (NPY, PB, SAFETENSORS, ONNX or GGUF) held in memory, shown as `name`
  * (the fuzz harness; external data of a .pb is not opened). */
 dtcast_status dt_inspect_memory(const uint8_t *buf, size_t len, dt_insp_kind kind,
                                 const char *name, dt_inspect *r, dt_io_error *err);

@@ -5,7 +5,8 @@
  *   3: a checkpoint folder written to a temporary folder and inspected from disk: two bytes of
  *      length L, L bytes of model.safetensors.index.json (absent when L is 0xFFFF), then the
  *      rest split in two halves: a.safetensors and b.safetensors;
- *   0xF0 and above (before the modulo): an ONNX model (.onnx), inspected from memory.
+ *   0xF0 to 0xF7 (before the modulo): an ONNX model (.onnx), inspected from memory;
+ *   0xF8 and above: a GGUF file (.gguf), inspected from memory.
  * Checks: never a crash, never a leak; the status is OK exactly when no error was recorded;
  * every tensor of a valid safetensors file lies inside it; the JSON document parses (its
  * \udcXX escapes of stray bytes read as \u00XX). */
@@ -53,7 +54,7 @@ static void check(const dt_inspect *r, dtcast_status st)
     for (size_t i = 0; i < r->ntensors; i++) {
         const dt_insp_tensor *t = &r->tensors[i];
         const dt_insp_file *f = &r->files[t->file];
-        if (f->kind == DT_FILE_SAFETENSORS && f->ok &&
+        if ((f->kind == DT_FILE_SAFETENSORS || f->gguf) && f->ok &&
             (t->offset < f->data_start || t->offset > f->size || t->bytes > f->size - t->offset))
             abort();
     }
@@ -85,8 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dt_inspect r;
     dt_io_error err = DT_IO_ERROR_INIT;
     dtcast_status st;
-    if (data[0] >= 0xF0) { /* an ONNX model in memory (its external data is not opened) */
-        st = dt_inspect_memory(d, n, DT_INSP_ONNX, "in.onnx", &r, &err);
+    if (data[0] >= 0xF0) { /* an ONNX model in memory (its external data is not opened), a GGUF */
+        const int gguf = data[0] >= 0xF8;
+        st = dt_inspect_memory(d, n, gguf ? DT_INSP_GGUF : DT_INSP_ONNX,
+                               gguf ? "in.gguf" : "in.onnx", &r, &err);
         check(&r, st);
         dt_inspect_free(&r);
         return 0;

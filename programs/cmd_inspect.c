@@ -111,6 +111,17 @@ static const char *type_name(dtcast_type type, char *buf, size_t size)
     return cli_type_label(type, buf, size);
 }
 
+/* A tensor's type: its dtcast type, or a GGUF block type's ggml name (from its storage, "ggml
+ * Q4_K blocks"). */
+static const char *tensor_type(const dt_insp_tensor *t, char *buf, size_t size)
+{
+    if (t->type == DTCAST_UNDEFINED && t->storage && strncmp(t->storage, "ggml ", 5) == 0) {
+        snprintf(buf, size, "%.*s", (int)strcspn(t->storage + 5, " "), t->storage + 5);
+        return buf;
+    }
+    return type_name(t->type, buf, size);
+}
+
 /* What a tensor is in its quantized layout: "fp8-block codes of X [128x128]". */
 static void quant_text(const dt_inspect *r, const dt_insp_tensor *t, char *buf, size_t size)
 {
@@ -150,14 +161,15 @@ static void print_file(const dt_inspect *r, const dt_insp_file *f)
     printf("\n");
     put_padded(f->path, 0);
     if (f->size == UINT64_MAX) {
-        printf(" (%s, not read)\n", kinds[(unsigned)f->kind < 7 ? f->kind : 6]);
+        printf(" (%s, not read)\n", f->gguf ? "gguf" : kinds[(unsigned)f->kind < 7 ? f->kind : 6]);
     } else {
         group_digits(size, sizeof size, f->size);
         human_bytes(human, sizeof human, f->size);
-        printf(" (%s, %s bytes", kinds[(unsigned)f->kind < 7 ? f->kind : 6], size);
+        printf(" (%s, %s bytes", f->gguf ? "gguf" : kinds[(unsigned)f->kind < 7 ? f->kind : 6],
+               size);
         if (f->size >= 1024)
             printf(" = %s", human);
-        if (f->kind == DT_FILE_SAFETENSORS && f->ok)
+        if ((f->kind == DT_FILE_SAFETENSORS || f->gguf) && f->ok)
             printf(", header %llu bytes", (unsigned long long)f->data_start);
         if (f->kind == DT_FILE_SAFETENSORS_INDEX && r->has_index) {
             printf(", %zu weight_map entries", r->index_entries);
@@ -167,7 +179,7 @@ static void print_file(const dt_inspect *r, const dt_insp_file *f)
         printf("%s)\n", f->ok ? "" : ", not valid");
     }
     if (f->has_meta) {
-        printf("  __metadata__:");
+        printf(f->gguf ? "  metadata:" : "  __metadata__:");
         if (f->nmeta == 0)
             printf(" {}");
         for (size_t k = 0; k < f->nmeta; k++) {
@@ -190,7 +202,7 @@ static void print_tensors(const dt_inspect *r, const dt_insp_file *f)
         const dt_insp_tensor *t = &r->tensors[i];
         int n = shown_width(t->name);
         wname = n > wname ? n : wname;
-        n = (int)strlen(type_name(t->type, buf, sizeof buf));
+        n = (int)strlen(tensor_type(t, buf, sizeof buf));
         wtype = n > wtype ? n : wtype;
         cli_format_shape(buf, sizeof buf, t->ndim, t->dims);
         n = (int)strlen(buf);
@@ -216,7 +228,7 @@ static void print_tensors(const dt_inspect *r, const dt_insp_file *f)
             snprintf(off, sizeof off, "%llu", (unsigned long long)t->offset);
         printf("  ");
         put_padded(t->name, wname);
-        printf("  %-*s  %-*s  %*llu  %*s  %s", wtype, type_name(t->type, type, sizeof type),
+        printf("  %-*s  %-*s  %*llu  %*s  %s", wtype, tensor_type(t, type, sizeof type),
                wshape, shape, wbytes, (unsigned long long)t->bytes, woff, off, q);
         if (t->storage) {
             printf("  [%s", t->storage);
@@ -268,7 +280,10 @@ static void print_totals(const dt_inspect *r)
         const dt_insp_total *t = &r->totals[i];
         group_digits(elems, sizeof elems, t->elements);
         group_digits(bytes, sizeof bytes, t->bytes);
-        printf("  %-18s %8llu %16s %18s\n", type_name(t->type, type, sizeof type),
+        printf("  %-18s %8llu %16s %18s\n",
+               t->type == DTCAST_UNDEFINED && r->kind == DT_INSP_GGUF
+                   ? "ggml blocks"
+                   : type_name(t->type, type, sizeof type),
                (unsigned long long)t->tensors, elems, bytes);
     }
     group_digits(elems, sizeof elems, r->elements);

@@ -27,10 +27,10 @@ def _py_name(c_name):
 
 def inspect(path, *, strict=True, progress=None):
     """The tensors of ``path`` (a .npy, a .pb, a .safetensors file, a
-    ``*.safetensors.index.json``, a model folder or an ONNX model) as a dict:
+    ``*.safetensors.index.json``, a model folder, an ONNX model or a GGUF file) as a dict:
 
-    - ``path``, ``kind`` ("npy", "pb", "safetensors", "index", "folder", "onnx"), ``valid``
-      (and ``opset`` for an ONNX model);
+    - ``path``, ``kind`` ("npy", "pb", "safetensors", "index", "folder", "onnx", "gguf"),
+      ``valid`` (and ``opset`` for an ONNX model);
     - ``files``: one dict per file read (``path``, ``kind``, ``ok``, ``size``, ``data_start``,
       ``tensors``, ``metadata``: the safetensors ``__metadata__`` dict or None);
     - ``index``: ``{"path", "entries", "total_size"}`` or None;
