@@ -527,3 +527,201 @@ dtcast_status dt_gguf_parse(const uint8_t *buf, uint64_t size, const char *name,
         dt_gguf_free(g);
     return st;
 }
+
+/* ---- the writer ----------------------------------------------------------------------------- */
+
+void dt_gguf_out_init(dt_gguf_out *o, int big_endian)
+{
+    memset(o, 0, sizeof *o);
+    o->big_endian = big_endian;
+    o->alignment = DT_GGUF_DEFAULT_ALIGNMENT;
+}
+
+void dt_gguf_out_free(dt_gguf_out *o)
+{
+    free(o->kv);
+    memset(o, 0, sizeof *o);
+}
+
+static void out_bytes(dt_gguf_out *o, const void *p, uint64_t n)
+{
+    if (o->oom)
+        return;
+    if (n > SIZE_MAX - o->len) {
+        o->oom = 1;
+        return;
+    }
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 256;
+        while (cap < o->len + n)
+            cap = cap > SIZE_MAX / 2 ? o->len + (size_t)n : cap * 2;
+        uint8_t *k = realloc(o->kv, cap);
+        if (!k) {
+            o->oom = 1;
+            return;
+        }
+        o->kv = k;
+        o->cap = cap;
+    }
+    if (n)
+        memcpy(o->kv + o->len, p, (size_t)n);
+    o->len += (size_t)n;
+}
+
+/* n bytes of v in the file's order. */
+static void out_u(dt_gguf_out *o, uint64_t v, unsigned n)
+{
+    uint8_t b[8];
+    for (unsigned k = 0; k < n; k++)
+        b[k] = (uint8_t)(v >> (o->big_endian ? 8 * (n - 1 - k) : 8 * k));
+    out_bytes(o, b, n);
+}
+
+static void out_str(dt_gguf_out *o, const void *s, uint64_t n)
+{
+    out_u(o, n, 8);
+    out_bytes(o, s, n);
+}
+
+static void refuse(dt_gguf_out *o, const char *key, const char *why)
+{
+    if (!o->bad)
+        snprintf(o->why, sizeof o->why, "key '%.80s': %s", key, why);
+    o->bad = 1;
+}
+
+static void out_key(dt_gguf_out *o, const char *key, uint32_t type)
+{
+    const size_t n = strlen(key);
+    if (n == 0 || !utf8_ok((const uint8_t *)key, n))
+        refuse(o, key, "a key is a non-empty UTF-8 string");
+    out_str(o, key, n);
+    out_u(o, type, 4);
+    o->nkv++;
+}
+
+void dt_gguf_put_scalar(dt_gguf_out *o, const char *key, uint32_t type, uint64_t bits)
+{
+    if (type >= DT_GGUF_VALUE_TYPES || type == DT_GGUF_STRING || type == DT_GGUF_ARRAY) {
+        refuse(o, key, "not a number or bool type");
+        return;
+    }
+    if (type == DT_GGUF_BOOL && bits > 1)
+        refuse(o, key, "a bool is 0 or 1");
+    if (strcmp(key, "general.alignment") == 0) {
+        if (type != DT_GGUF_UINT32 || bits == 0 || (bits & (bits - 1)) || bits > UINT32_MAX)
+            refuse(o, key, "general.alignment is a uint32 power of two");
+        else
+            o->alignment = (uint32_t)bits;
+    }
+    out_key(o, key, type);
+    out_u(o, bits, (unsigned)scalar_bytes(type));
+}
+
+void dt_gguf_put_string(dt_gguf_out *o, const char *key, const void *s, uint64_t n)
+{
+    if (n > DT_GGUF_MAX_STRING)
+        refuse(o, key, "a string of more than 2^30 bytes");
+    out_key(o, key, DT_GGUF_STRING);
+    out_str(o, s, n);
+}
+
+void dt_gguf_put_array(dt_gguf_out *o, const char *key, uint32_t elem_type, uint64_t count)
+{
+    if (elem_type >= DT_GGUF_VALUE_TYPES || elem_type == DT_GGUF_ARRAY)
+        refuse(o, key, "an array's elements are numbers, bools or strings");
+    if (count > DT_GGUF_MAX_ARRAY)
+        refuse(o, key, "an array of more than 2^30 elements");
+    out_key(o, key, DT_GGUF_ARRAY);
+    out_u(o, elem_type, 4);
+    out_u(o, count, 8);
+}
+
+void dt_gguf_put_elem(dt_gguf_out *o, uint32_t elem_type, uint64_t bits)
+{
+    out_u(o, bits, (unsigned)scalar_bytes(elem_type));
+}
+
+void dt_gguf_put_elem_string(dt_gguf_out *o, const void *s, uint64_t n)
+{
+    out_str(o, s, n);
+}
+
+uint64_t dt_gguf_tensor_bytes(uint32_t type, int n_dims, const uint64_t *ne)
+{
+    const dt_ggml_type *gt = dt_ggml_type_of(type);
+    if (!gt || n_dims < 0 || n_dims > DT_GGUF_MAX_DIMS)
+        return 0;
+    uint64_t count = 1;
+    for (int d = 0; d < n_dims; d++) {
+        if (ne[d] == 0 || count > (uint64_t)INT64_MAX / ne[d])
+            return 0;
+        count *= ne[d];
+    }
+    if ((n_dims ? ne[0] : 1) % gt->block)
+        return 0;
+    const uint64_t blocks = count / gt->block;
+    return blocks > (uint64_t)INT64_MAX / gt->bytes ? 0 : blocks * gt->bytes;
+}
+
+uint64_t dt_gguf_padded(uint64_t bytes, uint32_t alignment)
+{
+    return (bytes + alignment - 1) / alignment * alignment;
+}
+
+dtcast_status dt_gguf_out_header(const dt_gguf_out *o, const dt_gguf_info *t, size_t n,
+                                 uint8_t **header, size_t *len, uint64_t *offsets,
+                                 dt_io_error *err)
+{
+    *header = NULL;
+    *len = 0;
+    if (o->oom)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "GGUF header: out of memory");
+    if (o->bad)
+        return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "GGUF header: %s", o->why);
+    dt_gguf_out h;
+    dt_gguf_out_init(&h, o->big_endian);
+    out_bytes(&h, "GGUF", 4);
+    out_u(&h, 3, 4);
+    out_u(&h, n, 8);
+    out_u(&h, o->nkv, 8);
+    out_bytes(&h, o->kv, o->len);
+    uint64_t offset = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t nl = strlen(t[i].name);
+        const uint64_t bytes = dt_gguf_tensor_bytes(t[i].type, t[i].n_dims, t[i].ne);
+        const char *why = nl == 0 || nl > DT_GGUF_MAX_NAME ? "a name of 1 to 63 bytes"
+                          : !utf8_ok((const uint8_t *)t[i].name, nl) ? "a UTF-8 name"
+                          : !dt_ggml_type_of(t[i].type) ? "a ggml type"
+                          : t[i].n_dims < 0 || t[i].n_dims > DT_GGUF_MAX_DIMS ? "0 to 4 dims"
+                          : bytes == 0 && t[i].n_dims ? "dims of at least 1, rows of whole blocks"
+                                                      : NULL;
+        for (size_t k = 0; !why && k < i; k++)
+            if (strcmp(t[k].name, t[i].name) == 0)
+                why = "a name no other tensor has";
+        if (why) {
+            dt_gguf_out_free(&h);
+            return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                              "GGUF header: tensor '%.80s' needs %s", t[i].name, why);
+        }
+        out_str(&h, t[i].name, nl);
+        out_u(&h, (uint64_t)t[i].n_dims, 4);
+        for (int d = 0; d < t[i].n_dims; d++)
+            out_u(&h, t[i].ne[d], 8);
+        out_u(&h, t[i].type, 4);
+        out_u(&h, offset, 8);
+        if (offsets)
+            offsets[i] = offset;
+        offset += dt_gguf_padded(bytes, o->alignment);
+    }
+    const size_t end = (size_t)dt_gguf_padded(h.len, o->alignment);
+    while (!h.oom && h.len < end)
+        out_bytes(&h, "", 1);
+    if (h.oom) {
+        dt_gguf_out_free(&h);
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "GGUF header: out of memory");
+    }
+    *header = h.kv;
+    *len = h.len;
+    return DTCAST_OK;
+}

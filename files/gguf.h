@@ -110,4 +110,54 @@ long dt_gguf_find(const dt_gguf *g, const char *key);
 uint64_t dt_gguf_array_u64(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv,
                            uint64_t i);
 
+/* ---- the writer --------------------------------------------------------------------------- */
+
+/* A GGUF header being built: the metadata pairs in the order they are put, then the tensor
+ * infos, as gguf-py's GGUFWriter lays them out (version 3; each tensor's offset the padded sum
+ * of those before it; n_dims as given, ne fastest first), so that the same metadata and tensors
+ * give the same bytes. Values are given in host order and written in the file's. A failure to
+ * grow the buffer is remembered (oom) and reported by dt_gguf_out_header. */
+typedef struct dt_gguf_out {
+    uint8_t *kv;         /* the metadata bytes so far */
+    size_t len, cap;
+    int big_endian;
+    int oom;
+    int bad;             /* a value that cannot be written: why in `why` */
+    char why[160];
+    uint64_t nkv;
+    uint32_t alignment;  /* general.alignment when put (uint32, a power of two), else 32 */
+} dt_gguf_out;
+
+void dt_gguf_out_init(dt_gguf_out *o, int big_endian);
+void dt_gguf_out_free(dt_gguf_out *o);
+/* A number or bool (type DT_GGUF_UINT8 .. FLOAT64 but STRING and ARRAY): its bits in the low
+ * bytes of `bits` (a float32's in the low 32, a float64's all 64). */
+void dt_gguf_put_scalar(dt_gguf_out *o, const char *key, uint32_t type, uint64_t bits);
+void dt_gguf_put_string(dt_gguf_out *o, const char *key, const void *s, uint64_t n);
+/* An array of count elements of elem_type, which follow: count calls of put_elem (a number's
+ * bits) or put_elem_string. */
+void dt_gguf_put_array(dt_gguf_out *o, const char *key, uint32_t elem_type, uint64_t count);
+void dt_gguf_put_elem(dt_gguf_out *o, uint32_t elem_type, uint64_t bits);
+void dt_gguf_put_elem_string(dt_gguf_out *o, const void *s, uint64_t n);
+
+typedef struct dt_gguf_info {
+    const char *name;
+    uint32_t type;      /* ggml type code */
+    int n_dims;         /* 0..4 */
+    uint64_t ne[DT_GGUF_MAX_DIMS];
+} dt_gguf_info;
+
+/* The file up to its data: magic, version 3, the counts, the metadata, the infos of t[0, n)
+ * (checked as the reader checks them: names, dims, types, blocks) and the zero padding to the
+ * data's start, in *header (malloc'd, *len bytes); offsets (n entries, may be NULL) receives
+ * each tensor's offset from the data's start. Tensor i's bytes are then written there, each
+ * followed by zeros to a multiple of o->alignment (dt_gguf_padded). */
+dtcast_status dt_gguf_out_header(const dt_gguf_out *o, const dt_gguf_info *t, size_t n,
+                                 uint8_t **header, size_t *len, uint64_t *offsets,
+                                 dt_io_error *err);
+/* The bytes of a tensor of that type and ne (0 when the type is unknown or ne[0] is not whole
+ * blocks), and a count rounded up to the alignment. */
+uint64_t dt_gguf_tensor_bytes(uint32_t type, int n_dims, const uint64_t *ne);
+uint64_t dt_gguf_padded(uint64_t bytes, uint32_t alignment);
+
 #endif /* DTCAST_FILES_GGUF_H */

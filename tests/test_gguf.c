@@ -7,7 +7,10 @@
  *   test_gguf                run the tests
  *   test_gguf --dump FILE    parse FILE and print what was read as one JSON object (the Python
  *                            tests compare it with gguf-py's GGUFReader); exit 1 with the error
- *                            on stderr when the file is refused */
+ *                            on stderr when the file is refused
+ *   test_gguf --rewrite IN OUT   parse IN and write its metadata and tensors again with the
+ *                            writer (dt_gguf_out): the Python tests check that OUT is IN, byte
+ *                            for byte, for files gguf-py's GGUFWriter wrote */
 #include "check.h"
 #include "files/file.h"
 #include "files/gguf.h"
@@ -126,6 +129,103 @@ static int dump(const char *path)
     dt_gguf_free(&g);
     free(buf);
     return 0;
+}
+
+/* IN's metadata and tensors through the writer: the file's bytes in *out (malloc'd). */
+static dtcast_status rewrite(const uint8_t *buf, size_t len, uint8_t **out, size_t *out_len,
+                             dt_io_error *err)
+{
+    dt_gguf g;
+    *out = NULL;
+    dtcast_status st = dt_gguf_parse(buf, len, "in", &g, err);
+    if (st != DTCAST_OK)
+        return st;
+    dt_gguf_out o;
+    dt_gguf_out_init(&o, g.big_endian);
+    for (uint64_t i = 0; i < g.nkv; i++) {
+        const dt_gguf_kv *kv = &g.kv[i];
+        char *key = malloc((size_t)kv->key_len + 1);
+        if (!key) {
+            o.oom = 1;
+            break;
+        }
+        memcpy(key, kv->key, (size_t)kv->key_len);
+        key[kv->key_len] = '\0';
+        if (kv->type == DT_GGUF_STRING) {
+            dt_gguf_put_string(&o, key, buf + kv->value_at, kv->count);
+        } else if (kv->type == DT_GGUF_ARRAY) {
+            dt_gguf_put_array(&o, key, kv->elem_type, kv->count);
+            uint64_t at = kv->value_at;
+            for (uint64_t e = 0; e < kv->count; e++) {
+                if (kv->elem_type == DT_GGUF_STRING) {
+                    const uint64_t n = le_u64(buf + at, g.big_endian);
+                    dt_gguf_put_elem_string(&o, buf + at + 8, n);
+                    at += 8 + n;
+                } else {
+                    dt_gguf_put_elem(&o, kv->elem_type, dt_gguf_array_u64(&g, buf, kv, e));
+                }
+            }
+        } else {
+            dt_gguf_put_scalar(&o, key, kv->type, kv->v.u);
+        }
+        free(key);
+    }
+    dt_gguf_info *info = calloc(g.ntensors ? g.ntensors : 1, sizeof *info);
+    char (*names)[64] = calloc(g.ntensors ? g.ntensors : 1, sizeof *names);
+    uint8_t *header = NULL;
+    size_t hlen = 0;
+    st = info && names ? DTCAST_OK : DTCAST_ERR_OUT_OF_MEMORY;
+    for (uint64_t i = 0; st == DTCAST_OK && i < g.ntensors; i++) {
+        memcpy(names[i], g.tensors[i].name, (size_t)g.tensors[i].name_len);
+        info[i].name = names[i];
+        info[i].type = g.tensors[i].type;
+        info[i].n_dims = g.tensors[i].n_dims;
+        memcpy(info[i].ne, g.tensors[i].ne, sizeof info[i].ne);
+    }
+    if (st == DTCAST_OK)
+        st = dt_gguf_out_header(&o, info, (size_t)g.ntensors, &header, &hlen, NULL, err);
+    size_t total = hlen;
+    for (uint64_t i = 0; st == DTCAST_OK && i < g.ntensors; i++)
+        total += (size_t)dt_gguf_padded(g.tensors[i].bytes, o.alignment);
+    uint8_t *f = st == DTCAST_OK ? calloc(total ? total : 1, 1) : NULL;
+    if (f) {
+        memcpy(f, header, hlen);
+        size_t at = hlen;
+        for (uint64_t i = 0; i < g.ntensors; i++) {
+            memcpy(f + at, buf + g.tensors[i].at, (size_t)g.tensors[i].bytes);
+            at += (size_t)dt_gguf_padded(g.tensors[i].bytes, o.alignment);
+        }
+        *out = f;
+        *out_len = total;
+    } else if (st == DTCAST_OK) {
+        st = DTCAST_ERR_OUT_OF_MEMORY;
+    }
+    free(header);
+    free(info);
+    free(names);
+    dt_gguf_out_free(&o);
+    dt_gguf_free(&g);
+    return st;
+}
+
+static int rewrite_file(const char *in, const char *outpath)
+{
+    uint8_t *buf = NULL, *out = NULL;
+    size_t len = 0, out_len = 0;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (dt_read_file(in, &buf, &len, &err) != DTCAST_OK ||
+        rewrite(buf, len, &out, &out_len, &err) != DTCAST_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        free(buf);
+        return 1;
+    }
+    FILE *f = fopen(outpath, "wb");
+    const int ok = f && fwrite(out, 1, out_len, f) == out_len;
+    if (f)
+        fclose(f);
+    free(buf);
+    free(out);
+    return ok ? 0 : 2;
 }
 
 /* ---- handcrafted files ---------------------------------------------------------------------- */
@@ -394,6 +494,45 @@ static void test_refused(void)
     expect("name not UTF-8", &g, "not UTF-8", 24);
 }
 
+/* The writer gives back the handcrafted files byte for byte, in both byte orders and with a
+ * custom alignment; it refuses what the reader refuses. */
+static void test_writer(void)
+{
+    const uint32_t aligns[2] = {32, 64};
+    for (int be = 0; be < 2; be++)
+        for (int a = 0; a < 2; a++) {
+            gbuf g;
+            valid(&g, aligns[a], be);
+            uint8_t *out = NULL;
+            size_t n = 0;
+            dt_io_error err = DT_IO_ERROR_INIT;
+            const dtcast_status st = rewrite(g.b, g.n, &out, &n, &err);
+            CHECK_MSG(st == DTCAST_OK && n == g.n && memcmp(out, g.b, n) == 0,
+                      "%s: rewrite (be %d, alignment %u): %s", "writer round trip", be,
+                      aligns[a], err.message);
+            free(out);
+        }
+    dt_gguf_out o;
+    dt_gguf_out_init(&o, 0);
+    dt_gguf_put_scalar(&o, "general.alignment", DT_GGUF_UINT32, 24);
+    uint8_t *h;
+    size_t n;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    CHECK1(dt_gguf_out_header(&o, NULL, 0, &h, &n, NULL, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
+           strstr(err.message, "power of two") && !h);
+    dt_gguf_out_free(&o);
+    dt_gguf_out_init(&o, 0);
+    const dt_gguf_info bad[2] = {{"w", 8, 2, {33, 2, 1, 1}}, {"w", 0, 1, {4, 1, 1, 1}}};
+    CHECK1(dt_gguf_out_header(&o, bad, 1, &h, &n, NULL, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
+           strstr(err.message, "whole blocks"));
+    CHECK1(dt_gguf_out_header(&o, bad + 1, 1, &h, &n, NULL, &err) == DTCAST_OK && n == 64);
+    free(h);
+    const dt_gguf_info twice[2] = {{"w", 0, 1, {4, 1, 1, 1}}, {"w", 0, 1, {4, 1, 1, 1}}};
+    CHECK1(dt_gguf_out_header(&o, twice, 2, &h, &n, NULL, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
+           strstr(err.message, "no other tensor"));
+    dt_gguf_out_free(&o);
+}
+
 static void test_types(void)
 {
     CHECK1(dt_ggml_type_of(0)->plain == DTCAST_FLOAT32 && dt_ggml_type_of(30)->plain ==
@@ -413,8 +552,11 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--dump") == 0)
         return dump(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "--rewrite") == 0)
+        return rewrite_file(argv[2], argv[3]);
     test_valid();
     test_refused();
+    test_writer();
     test_types();
     return CHECK_EXIT();
 }
