@@ -540,6 +540,7 @@ void dt_gguf_out_init(dt_gguf_out *o, int big_endian)
 void dt_gguf_out_free(dt_gguf_out *o)
 {
     free(o->kv);
+    free(o->key_at);
     memset(o, 0, sizeof *o);
 }
 
@@ -595,6 +596,15 @@ static void out_key(dt_gguf_out *o, const char *key, uint32_t type)
     const size_t n = strlen(key);
     if (n == 0 || !utf8_ok((const uint8_t *)key, n))
         refuse(o, key, "a key is a non-empty UTF-8 string");
+    if (!o->oom && (o->nkv & (o->nkv - 1)) == 0) { /* grown at powers of two */
+        size_t *k = realloc(o->key_at, (size_t)(o->nkv ? 2 * o->nkv : 1) * sizeof *k);
+        if (!k)
+            o->oom = 1;
+        else
+            o->key_at = k;
+    }
+    if (!o->oom)
+        o->key_at[o->nkv] = o->len;
     out_str(o, key, n);
     out_u(o, type, 4);
     o->nkv++;
@@ -679,6 +689,31 @@ dtcast_status dt_gguf_out_header(const dt_gguf_out *o, const dt_gguf_info *t, si
         return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "GGUF header: out of memory");
     if (o->bad)
         return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "GGUF header: %s", o->why);
+    /* a key twice: the metadata read back (the reader's own duplicate check) */
+    if (o->nkv > 1) {
+        dt_gguf kv;
+        memset(&kv, 0, sizeof kv);
+        kv.nkv = o->nkv;
+        kv.kv = calloc((size_t)o->nkv, sizeof *kv.kv);
+        if (!kv.kv)
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "GGUF header: out of memory");
+        const cursor c = {o->kv, o->len, 0, o->big_endian, "", NULL};
+        for (uint64_t i = 0; i < o->nkv; i++) {
+            kv.kv[i].key_len = load(&c, o->key_at[i], 8);
+            kv.kv[i].key = o->kv + o->key_at[i] + 8;
+        }
+        long other = -1;
+        const long dup = first_duplicate(&kv, 0, &other);
+        char key[80];
+        if (dup >= 0)
+            shown(kv.kv[dup].key, kv.kv[dup].key_len, key);
+        free(kv.kv);
+        if (dup == -2)
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "GGUF header: out of memory");
+        if (dup >= 0)
+            return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "GGUF header: key '%s' is put "
+                              "twice", key);
+    }
     dt_gguf_out h;
     dt_gguf_out_init(&h, o->big_endian);
     out_bytes(&h, "GGUF", 4);

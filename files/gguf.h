@@ -125,6 +125,7 @@ typedef struct dt_gguf_out {
     int bad;             /* a value that cannot be written: why in `why` */
     char why[160];
     uint64_t nkv;
+    size_t *key_at;      /* where each key's length field is in kv (for the duplicate check) */
     uint32_t alignment;  /* general.alignment when put (uint32, a power of two), else 32 */
 } dt_gguf_out;
 

@@ -1,14 +1,106 @@
 /* libFuzzer harness for the GGUF reader (files/gguf.c): the input is a whole file. Checks: never
  * a crash, a leak or an out-of-bounds read (ASan); a refusal names the byte; a file that parses
  * keeps every promise of gguf.h (each value and tensor inside the file, the data dense in
- * tensor-info order, unique keys and names within the limits), and every array element can be
- * read back. */
+ * tensor-info order, unique keys and names within the limits), every array element can be
+ * read back, and the writer (dt_gguf_out) writes the same metadata and tensor infos again into
+ * a header that parses to the same values (the data left zero). */
 #include "files/gguf.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint64_t u64_at(const uint8_t *p, int be)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v |= (uint64_t)p[k] << (be ? 8 * (7 - k) : 8 * k);
+    return v;
+}
+
+/* g's metadata and tensor infos through the writer, read back: the same. */
+static void rewrite(const uint8_t *data, const dt_gguf *g)
+{
+    dt_gguf_out o;
+    dt_gguf_out_init(&o, g->big_endian);
+    for (uint64_t i = 0; i < g->nkv; i++) {
+        const dt_gguf_kv *kv = &g->kv[i];
+        char *key = malloc((size_t)kv->key_len + 1);
+        if (!key || memchr(kv->key, 0, (size_t)kv->key_len)) { /* not a C string: skipped */
+            free(key);
+            dt_gguf_out_free(&o);
+            return;
+        }
+        memcpy(key, kv->key, (size_t)kv->key_len);
+        key[kv->key_len] = '\0';
+        if (kv->type == DT_GGUF_STRING) {
+            dt_gguf_put_string(&o, key, data + kv->value_at, kv->count);
+        } else if (kv->type == DT_GGUF_ARRAY) {
+            dt_gguf_put_array(&o, key, kv->elem_type, kv->count);
+            uint64_t at = kv->value_at;
+            for (uint64_t e = 0; e < kv->count; e++) {
+                if (kv->elem_type == DT_GGUF_STRING) {
+                    const uint64_t n = u64_at(data + at, g->big_endian);
+                    dt_gguf_put_elem_string(&o, data + at + 8, n);
+                    at += 8 + n;
+                } else {
+                    dt_gguf_put_elem(&o, kv->elem_type, dt_gguf_array_u64(g, data, kv, e));
+                }
+            }
+        } else {
+            dt_gguf_put_scalar(&o, key, kv->type, kv->v.u);
+        }
+        free(key);
+    }
+    dt_gguf_info *info = calloc(g->ntensors ? g->ntensors : 1, sizeof *info);
+    char (*names)[64] = calloc(g->ntensors ? g->ntensors : 1, sizeof *names);
+    uint8_t *h = NULL;
+    size_t hl = 0;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    if (info && names) {
+        uint64_t total = 0;
+        int named = 1;
+        for (uint64_t i = 0; i < g->ntensors; i++) {
+            memcpy(names[i], g->tensors[i].name, (size_t)g->tensors[i].name_len);
+            named &= memchr(names[i], 0, (size_t)g->tensors[i].name_len) == NULL;
+            info[i] = (dt_gguf_info){names[i], g->tensors[i].type, g->tensors[i].n_dims, {0}};
+            memcpy(info[i].ne, g->tensors[i].ne, sizeof info[i].ne);
+            total += dt_gguf_padded(g->tensors[i].bytes, o.alignment);
+        }
+        /* keys and names with NUL bytes cannot be given as C strings: skipped */
+        const dtcast_status st = dt_gguf_out_header(&o, info, (size_t)g->ntensors, &h, &hl, NULL,
+                                                    &err);
+        if (st == DTCAST_OK && named && total < (1u << 24)) {
+            uint8_t *f = calloc(hl + (size_t)total + 1, 1);
+            if (f) {
+                memcpy(f, h, hl);
+                dt_gguf back;
+                if (dt_gguf_parse(f, hl + total, "back", &back, &err) != DTCAST_OK ||
+                    back.nkv != g->nkv || back.ntensors != g->ntensors ||
+                    back.alignment != g->alignment || back.data_start != hl)
+                    abort();
+                for (uint64_t i = 0; i < g->ntensors; i++)
+                    if (back.tensors[i].offset != g->tensors[i].offset ||
+                        back.tensors[i].bytes != g->tensors[i].bytes ||
+                        back.tensors[i].type != g->tensors[i].type)
+                        abort();
+                for (uint64_t i = 0; i < g->nkv; i++)
+                    if (back.kv[i].type != g->kv[i].type || back.kv[i].count != g->kv[i].count ||
+                        back.kv[i].value_bytes != g->kv[i].value_bytes ||
+                        memcmp(f + back.kv[i].value_at, data + g->kv[i].value_at,
+                               (size_t)g->kv[i].value_bytes) != 0)
+                        abort();
+                dt_gguf_free(&back);
+                free(f);
+            }
+        }
+    }
+    free(h);
+    free(info);
+    free(names);
+    dt_gguf_out_free(&o);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     volatile uint64_t sink = sum;
     (void)sink;
+    rewrite(data, &g);
     dt_gguf_free(&g);
     return 0;
 }

@@ -527,6 +527,15 @@ static void test_writer(void)
            strstr(err.message, "whole blocks"));
     CHECK1(dt_gguf_out_header(&o, bad + 1, 1, &h, &n, NULL, &err) == DTCAST_OK && n == 64);
     free(h);
+    dt_gguf_out_free(&o);
+    dt_gguf_out_init(&o, 1);
+    dt_gguf_put_scalar(&o, "a", DT_GGUF_UINT8, 1);
+    dt_gguf_put_string(&o, "b", "x", 1);
+    dt_gguf_put_scalar(&o, "a", DT_GGUF_INT64, 2);
+    CHECK1(dt_gguf_out_header(&o, NULL, 0, &h, &n, NULL, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
+           strstr(err.message, "key 'a' is put twice"));
+    dt_gguf_out_free(&o);
+    dt_gguf_out_init(&o, 0);
     const dt_gguf_info twice[2] = {{"w", 0, 1, {4, 1, 1, 1}}, {"w", 0, 1, {4, 1, 1, 1}}};
     CHECK1(dt_gguf_out_header(&o, twice, 2, &h, &n, NULL, &err) == DTCAST_ERR_INVALID_ARGUMENT &&
            strstr(err.message, "no other tensor"));
