@@ -591,11 +591,8 @@ static void refuse(dt_gguf_out *o, const char *key, const char *why)
     o->bad = 1;
 }
 
-static void out_key(dt_gguf_out *o, const char *key, uint32_t type)
+static void out_key_n(dt_gguf_out *o, const uint8_t *key, uint64_t n, uint32_t type)
 {
-    const size_t n = strlen(key);
-    if (n == 0 || !utf8_ok((const uint8_t *)key, n))
-        refuse(o, key, "a key is a non-empty UTF-8 string");
     if (!o->oom && (o->nkv & (o->nkv - 1)) == 0) { /* grown at powers of two */
         size_t *k = realloc(o->key_at, (size_t)(o->nkv ? 2 * o->nkv : 1) * sizeof *k);
         if (!k)
@@ -608,6 +605,46 @@ static void out_key(dt_gguf_out *o, const char *key, uint32_t type)
     out_str(o, key, n);
     out_u(o, type, 4);
     o->nkv++;
+}
+
+static void out_key(dt_gguf_out *o, const char *key, uint32_t type)
+{
+    const size_t n = strlen(key);
+    if (n == 0 || !utf8_ok((const uint8_t *)key, n))
+        refuse(o, key, "a key is a non-empty UTF-8 string");
+    out_key_n(o, (const uint8_t *)key, n, type);
+}
+
+void dt_gguf_put_kv(dt_gguf_out *o, const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv)
+{
+    out_key_n(o, kv->key, kv->key_len, kv->type);
+    if (kv->key_len == 17 && memcmp(kv->key, "general.alignment", 17) == 0)
+        o->alignment = (uint32_t)kv->v.u; /* the reader checked it */
+    if (kv->type == DT_GGUF_STRING) {
+        out_str(o, buf + kv->value_at, kv->count);
+        return;
+    }
+    if (kv->type != DT_GGUF_ARRAY) {
+        out_u(o, kv->v.u, (unsigned)scalar_bytes(kv->type));
+        return;
+    }
+    out_u(o, kv->elem_type, 4);
+    out_u(o, kv->count, 8);
+    if (o->big_endian == g->big_endian) {
+        out_bytes(o, buf + kv->value_at, kv->value_bytes); /* the same byte order */
+        return;
+    }
+    const cursor c = {buf, g->size, 0, g->big_endian, "", NULL};
+    uint64_t at = kv->value_at;
+    for (uint64_t e = 0; e < kv->count; e++) {
+        if (kv->elem_type == DT_GGUF_STRING) {
+            const uint64_t n = load(&c, at, 8);
+            out_str(o, buf + at + 8, n);
+            at += 8 + n;
+        } else {
+            out_u(o, dt_gguf_array_u64(g, buf, kv, e), (unsigned)scalar_bytes(kv->elem_type));
+        }
+    }
 }
 
 void dt_gguf_put_scalar(dt_gguf_out *o, const char *key, uint32_t type, uint64_t bits)

@@ -141,6 +141,10 @@ void dt_gguf_put_array(dt_gguf_out *o, const char *key, uint32_t elem_type, uint
 void dt_gguf_put_elem(dt_gguf_out *o, uint32_t elem_type, uint64_t bits);
 void dt_gguf_put_elem_string(dt_gguf_out *o, const void *s, uint64_t n);
 
+/* Pair kv of the file g (read from buf) again, as it was, in o's byte order (any key: a parsed
+ * one is valid, NUL bytes included). */
+void dt_gguf_put_kv(dt_gguf_out *o, const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv);
+
 typedef struct dt_gguf_info {
     const char *name;
     uint32_t type;      /* ggml type code */

@@ -11,48 +11,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint64_t u64_at(const uint8_t *p, int be)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++)
-        v |= (uint64_t)p[k] << (be ? 8 * (7 - k) : 8 * k);
-    return v;
-}
-
 /* g's metadata and tensor infos through the writer, read back: the same. */
 static void rewrite(const uint8_t *data, const dt_gguf *g)
 {
     dt_gguf_out o;
     dt_gguf_out_init(&o, g->big_endian);
-    for (uint64_t i = 0; i < g->nkv; i++) {
-        const dt_gguf_kv *kv = &g->kv[i];
-        char *key = malloc((size_t)kv->key_len + 1);
-        if (!key || memchr(kv->key, 0, (size_t)kv->key_len)) { /* not a C string: skipped */
-            free(key);
-            dt_gguf_out_free(&o);
-            return;
-        }
-        memcpy(key, kv->key, (size_t)kv->key_len);
-        key[kv->key_len] = '\0';
-        if (kv->type == DT_GGUF_STRING) {
-            dt_gguf_put_string(&o, key, data + kv->value_at, kv->count);
-        } else if (kv->type == DT_GGUF_ARRAY) {
-            dt_gguf_put_array(&o, key, kv->elem_type, kv->count);
-            uint64_t at = kv->value_at;
-            for (uint64_t e = 0; e < kv->count; e++) {
-                if (kv->elem_type == DT_GGUF_STRING) {
-                    const uint64_t n = u64_at(data + at, g->big_endian);
-                    dt_gguf_put_elem_string(&o, data + at + 8, n);
-                    at += 8 + n;
-                } else {
-                    dt_gguf_put_elem(&o, kv->elem_type, dt_gguf_array_u64(g, data, kv, e));
-                }
-            }
-        } else {
-            dt_gguf_put_scalar(&o, key, kv->type, kv->v.u);
-        }
-        free(key);
-    }
+    for (uint64_t i = 0; i < g->nkv; i++)
+        dt_gguf_put_kv(&o, g, data, &g->kv[i]);
     dt_gguf_info *info = calloc(g->ntensors ? g->ntensors : 1, sizeof *info);
     char (*names)[64] = calloc(g->ntensors ? g->ntensors : 1, sizeof *names);
     uint8_t *h = NULL;
@@ -68,7 +33,7 @@ static void rewrite(const uint8_t *data, const dt_gguf *g)
             memcpy(info[i].ne, g->tensors[i].ne, sizeof info[i].ne);
             total += dt_gguf_padded(g->tensors[i].bytes, o.alignment);
         }
-        /* keys and names with NUL bytes cannot be given as C strings: skipped */
+        /* names with NUL bytes cannot be given as C strings: skipped */
         const dtcast_status st = dt_gguf_out_header(&o, info, (size_t)g->ntensors, &h, &hl, NULL,
                                                     &err);
         if (st == DTCAST_OK && named && total < (1u << 24)) {

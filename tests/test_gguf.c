@@ -142,34 +142,8 @@ static dtcast_status rewrite(const uint8_t *buf, size_t len, uint8_t **out, size
         return st;
     dt_gguf_out o;
     dt_gguf_out_init(&o, g.big_endian);
-    for (uint64_t i = 0; i < g.nkv; i++) {
-        const dt_gguf_kv *kv = &g.kv[i];
-        char *key = malloc((size_t)kv->key_len + 1);
-        if (!key) {
-            o.oom = 1;
-            break;
-        }
-        memcpy(key, kv->key, (size_t)kv->key_len);
-        key[kv->key_len] = '\0';
-        if (kv->type == DT_GGUF_STRING) {
-            dt_gguf_put_string(&o, key, buf + kv->value_at, kv->count);
-        } else if (kv->type == DT_GGUF_ARRAY) {
-            dt_gguf_put_array(&o, key, kv->elem_type, kv->count);
-            uint64_t at = kv->value_at;
-            for (uint64_t e = 0; e < kv->count; e++) {
-                if (kv->elem_type == DT_GGUF_STRING) {
-                    const uint64_t n = le_u64(buf + at, g.big_endian);
-                    dt_gguf_put_elem_string(&o, buf + at + 8, n);
-                    at += 8 + n;
-                } else {
-                    dt_gguf_put_elem(&o, kv->elem_type, dt_gguf_array_u64(&g, buf, kv, e));
-                }
-            }
-        } else {
-            dt_gguf_put_scalar(&o, key, kv->type, kv->v.u);
-        }
-        free(key);
-    }
+    for (uint64_t i = 0; i < g.nkv; i++)
+        dt_gguf_put_kv(&o, &g, buf, &g.kv[i]);
     dt_gguf_info *info = calloc(g.ntensors ? g.ntensors : 1, sizeof *info);
     char (*names)[64] = calloc(g.ntensors ? g.ntensors : 1, sizeof *names);
     uint8_t *header = NULL;
