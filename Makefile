@@ -28,6 +28,11 @@ SOMAJOR := 1
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+# No fused multiply-adds the source does not ask for: every a * b + c rounds twice, as written
+# (gcc's ISO C default; clang fuses within an expression unless told). ggml's block quantizers
+# (src/ggml/) reproduce ggml's bytes only so, and every kernel is checked against a reference
+# that rounds as written.
+CSTD    += -ffp-contract=off
 # -g1: line tables (backtraces, perf, sanitizer reports) at half the compile time of -g, whose
 # full debug info of the inlined intrinsics doubles the build; OPT="-O2 -g" for a debugger
 OPT     ?= -O2 -g1

@@ -7,53 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- ggml's types --------------------------------------------------------------------------- */
-
-/* ggml.h's enum ggml_type and ggml.c's type_traits (block size, bytes per block); the removed
- * codes 4, 5 (Q4_2, Q4_3), 31-33 (Q4_0_4_4 ...) and 36-38 (IQ4_NL_4_4 ...) have none. */
-static const dt_ggml_type ggml_types[DT_GGML_TYPE_COUNT] = {
-    [0] = {"F32", 1, 4, DTCAST_FLOAT32},
-    [1] = {"F16", 1, 2, DTCAST_FLOAT16},
-    [2] = {"Q4_0", 32, 18, DTCAST_UNDEFINED},
-    [3] = {"Q4_1", 32, 20, DTCAST_UNDEFINED},
-    [6] = {"Q5_0", 32, 22, DTCAST_UNDEFINED},
-    [7] = {"Q5_1", 32, 24, DTCAST_UNDEFINED},
-    [8] = {"Q8_0", 32, 34, DTCAST_UNDEFINED},
-    [9] = {"Q8_1", 32, 36, DTCAST_UNDEFINED},
-    [10] = {"Q2_K", 256, 84, DTCAST_UNDEFINED},
-    [11] = {"Q3_K", 256, 110, DTCAST_UNDEFINED},
-    [12] = {"Q4_K", 256, 144, DTCAST_UNDEFINED},
-    [13] = {"Q5_K", 256, 176, DTCAST_UNDEFINED},
-    [14] = {"Q6_K", 256, 210, DTCAST_UNDEFINED},
-    [15] = {"Q8_K", 256, 292, DTCAST_UNDEFINED},
-    [16] = {"IQ2_XXS", 256, 66, DTCAST_UNDEFINED},
-    [17] = {"IQ2_XS", 256, 74, DTCAST_UNDEFINED},
-    [18] = {"IQ3_XXS", 256, 98, DTCAST_UNDEFINED},
-    [19] = {"IQ1_S", 256, 50, DTCAST_UNDEFINED},
-    [20] = {"IQ4_NL", 32, 18, DTCAST_UNDEFINED},
-    [21] = {"IQ3_S", 256, 110, DTCAST_UNDEFINED},
-    [22] = {"IQ2_S", 256, 82, DTCAST_UNDEFINED},
-    [23] = {"IQ4_XS", 256, 136, DTCAST_UNDEFINED},
-    [24] = {"I8", 1, 1, DTCAST_INT8},
-    [25] = {"I16", 1, 2, DTCAST_INT16},
-    [26] = {"I32", 1, 4, DTCAST_INT32},
-    [27] = {"I64", 1, 8, DTCAST_INT64},
-    [28] = {"F64", 1, 8, DTCAST_FLOAT64},
-    [29] = {"IQ1_M", 256, 56, DTCAST_UNDEFINED},
-    [30] = {"BF16", 1, 2, DTCAST_BFLOAT16},
-    [34] = {"TQ1_0", 256, 54, DTCAST_UNDEFINED},
-    [35] = {"TQ2_0", 256, 66, DTCAST_UNDEFINED},
-    [39] = {"MXFP4", 32, 17, DTCAST_UNDEFINED},
-    [40] = {"NVFP4", 64, 36, DTCAST_UNDEFINED},
-    [41] = {"Q1_0", 128, 18, DTCAST_UNDEFINED},
-    [42] = {"Q2_0", 64, 18, DTCAST_UNDEFINED},
-};
-
-const dt_ggml_type *dt_ggml_type_of(uint32_t code)
-{
-    return code < DT_GGML_TYPE_COUNT && ggml_types[code].name ? &ggml_types[code] : NULL;
-}
-
 static const char *const value_names[DT_GGUF_VALUE_TYPES] = {
     "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",
     "bool", "string", "array", "uint64", "int64", "float64"};
@@ -312,7 +265,7 @@ static dtcast_status take_tensor(cursor *c, dt_gguf_tensor *t)
     const uint64_t tat = c->at;
     if ((st = take(c, 4, "a tensor's type", &type)) != DTCAST_OK)
         return st;
-    const dt_ggml_type *gt = type <= UINT32_MAX ? dt_ggml_type_of((uint32_t)type) : NULL;
+    const dt_ggml_traits *gt = type <= UINT32_MAX ? dt_ggml_traits_of((uint32_t)type) : NULL;
     if (!gt)
         return BAD(c, tat, "tensor '%s': type %llu is not a ggml type (or one ggml removed)", nm,
                    (unsigned long long)type);
@@ -696,7 +649,7 @@ void dt_gguf_put_elem_string(dt_gguf_out *o, const void *s, uint64_t n)
 
 uint64_t dt_gguf_tensor_bytes(uint32_t type, int n_dims, const uint64_t *ne)
 {
-    const dt_ggml_type *gt = dt_ggml_type_of(type);
+    const dt_ggml_traits *gt = dt_ggml_traits_of(type);
     if (!gt || n_dims < 0 || n_dims > DT_GGUF_MAX_DIMS)
         return 0;
     uint64_t count = 1;
@@ -764,7 +717,7 @@ dtcast_status dt_gguf_out_header(const dt_gguf_out *o, const dt_gguf_info *t, si
         const uint64_t bytes = dt_gguf_tensor_bytes(t[i].type, t[i].n_dims, t[i].ne);
         const char *why = nl == 0 || nl > DT_GGUF_MAX_NAME ? "a name of 1 to 63 bytes"
                           : !utf8_ok((const uint8_t *)t[i].name, nl) ? "a UTF-8 name"
-                          : !dt_ggml_type_of(t[i].type) ? "a ggml type"
+                          : !dt_ggml_traits_of(t[i].type) ? "a ggml type"
                           : t[i].n_dims < 0 || t[i].n_dims > DT_GGUF_MAX_DIMS ? "0 to 4 dims"
                           : bytes == 0 && t[i].n_dims ? "dims of at least 1, rows of whole blocks"
                                                       : NULL;

@@ -24,19 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- ggml's tensor types ------------------------------------------------------------------ */
+#include "ggml/ggml.h"
 
-#define DT_GGML_TYPE_COUNT 43 /* codes [0, 43); a few are removed (block size 0) */
-
-typedef struct dt_ggml_type {
-    const char *name;   /* "F32", "Q4_K", ...; NULL for a removed code */
-    uint32_t block;     /* elements per block (1 for F32, F16, BF16, I8..I64, F64) */
-    uint32_t bytes;     /* bytes per block */
-    dtcast_type plain;  /* the dtcast type of an element-wise type, else DTCAST_UNDEFINED */
-} dt_ggml_type;
-
-/* The type of code, or NULL when code is not one ggml defines today. */
-const dt_ggml_type *dt_ggml_type_of(uint32_t code);
+/* ggml's tensor types: dt_ggml_traits_of (src/ggml/ggml.h), the library's table */
 
 /* ---- the file ----------------------------------------------------------------------------- */
 
@@ -76,7 +66,7 @@ typedef struct dt_gguf_tensor {
     const uint8_t *name;   /* in the mapping; name_len bytes */
     uint64_t name_len;
     uint64_t info_at;      /* byte offset of its tensor info */
-    uint32_t type;         /* ggml type code (valid: dt_ggml_type_of is not NULL) */
+    uint32_t type;         /* ggml type code (valid: dt_ggml_traits_of is not NULL) */
     int n_dims;            /* 0..4 */
     uint64_t ne[DT_GGUF_MAX_DIMS]; /* ne[0] fastest; 1 beyond n_dims */
     uint64_t count;        /* elements */

@@ -970,7 +970,7 @@ static void read_gguf(insp *c, size_t fi, source *s)
     }
     for (uint64_t i = 0; i < g.ntensors && !c->oom; i++) {
         const dt_gguf_tensor *e = &g.tensors[i];
-        const dt_ggml_type *gt = dt_ggml_type_of(e->type);
+        const dt_ggml_traits *gt = dt_ggml_traits_of(e->type);
         dt_insp_tensor *t = add_tensor(c, fi);
         if (!t)
             break;

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t expect = 0;
     for (uint64_t i = 0; i < g.ntensors; i++) {
         const dt_gguf_tensor *t = &g.tensors[i];
-        const dt_ggml_type *gt = dt_ggml_type_of(t->type);
+        const dt_ggml_traits *gt = dt_ggml_traits_of(t->type);
         if (!gt || !t->name_len || t->name_len > DT_GGUF_MAX_NAME || t->n_dims > 4 ||
             t->offset != expect || t->at != g.data_start + t->offset || t->at > size ||
             t->bytes > size - t->at || t->ne[0] % gt->block)

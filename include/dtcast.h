@@ -648,6 +648,52 @@ DTCAST_API dtcast_status dtcast_dequantize(dtcast_tensor *y, const dtcast_tensor
                                           const dtcast_quant_params *p, dtcast_error *error);
 
 /* ---------------------------------------------------------------------------------------------
+ * ggml's block types: the tensor types of llama.cpp's GGUF files (docs/gguf.md, "Block types").
+ * A type is ggml's code (ggml.h's enum ggml_type). A tensor of a block type is stored by rows
+ * along its last axis (numpy order; GGUF's ne[0]), each row a run of blocks of `block` elements
+ * and `bytes` bytes. Quantization is ggml's reference quantizer (ggml_quantize_chunk without an
+ * importance matrix) as binary32 arithmetic without fused multiply-adds: the bytes x86-64 builds
+ * of ggml and gguf-py write, on every CPU and for any thread count. Dequantization is ggml's
+ * to_float: float32 bit for bit, and bfloat16 / float16 / float64 rounded once from the exact
+ * value of the block's formula.
+ * ------------------------------------------------------------------------------------------- */
+/* The name ggml gives code ("Q4_K", "BF16", "IQ2_XXS"...), or NULL for a code ggml does not
+ * define today (4, 5, 31..33, 36..38 were removed; >= 43 unknown). */
+DTCAST_API const char *dtcast_ggml_type_name(int code);
+/* The code of a name, any letter case ("q4_k", "Q8_0", "bf16"); -1 if none. */
+DTCAST_API int dtcast_ggml_type_from_name(const char *name);
+/* Elements per block and bytes per block (1 and the element size for F32, F16, BF16, F64 and
+ * I8..I64); 0 for a code with no type. */
+DTCAST_API int64_t dtcast_ggml_block_size(int code);
+DTCAST_API size_t dtcast_ggml_type_size(int code);
+/* What dtcast can do with a code: 1 = quantize to it (from float), 2 = dequantize it (to
+ * float); 3 = both. F32, F16, BF16 and F64 are both (one correct rounding); I8..I64 neither. */
+DTCAST_API int dtcast_ggml_support(int code);
+
+/* What a quantization met that ggml leaves undefined or refuses (docs/gguf.md, "Edge cases"). */
+typedef struct dtcast_ggml_stats {
+    uint64_t nonfinite;      /* NaN or infinite inputs, quantized as 0 */
+    uint64_t first_nonfinite; /* flat index of the first (UINT64_MAX when none) */
+    uint64_t invalid_scales; /* blocks ggml's validation (llama-quantize) refuses and gguf-py
+                              * writes: an infinite float16 scale or min (|x| too large for
+                              * float16 after the division), an MXFP4 exponent 0xFF */
+} dtcast_ggml_stats;
+
+/* x (float32, bfloat16, float16 or float64 [..., K]; float64 rounded to float32 first, the
+ * others widened exactly) quantized to ggml type `code` as rows of K / block blocks: writes
+ * (K / block) * bytes per row of x to dst (dst_bytes must hold them). K must be a multiple of
+ * the block. threads 0 = automatic. stats may be NULL. F32, F16 and BF16 are one rounding
+ * (NaN as ggml spells it: float16 sign | 0x7E00, bfloat16 the high half | 0x40). */
+DTCAST_API dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code,
+                                             const dtcast_tensor *x, unsigned threads,
+                                             dtcast_ggml_stats *stats, dtcast_error *error);
+/* The inverse: y (its type float32, bfloat16, float16 or float64, its shape [..., K] and data
+ * the caller's) from src_bytes of ggml type `code` (exactly the rows y's shape needs). */
+DTCAST_API dtcast_status dtcast_ggml_dequantize(dtcast_tensor *y, const void *src,
+                                               size_t src_bytes, int code, unsigned threads,
+                                               dtcast_error *error);
+
+/* ---------------------------------------------------------------------------------------------
  * ONNX QuantizeLinear / DequantizeLinear (opsets 10..28) and DynamicQuantizeLinear (11), as the
  * operators define them, every input and output type of each opset (docs/onnx.md,
  * "Quantization operators"). The output's type is chosen as the operator chooses it (output_dtype,

@@ -117,7 +117,7 @@ static int dump(const char *path)
         const dt_gguf_tensor *t = &g.tensors[i];
         printf("%s\n  {\"name\": ", i ? "," : "");
         put_str(t->name, t->name_len);
-        printf(", \"type\": \"%s\", \"type_code\": %u, \"ne\": [", dt_ggml_type_of(t->type)->name,
+        printf(", \"type\": \"%s\", \"type_code\": %u, \"ne\": [", dt_ggml_traits_of(t->type)->name,
                t->type);
         for (int d = 0; d < t->n_dims; d++)
             printf("%s%" PRIu64, d ? ", " : "", t->ne[d]);
@@ -518,16 +518,16 @@ static void test_writer(void)
 
 static void test_types(void)
 {
-    CHECK1(dt_ggml_type_of(0)->plain == DTCAST_FLOAT32 && dt_ggml_type_of(30)->plain ==
+    CHECK1(dt_ggml_traits_of(0)->plain == DTCAST_FLOAT32 && dt_ggml_traits_of(30)->plain ==
           DTCAST_BFLOAT16);
-    CHECK1(dt_ggml_type_of(12)->block == 256 && dt_ggml_type_of(12)->bytes == 144);
-    CHECK1(dt_ggml_type_of(9)->bytes == 36); /* Q8_1: ggml's 36, not gguf-py 0.19.0's 40 */
+    CHECK1(dt_ggml_traits_of(12)->block == 256 && dt_ggml_traits_of(12)->bytes == 144);
+    CHECK1(dt_ggml_traits_of(9)->bytes == 36); /* Q8_1: ggml's 36, not gguf-py 0.19.0's 40 */
     const uint32_t removed[] = {4, 5, 31, 32, 33, 36, 37, 38, 43, 1000};
     for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++)
-        CHECK1(dt_ggml_type_of(removed[i]) == NULL);
+        CHECK1(dt_ggml_traits_of(removed[i]) == NULL);
     int n = 0;
     for (uint32_t c = 0; c < DT_GGML_TYPE_COUNT; c++)
-        n += dt_ggml_type_of(c) != NULL;
+        n += dt_ggml_traits_of(c) != NULL;
     CHECK1(n == 35);
 }
 

@@ -22,6 +22,7 @@
 #include "files/report.h"
 #include "parallel.h"
 #include "onnx_qdq.h"
+#include "py_ggml.h"
 #include "py_quant.h"
 #include "py_inspect.h"
 #include "py_jobs.h"
@@ -932,6 +933,7 @@ static PyMethodDef methods[] = {
     {"onnx_dynamic", dtc_onnx_dynamic, METH_VARARGS,
      "onnx_dynamic(x, x_shape, threads) -> (bytearray, scale, zero_point)"},
     DTC_QUANT_METHODS
+    DTC_GGML_METHODS
     DTC_INSPECT_METHODS
     DTC_JOBS_METHODS
     {NULL, NULL, 0, NULL}};
