@@ -750,3 +750,29 @@ dtcast_status dt_gguf_out_header(const dt_gguf_out *o, const dt_gguf_info *t, si
     *len = h.len;
     return DTCAST_OK;
 }
+
+/* A GGUF scalar as text; a float from its bits, shortest round-trip (%.9g / %.17g). */
+void dt_gguf_scalar_text(char *out, size_t size, uint32_t type, uint64_t u)
+{
+    switch (type) {
+    case DT_GGUF_INT8: snprintf(out, size, "%d", (int)(int8_t)u); break;
+    case DT_GGUF_INT16: snprintf(out, size, "%d", (int)(int16_t)u); break;
+    case DT_GGUF_INT32: snprintf(out, size, "%ld", (long)(int32_t)u); break;
+    case DT_GGUF_INT64: snprintf(out, size, "%lld", (long long)(int64_t)u); break;
+    case DT_GGUF_BOOL: snprintf(out, size, "%s", u ? "true" : "false"); break;
+    case DT_GGUF_FLOAT32: {
+        const uint32_t b = (uint32_t)u;
+        float f;
+        memcpy(&f, &b, 4);
+        snprintf(out, size, "%.9g", (double)f);
+        break;
+    }
+    case DT_GGUF_FLOAT64: {
+        double d;
+        memcpy(&d, &u, 8);
+        snprintf(out, size, "%.17g", d);
+        break;
+    }
+    default: snprintf(out, size, "%llu", (unsigned long long)u); break;
+    }
+}

@@ -100,6 +100,11 @@ long dt_gguf_find(const dt_gguf *g, const char *key);
 uint64_t dt_gguf_array_u64(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv,
                            uint64_t i);
 
+/* A scalar of GGUF type `type` (not STRING or ARRAY; its bits in the low bytes of u, as
+ * dt_gguf_kv.v.u holds them) as text: integers in decimal, bools true / false, floats the
+ * shortest text that reads back the same (%.9g / %.17g). */
+void dt_gguf_scalar_text(char *out, size_t size, uint32_t type, uint64_t u);
+
 /* ---- the writer --------------------------------------------------------------------------- */
 
 /* A GGUF header being built: the metadata pairs in the order they are put, then the tensor

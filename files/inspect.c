@@ -869,32 +869,6 @@ static void layouts(insp *c)
 
 /* ---- entry points -------------------------------------------------------------------------- */
 
-/* A GGUF scalar as text; a float from its bits, shortest round-trip (%.9g / %.17g). */
-static void gguf_scalar(char *out, size_t size, uint32_t type, uint64_t u)
-{
-    switch (type) {
-    case DT_GGUF_INT8: snprintf(out, size, "%d", (int)(int8_t)u); break;
-    case DT_GGUF_INT16: snprintf(out, size, "%d", (int)(int16_t)u); break;
-    case DT_GGUF_INT32: snprintf(out, size, "%ld", (long)(int32_t)u); break;
-    case DT_GGUF_INT64: snprintf(out, size, "%lld", (long long)(int64_t)u); break;
-    case DT_GGUF_BOOL: snprintf(out, size, "%s", u ? "true" : "false"); break;
-    case DT_GGUF_FLOAT32: {
-        const uint32_t b = (uint32_t)u;
-        float f;
-        memcpy(&f, &b, 4);
-        snprintf(out, size, "%.9g", (double)f);
-        break;
-    }
-    case DT_GGUF_FLOAT64: {
-        double d;
-        memcpy(&d, &u, 8);
-        snprintf(out, size, "%.17g", d);
-        break;
-    }
-    default: snprintf(out, size, "%llu", (unsigned long long)u); break;
-    }
-}
-
 /* A GGUF value as metadata text (NULL: out of memory): a string as it is, a scalar in decimal,
  * an array as "[N TYPE: first items ...]". */
 static char *gguf_text(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv)
@@ -909,7 +883,7 @@ static char *gguf_text(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *k
     }
     char text[400];
     if (kv->type != DT_GGUF_ARRAY) {
-        gguf_scalar(text, sizeof text, kv->type, kv->v.u);
+        dt_gguf_scalar_text(text, sizeof text, kv->type, kv->v.u);
         return strdup(text);
     }
     size_t n = (size_t)snprintf(text, sizeof text, "[%llu %s",
@@ -927,7 +901,7 @@ static char *gguf_text(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *k
                                   (const char *)buf + at + 8, len > 24 ? "..." : "");
             at += 8 + len;
         } else {
-            gguf_scalar(text + n, sizeof text - n, kv->elem_type,
+            dt_gguf_scalar_text(text + n, sizeof text - n, kv->elem_type,
                         dt_gguf_array_u64(g, buf, kv, e));
             n += strlen(text + n);
         }

@@ -1,25 +1,27 @@
 /* dtcast dequantize: the command line of the dequantize job (files/quantize.h): its options, its
  * error printed. */
 #include "cli.h"
+#include "files/gguf_job.h"
 #include "files/quantize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT };
+enum { OPT_QUIET = CLI_OPT_COMMAND, OPT_REPORT, OPT_NO_METADATA };
 
 static const cli_option options[] = {
     {"help", 'h', 0, CLI_OPT_HELP},
     {"to", 't', 1, CLI_OPT_TO},
     {"report", 0, 0, OPT_REPORT},
+    {"no-metadata", 0, 0, OPT_NO_METADATA},
     {"quiet", 'q', 0, OPT_QUIET},
     {"threads", 'T', 1, CLI_OPT_THREADS},
     {NULL, 0, 0, 0},
 };
 
 static const char help[] =
-    "usage: dtcast dequantize [--to TYPE] [--report] IN OUT\n"
+    "usage: dtcast dequantize [--to TYPE] [--report] [--no-metadata] IN OUT\n"
     "\n"
     "Dequantizes a quantized checkpoint into a plain one. IN is a .safetensors file (OUT then\n"
     "a .safetensors file), a sharded checkpoint's *.safetensors.index.json or a model folder\n"
@@ -44,9 +46,17 @@ static const char help[] =
     "rewritten (weight_map, total_size), quantization_config is removed from config.json,\n"
     "hf_quant_config.json is dropped and the folder's other files are copied.\n"
     "\n"
+    "A GGUF model (IN a .gguf, or any file of a split set NAME-00001-of-0000N.gguf) becomes a\n"
+    ".safetensors file (a split set: a folder of shards and an index): every tensor under its\n"
+    "GGUF name, its shape in numpy's order; F32, F16, BF16, F64 and integer tensors copied as\n"
+    "they are, ggml's block types (Q8_0, Q4_K, IQ2_XXS, ...) dequantized to TYPE (float32:\n"
+    "ggml's own values; bfloat16 / float16: rounded once); the GGUF metadata kept as\n"
+    "__metadata__ strings (arrays as JSON).\n"
+    "\n"
     "Options:\n"
     "  -t, --to TYPE     bfloat16 (default), float16 or float32\n"
     "      --report      per quantized tensor, on stderr: its layout and its scales' range\n"
+    "      --no-metadata a GGUF model's metadata is not kept\n"
     "  -T, --threads N   threads (default: one per CPU, at most 32)\n"
     "  -q, --quiet       no progress line\n"
     "  -h, --help        show this help\n"
@@ -55,12 +65,13 @@ static const char help[] =
     "  dtcast dequantize DeepSeek-V3/ DeepSeek-V3-bf16/\n"
     "  dtcast dequantize DeepSeek-V4-Flash/ DeepSeek-V4-Flash-bf16/\n"
     "  dtcast dequantize --to float16 Llama-3-8B-GPTQ/ Llama-3-8B-fp16/\n"
-    "  dtcast dequantize --to float32 gpt-oss-20b/original/model.safetensors experts.safetensors\n";
+    "  dtcast dequantize --to float32 gpt-oss-20b/original/model.safetensors experts.safetensors\n"
+    "  dtcast dequantize Qwen3-8B-Q4_K_M.gguf Qwen3-8B-bf16.safetensors\n";
 
 typedef struct dq_request {
     const char *in, *out;
     dtcast_type to;
-    int report, quiet;
+    int report, quiet, no_metadata;
     unsigned threads;
 } dq_request;
 
@@ -90,6 +101,9 @@ int cmd_dequantize(int argc, char **argv)
         case OPT_QUIET:
             r.quiet = 1;
             break;
+        case OPT_NO_METADATA:
+            r.no_metadata = 1;
+            break;
         case CLI_OPT_THREADS:
             if (cli_parse_uint(cmd, "--threads", a.value, 4096, &v) != CLI_OK)
                 return CLI_USAGE;
@@ -101,9 +115,16 @@ int cmd_dequantize(int argc, char **argv)
     }
     if (cli_need_in_out(cmd, r.in, r.out) != CLI_OK)
         return CLI_USAGE;
-    dt_dequantize_request q = {r.in, r.out, r.to, r.report, r.threads, {0}};
     cli_progress_line line;
-    cli_job_hooks(&q.hooks, &line, r.quiet);
     dt_io_error err = DT_IO_ERROR_INIT;
+    if (dt_gguf_path(r.in)) {
+        dt_gguf_dequantize_request g = {r.in, r.out, r.to, r.no_metadata, r.threads, {0}};
+        cli_job_hooks(&g.hooks, &line, r.quiet);
+        return cli_job_status(cmd, &line, dt_gguf_dequantize(&g, &err), &err);
+    }
+    if (r.no_metadata)
+        return cli_usage(cmd, "--no-metadata is for a GGUF model");
+    dt_dequantize_request q = {r.in, r.out, r.to, r.report, r.threads, {0}};
+    cli_job_hooks(&q.hooks, &line, r.quiet);
     return cli_job_status(cmd, &line, dt_dequantize_checkpoint(&q, &err), &err);
 }

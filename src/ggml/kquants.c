@@ -7,12 +7,16 @@
  *  - every sum is a sequential binary32 sum in index order, never reassociated;
  *  - every product is evaluated in ggml's order: w*x*l is (w*x)*l, w*l*l is (w*l)*l, w*l*x is
  *    (w*l)*x, s*L + m - x is ((s*L) + m) - x, ...; each binary32 operation is written as its own
- *    statement (a named float), so that the order is explicit and so that a target evaluating
- *    floats in a wider format (FLT_EVAL_METHOD != 0) still rounds every result to binary32 (C11:
- *    assignment removes excess precision; one wider operation then one rounding to binary32 is
- *    the binary32 result for + - * / and sqrt);
- *  - quotients are true divisions where ggml divides ((x + m)/d), reciprocals where it multiplies
- *    by one (the scale factors 1/iscale);
+ *    statement (a named float), so that the order is explicit, so that no expression holds a
+ *    product and a sum a compiler could fuse (clang's default -ffp-contract=on fuses only within
+ *    one expression; GCC's -std=c11 default is off; only -ffp-contract=fast, GCC's GNU-mode
+ *    default, would fuse across statements: the build passes -ffp-contract=off), and so that a
+ *    target evaluating floats in a wider format (FLT_EVAL_METHOD != 0) still rounds every result
+ *    to binary32 (C11: assignment removes excess precision; one wider operation then one rounding
+ *    to binary32 is the binary32 result for + - * / and sqrt);
+ *  - a quotient is a division exactly where ggml divides ((x + m)/d, x/d: never x times 1/d),
+ *    and a stored scale is formed as ggml forms it (Q2_K/Q4_K/Q5_K: max/15 or max/63; Q3_K,
+ *    Q6_K, Q8_K: 1/iscale, the reciprocal of -32/max, -128/max, -127/max);
  *  - the comparisons that decide are ggml's, strict: the first element of largest |x| wins, a
  *    trial replaces the best only when strictly better;
  *  - the final pass of each type re-quantizes the elements with the scales as stored: the fp16
@@ -27,8 +31,8 @@
  * Non-finite intermediates (x near the float32 limits, scales overflowing fp16, reciprocals of
  * subnormal maxima) follow IEEE 754 exactly as in ggml: NaN fails every comparison, and
  * nearest_int(NaN) is 0 (a NaN made by an invalid operation has mantissa 0x400000 on every
- * common ISA) and nearest_int(+-Inf) is -2^22. No NaN reaches a stored scale: every stored scale
- * is a maximum found by a strict comparison, or a reciprocal of a finite nonzero value. */
+ * common ISA) and nearest_int(+-Inf) is -2^22. No NaN reaches a stored scale: each is made from
+ * a maximum found by strict comparisons (never NaN, never 0 where it is divided by). */
 #include "ggml.h"
 
 #include <math.h>
@@ -650,7 +654,8 @@ void dt_ggml_quantize_q6_K(const float *x, uint8_t *y, size_t nb)
                 const int q1 = Lh[l], q2 = Lh[l + 32], q3 = Lh[l + 64], q4 = Lh[l + 96];
                 ql[64 * h + l] = (uint8_t)((q1 & 0xF) | (q3 & 0xF) << 4);
                 ql[64 * h + 32 + l] = (uint8_t)((q2 & 0xF) | (q4 & 0xF) << 4);
-                qh[32 * h + l] = (uint8_t)(q1 >> 4 | (q2 >> 4) << 2 | (q3 >> 4) << 4 | (q4 >> 4) << 6);
+                qh[32 * h + l] =
+                    (uint8_t)(q1 >> 4 | (q2 >> 4) << 2 | (q3 >> 4) << 4 | (q4 >> 4) << 6);
             }
         }
     }

@@ -1,0 +1,522 @@
+/* GGUF models as the jobs read them (gguf_job.h): lone files and split sets, and the dequantize
+ * job GGUF -> safetensors. Streamed: a tensor is read from the mapping a few MiB at a time,
+ * dequantized by the library (dtcast_ggml_dequantize, every thread), written, and its pages of
+ * the mapping released, so memory stays a few MiB whatever the model's size. */
+#define _DEFAULT_SOURCE 1 /* madvise: glibc makes posix_madvise(POSIX_MADV_DONTNEED) a no-op */
+#include "files/gguf_job.h"
+
+#include "files/checkpoint.h"
+#include "files/json.h"
+#include "files/progress.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK_OUT ((size_t)4 << 20) /* output bytes per step, about */
+
+static dtcast_status oom(dt_io_error *err)
+{
+    return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+int dt_gguf_path(const char *path)
+{
+    const size_t n = path ? strlen(path) : 0;
+    return n >= 5 && strcasecmp(path + n - 5, ".gguf") == 0;
+}
+
+/* NAME-0000k-of-0000N.gguf: the length of NAME, k and N (0 when path is not so named) */
+static size_t split_name(const char *path, unsigned *k, unsigned *n)
+{
+    const size_t len = strlen(path);
+    /* "-00001-of-00003.gguf" is 20 characters */
+    if (len < 21 || strcasecmp(path + len - 5, ".gguf") != 0)
+        return 0;
+    const char *p = path + len - 20;
+    if (p[0] != '-' || strncmp(p + 6, "-of-", 4) != 0)
+        return 0;
+    unsigned a = 0, b = 0;
+    for (int i = 0; i < 5; i++) {
+        if (!isdigit((unsigned char)p[1 + i]) || !isdigit((unsigned char)p[10 + i]))
+            return 0;
+        a = a * 10 + (unsigned)(p[1 + i] - '0');
+        b = b * 10 + (unsigned)(p[10 + i] - '0');
+    }
+    if (a < 1 || b < 1 || a > b)
+        return 0;
+    *k = a;
+    *n = b;
+    return len - 20;
+}
+
+static uint64_t kv_uint(const dt_gguf *g, const char *key, int *found)
+{
+    const long i = dt_gguf_find(g, key);
+    *found = i >= 0 && g->kv[i].type != DT_GGUF_STRING && g->kv[i].type != DT_GGUF_ARRAY;
+    return *found ? g->kv[i].v.u : 0;
+}
+
+static dtcast_status open_shard(dt_gguf_shard *sh, const char *path, dt_io_error *err)
+{
+    sh->file.fd = -1;
+    sh->path = strdup(path);
+    if (!sh->path)
+        return oom(err);
+    dtcast_status st = dt_infile_open(&sh->file, path, err);
+    if (st == DTCAST_OK && !sh->file.seekable)
+        st = dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT, "%s: a GGUF model is read from a file",
+                        path);
+    if (st == DTCAST_OK)
+        st = dt_infile_map(&sh->file, &sh->map, &sh->len, err);
+    if (st == DTCAST_OK)
+        st = dt_gguf_parse(sh->map, sh->len, path, &sh->g, err);
+    return st;
+}
+
+dtcast_status dt_gguf_set_open(dt_gguf_set *s, const char *path, dt_io_error *err)
+{
+    memset(s, 0, sizeof *s);
+    unsigned k = 0, n = 0;
+    const size_t stem = split_name(path, &k, &n);
+    s->split = stem > 0;
+    const size_t count = s->split ? n : 1;
+    s->shards = calloc(count, sizeof *s->shards);
+    if (!s->shards)
+        return oom(err);
+    for (size_t i = 0; i < count; i++) {
+        char *p = NULL;
+        if (s->split) {
+            p = malloc(stem + 21);
+            if (p)
+                snprintf(p, stem + 21, "%.*s-%05u-of-%05u.gguf", (int)stem, path,
+                         (unsigned)(i + 1), n);
+        } else {
+            p = strdup(path);
+        }
+        if (!p)
+            return oom(err);
+        s->n = i + 1;
+        dtcast_status st = open_shard(&s->shards[i], p, err);
+        free(p);
+        if (st != DTCAST_OK)
+            return st;
+        const dt_gguf *g = &s->shards[i].g;
+        int has_no, has_count;
+        const uint64_t no = kv_uint(g, "split.no", &has_no);
+        const uint64_t cnt = kv_uint(g, "split.count", &has_count);
+        if (s->split && ((has_no && no != i) || (has_count && cnt != n)))
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
+                              "%s: split.no %llu / split.count %llu, but the file is %zu of %u "
+                              "by its name",
+                              s->shards[i].path, (unsigned long long)no,
+                              (unsigned long long)cnt, i + 1, n);
+        if (!s->split && has_count && cnt > 1)
+            return dt_io_fail(err, DTCAST_ERR_INVALID_ARGUMENT,
+                              "%s: one file of a split set of %llu (split.count); give the "
+                              "first, NAME-00001-of-%05llu.gguf",
+                              path, (unsigned long long)cnt, (unsigned long long)cnt);
+    }
+    return DTCAST_OK;
+}
+
+void dt_gguf_set_close(dt_gguf_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        dt_gguf_free(&s->shards[i].g);
+        dt_infile_close(&s->shards[i].file);
+        free(s->shards[i].path);
+    }
+    free(s->shards);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- metadata as safetensors __metadata__ strings ---------------------------------------------- */
+
+/* The container's own keys: what they say does not hold for a safetensors file. */
+static int container_key(const uint8_t *k, uint64_t n)
+{
+    static const char *const keys[] = {"general.alignment", "split.no", "split.count",
+                                       "split.tensors.count"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strlen(keys[i]) == n && memcmp(keys[i], k, (size_t)n) == 0)
+            return 1;
+    return 0;
+}
+
+static uint64_t rd_u64(const uint8_t *p, int be)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v |= (uint64_t)p[k] << (be ? 8 * (7 - k) : 8 * k);
+    return v;
+}
+
+/* text of a string value / array element: valid UTF-8 without NUL (else 0) */
+static int text_ok(const uint8_t *s, uint64_t n)
+{
+    return memchr(s, 0, (size_t)n) == NULL && dt_json_utf8_check(s, (size_t)n) == (size_t)n;
+}
+
+/* kv's value as metadata text into b: a string as it is, a scalar as dt_gguf_scalar_text, an
+ * array as a JSON array. 0 when it cannot be text (a string that is not UTF-8 or holds NUL). */
+static int value_text(const dt_gguf *g, const uint8_t *buf, const dt_gguf_kv *kv,
+                      dt_json_buf *b)
+{
+    char num[64];
+    if (kv->type == DT_GGUF_STRING) {
+        if (!text_ok(buf + kv->value_at, kv->count))
+            return 0;
+        dt_json_put(b, buf + kv->value_at, (size_t)kv->count);
+        return 1;
+    }
+    if (kv->type != DT_GGUF_ARRAY) {
+        dt_gguf_scalar_text(num, sizeof num, kv->type, kv->v.u);
+        dt_json_puts(b, num);
+        return 1;
+    }
+    dt_json_puts(b, "[");
+    uint64_t at = kv->value_at;
+    for (uint64_t e = 0; e < kv->count; e++) {
+        if (e)
+            dt_json_puts(b, ", ");
+        if (kv->elem_type == DT_GGUF_STRING) {
+            const uint64_t len = rd_u64(buf + at, g->big_endian);
+            if (!text_ok(buf + at + 8, len))
+                return 0;
+            dt_json_put_string(b, (const char *)buf + at + 8, (size_t)len, 0);
+            at += 8 + len;
+        } else {
+            dt_gguf_scalar_text(num, sizeof num, kv->elem_type, dt_gguf_array_u64(g, buf, kv, e));
+            dt_json_puts(b, num);
+        }
+    }
+    dt_json_puts(b, "]");
+    return 1;
+}
+
+static void free_meta(dt_st_header *h)
+{
+    for (size_t i = 0; i < h->nmeta; i++) {
+        free(h->meta[i].key);
+        free(h->meta[i].value);
+    }
+    free(h->meta);
+    memset(h, 0, sizeof *h);
+}
+
+static dtcast_status shard_meta(const dt_gguf_shard *sh, const dt_job_hooks *hooks,
+                                dt_st_header *h, dt_io_error *err)
+{
+    memset(h, 0, sizeof *h);
+    const dt_gguf *g = &sh->g;
+    h->meta = calloc(g->nkv ? (size_t)g->nkv : 1, sizeof *h->meta);
+    if (!h->meta)
+        return oom(err);
+    for (uint64_t i = 0; i < g->nkv; i++) {
+        const dt_gguf_kv *kv = &g->kv[i];
+        if (container_key(kv->key, kv->key_len))
+            continue;
+        dt_json_buf b = {0};
+        if (!text_ok(kv->key, kv->key_len) || !value_text(g, sh->map, kv, &b)) {
+            free(b.data);
+            dt_job_warn(hooks, "%s: metadata key '%.*s' dropped: its text is not UTF-8 (or holds "
+                        "a NUL byte)", sh->path, (int)(kv->key_len < 200 ? kv->key_len : 200),
+                        (const char *)kv->key);
+            continue;
+        }
+        dt_json_put(&b, "", 1);
+        dt_st_meta *m = &h->meta[h->nmeta];
+        m->key = malloc((size_t)kv->key_len + 1);
+        if (b.oom || !m->key) {
+            free(b.data);
+            free(m->key);
+            return oom(err);
+        }
+        memcpy(m->key, kv->key, (size_t)kv->key_len);
+        m->key[kv->key_len] = '\0';
+        m->value = b.data;
+        h->nmeta++;
+    }
+    h->has_meta = h->nmeta > 0;
+    return DTCAST_OK;
+}
+
+/* ---- dequantize --------------------------------------------------------------------------------- */
+
+typedef struct dq_ctx {
+    const dt_gguf_dequantize_request *r;
+    const dt_gguf_shard *sh;
+    const dt_st_tensor *items; /* the shard's output tensors, in its tensor order */
+    uint8_t *buf;              /* CHUNK_OUT (and a little) */
+    size_t buf_size;
+    dt_progress progress;
+} dq_ctx;
+
+static void release(const dt_gguf_shard *sh, uint64_t at, uint64_t len)
+{
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || len == 0)
+        return;
+    const uint64_t lo = at / (uint64_t)page * (uint64_t)page;
+    uint64_t hi = at + len;
+    if (hi > sh->len)
+        hi = sh->len;
+    if (hi > lo)
+        (void)madvise((void *)(uintptr_t)(sh->map + lo), (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+static dtcast_status grow(dq_ctx *c, size_t need, dt_io_error *err)
+{
+    if (c->buf_size >= need)
+        return DTCAST_OK;
+    uint8_t *p = realloc(c->buf, need);
+    if (!p)
+        return oom(err);
+    c->buf = p;
+    c->buf_size = need;
+    return DTCAST_OK;
+}
+
+/* the bytes of an element-wise tensor of a big-endian file, swapped to little-endian */
+static void swap_to(uint8_t *dst, const uint8_t *src, size_t n, size_t size)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < size; k++)
+            dst[i * size + k] = src[i * size + size - 1 - k];
+}
+
+static dtcast_status fill(void *ctx, size_t item, dt_outfile *out, uint64_t nbytes,
+                          dt_io_error *err)
+{
+    dq_ctx *c = ctx;
+    const dt_gguf_tensor *e = &c->sh->g.tensors[item];
+    const dt_ggml_traits *t = dt_ggml_traits_of(e->type);
+    const char *tname = c->items[item].name;
+    const uint8_t *src = c->sh->map + e->at;
+    dtcast_status st = DTCAST_OK;
+    if (t->block == 1) { /* copied (big-endian: swapped) */
+        const size_t step = CHUNK_OUT / t->bytes * t->bytes;
+        if (c->sh->g.big_endian && t->bytes > 1 && (st = grow(c, step, err)) != DTCAST_OK)
+            return st;
+        for (uint64_t done = 0; done < nbytes && st == DTCAST_OK;) {
+            const size_t n = nbytes - done < step ? (size_t)(nbytes - done) : step;
+            if (c->sh->g.big_endian && t->bytes > 1) {
+                swap_to(c->buf, src + done, n / t->bytes, t->bytes);
+                st = dt_outfile_write(out, c->buf, n, err);
+            } else {
+                st = dt_outfile_write(out, src + done, n, err);
+            }
+            release(c->sh, e->at + done, n);
+            dt_progress_add(&c->progress, n);
+            done += n;
+            if (dt_progress_cancelled(&c->progress))
+                st = dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
+        }
+        return st;
+    }
+    if (c->sh->g.big_endian)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED,
+                          "%s: tensor '%s': %s blocks of a big-endian GGUF file are not read yet",
+                          c->sh->path, tname, t->name);
+    const size_t osize = c->r->to == DTCAST_FLOAT32 ? 4 : 2;
+    size_t nb = CHUNK_OUT / (osize * t->block);
+    if (nb == 0)
+        nb = 1;
+    if ((st = grow(c, nb * t->block * osize, err)) != DTCAST_OK)
+        return st;
+    const uint64_t blocks = e->count / t->block;
+    for (uint64_t b = 0; b < blocks && st == DTCAST_OK;) {
+        const size_t n = blocks - b < nb ? (size_t)(blocks - b) : nb;
+        dtcast_tensor y;
+        memset(&y, 0, sizeof y);
+        y.data = c->buf;
+        y.type = c->r->to;
+        y.ndim = 1;
+        y.shape[0] = (int64_t)(n * t->block);
+        y.bytes = n * t->block * osize;
+        dtcast_error le;
+        if (dtcast_ggml_dequantize(&y, src + b * t->bytes, n * t->bytes, (int)e->type,
+                                   c->r->threads, &le) != DTCAST_OK)
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': %s", c->sh->path,
+                              tname, le.message);
+        st = dt_outfile_write(out, c->buf, y.bytes, err);
+        release(c->sh, e->at + b * t->bytes, n * t->bytes);
+        dt_progress_add(&c->progress, n * t->bytes);
+        b += n;
+        if (dt_progress_cancelled(&c->progress))
+            st = dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
+    }
+    return st;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* The output tensors of a shard: GGUF names, numpy shapes, the types they become. */
+static dtcast_status shard_items(const dt_gguf_shard *sh, dtcast_type to, dt_st_tensor **out,
+                                 dt_io_error *err)
+{
+    const dt_gguf *g = &sh->g;
+    dt_st_tensor *it = calloc(g->ntensors ? (size_t)g->ntensors : 1, sizeof *it);
+    if (!it)
+        return oom(err);
+    *out = it;
+    for (uint64_t i = 0; i < g->ntensors; i++) {
+        const dt_gguf_tensor *e = &g->tensors[i];
+        const dt_ggml_traits *t = dt_ggml_traits_of(e->type);
+        it[i].name = malloc((size_t)e->name_len + 1);
+        if (!it[i].name)
+            return oom(err);
+        memcpy(it[i].name, e->name, (size_t)e->name_len);
+        it[i].name[e->name_len] = '\0';
+        if (memchr(e->name, 0, (size_t)e->name_len))
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE,
+                              "%s: a tensor name holds a NUL byte (byte %llu): safetensors "
+                              "cannot name it", sh->path, (unsigned long long)e->info_at);
+        if (t->block == 1) {
+            it[i].type = t->plain;
+        } else if (!t->dequantize) {
+            return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s': ggml type %s has "
+                              "no conversion to float", sh->path, it[i].name, t->name);
+        } else {
+            it[i].type = to;
+        }
+        it[i].ndim = e->n_dims;
+        it[i].count = e->count;
+        for (int d = 0; d < e->n_dims; d++) /* numpy's order: ne reversed */
+            it[i].dims[d] = (int64_t)e->ne[e->n_dims - 1 - d];
+    }
+    return DTCAST_OK;
+}
+
+static void free_items(dt_st_tensor *it, uint64_t n)
+{
+    if (!it)
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        free(it[i].name);
+    free(it);
+}
+
+dtcast_status dt_gguf_dequantize(const dt_gguf_dequantize_request *r, dt_io_error *err)
+{
+    if (r->to != DTCAST_BFLOAT16 && r->to != DTCAST_FLOAT16 && r->to != DTCAST_FLOAT32)
+        return dt_job_fail(err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                           "dequantize writes bfloat16, float16 or float32");
+    dt_gguf_set s;
+    dtcast_status st = dt_gguf_set_open(&s, r->in, err);
+    dq_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    uint64_t total = 0;
+    for (size_t i = 0; st == DTCAST_OK && i < s.n; i++)
+        for (uint64_t k = 0; k < s.shards[i].g.ntensors; k++)
+            total += s.shards[i].g.tensors[k].bytes;
+    dt_progress_init(&c.progress, total, r->hooks.progress, r->hooks.progress_ctx);
+    /* outputs: a lone file, or a folder of shards and an index */
+    const size_t nout = s.split ? s.n : 1;
+    dt_outfile *outs = calloc(nout + 1, sizeof *outs);
+    char **paths = calloc(nout + 1, sizeof *paths);
+    char **names = calloc(nout, sizeof *names);
+    dt_st_index_entry *entries = NULL;
+    size_t nentries = 0;
+    uint64_t tensor_bytes = 0;
+    if (st == DTCAST_OK && (!outs || !paths || !names))
+        st = oom(err);
+    for (size_t i = 0; outs && i <= nout; i++)
+        outs[i].fd = -1;
+    if (st == DTCAST_OK && s.split) {
+        if (!is_dir(r->out) && mkdir(r->out, 0777) != 0)
+            st = dt_io_fail(err, DTCAST_ERR_IO, "%s: cannot create the folder: %s", r->out,
+                            strerror(errno));
+        for (size_t i = 0; st == DTCAST_OK && i < nout; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, nout);
+            names[i] = strdup(name);
+            paths[i] = names[i] ? dt_path_join(r->out, name) : NULL;
+            if (!paths[i])
+                st = oom(err);
+        }
+        paths[nout] = st == DTCAST_OK ? dt_path_join(r->out, "model.safetensors.index.json")
+                                      : NULL;
+        if (st == DTCAST_OK && !paths[nout])
+            st = oom(err);
+    } else if (st == DTCAST_OK) {
+        if (is_dir(r->out)) {
+            const char *base = strrchr(r->in, '/');
+            base = base ? base + 1 : r->in;
+            char name[512];
+            snprintf(name, sizeof name, "%.*s.safetensors", (int)(strlen(base) - 5), base);
+            paths[0] = dt_path_join(r->out, name);
+        } else {
+            paths[0] = strdup(r->out);
+        }
+        if (!paths[0])
+            st = oom(err);
+    }
+    for (size_t i = 0; st == DTCAST_OK && i < nout; i++) {
+        c.sh = &s.shards[i];
+        dt_st_tensor *items = NULL;
+        dt_st_header meta;
+        memset(&meta, 0, sizeof meta);
+        st = shard_items(c.sh, r->to, &items, err);
+        if (st == DTCAST_OK && !r->no_metadata)
+            st = shard_meta(c.sh, &r->hooks, &meta, err);
+        c.items = items;
+        if (st == DTCAST_OK)
+            st = dt_ckpt_write_shard(&outs[i], paths[i], items, (size_t)c.sh->g.ntensors,
+                                     meta.has_meta ? &meta : NULL, c.sh->path, fill, &c,
+                                     &tensor_bytes, err);
+        if (st == DTCAST_OK && s.split) {
+            dt_st_index_entry *grown =
+                realloc(entries, (nentries + (size_t)c.sh->g.ntensors + 1) * sizeof *entries);
+            if (!grown) {
+                st = oom(err);
+            } else {
+                entries = grown;
+                for (uint64_t k = 0; k < c.sh->g.ntensors; k++) {
+                    entries[nentries].name = items[k].name;
+                    items[k].name = NULL; /* now the entry's */
+                    entries[nentries++].shard = i;
+                }
+            }
+        }
+        free_items(items, c.sh->g.ntensors);
+        free_meta(&meta);
+    }
+    if (st == DTCAST_OK && s.split) {
+        dt_st_index ix;
+        memset(&ix, 0, sizeof ix);
+        ix.nshards = nout;
+        ix.shards = names;
+        st = dt_ckpt_write_index(&outs[nout], paths[nout], &ix, entries, nentries, tensor_bytes,
+                                 paths[nout], err);
+    }
+    for (size_t i = 0; st == DTCAST_OK && i < nout + (s.split ? 1 : 0); i++)
+        st = dt_outfile_commit(&outs[i], err);
+    for (size_t i = 0; outs && i <= nout; i++)
+        dt_outfile_abort(&outs[i]);
+    for (size_t i = 0; i < nentries; i++)
+        free(entries[i].name);
+    free(entries);
+    for (size_t i = 0; paths && i <= nout; i++)
+        free(paths[i]);
+    for (size_t i = 0; names && i < nout; i++)
+        free(names[i]);
+    free(paths);
+    free(names);
+    free(outs);
+    free(c.buf);
+    dt_gguf_set_close(&s);
+    return st;
+}
