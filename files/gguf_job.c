@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,5 +519,462 @@ dtcast_status dt_gguf_dequantize(const dt_gguf_dequantize_request *r, dt_io_erro
     free(outs);
     free(c.buf);
     dt_gguf_set_close(&s);
+    return st;
+}
+
+/* ---- tensors -> GGUF ------------------------------------------------------------------------------ */
+
+int dt_gguf_fallback_type(int type, int64_t k)
+{
+    for (int step = 0; step < 3; step++) {
+        const int64_t block = dtcast_ggml_block_size(type);
+        if (block > 0 && k % block == 0)
+            return type;
+        switch (type) { /* llama-quantize's fallbacks, then F16 */
+        case 10: case 11: case 34: case 35: case 41: case 42: type = 2; break; /* -> Q4_0 */
+        case 12: type = 6; break;                                              /* Q4_K -> Q5_0 */
+        case 13: type = 7; break;                                              /* Q5_K -> Q5_1 */
+        case 14: type = 8; break;                                              /* Q6_K -> Q8_0 */
+        default: type = 1; break;                                              /* F16 */
+        }
+    }
+    return type;
+}
+
+/* One input tensor, wherever it comes from. */
+typedef struct w_src {
+    const char *name;
+    int ggml;          /* a GGUF source's ggml type code; -1 for a checkpoint's */
+    dtcast_type type;  /* its element type (DTCAST_UNDEFINED for a block type) */
+    int ndim;
+    int64_t dims[DT_MAX_DIMS]; /* numpy order */
+    uint64_t count;
+    const uint8_t *data;
+    uint64_t bytes;
+    size_t shard;      /* for releasing pages */
+} w_src;
+
+typedef struct w_job {
+    const dt_gguf_write_request *r;
+    dt_ckpt ck;
+    dt_gguf_set gs;
+    int from_gguf;
+    size_t n;
+    w_src *src;
+    int *type;         /* the output type of each */
+    uint8_t *buf, *buf2;
+    size_t buf_size, buf2_size;
+    dt_progress progress;
+} w_job;
+
+static void w_release(const w_job *j, const w_src *s, uint64_t at, uint64_t len)
+{
+    if (j->from_gguf)
+        release(&j->gs.shards[s->shard], (uint64_t)(s->data - j->gs.shards[s->shard].map) + at,
+                len);
+    else
+        dt_ckpt_release(&j->ck, s->shard,
+                        (uint64_t)(s->data - j->ck.shards[s->shard].map) + at, len);
+}
+
+static int ggml_of_plain(dtcast_type t)
+{
+    switch (t) {
+    case DTCAST_FLOAT32: return 0;
+    case DTCAST_FLOAT16: return 1;
+    case DTCAST_BFLOAT16: return 30;
+    case DTCAST_FLOAT64: return 28;
+    case DTCAST_INT8: return 24;
+    case DTCAST_INT16: return 25;
+    case DTCAST_INT32: return 26;
+    case DTCAST_INT64: return 27;
+    default: return -1;
+    }
+}
+
+static int is_float_src(dtcast_type t)
+{
+    return t == DTCAST_FLOAT32 || t == DTCAST_FLOAT16 || t == DTCAST_BFLOAT16 ||
+           t == DTCAST_FLOAT64;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    const size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+static dtcast_status w_sources(w_job *j, dt_io_error *err)
+{
+    const dt_gguf_write_request *r = j->r;
+    dtcast_status st;
+    if (dt_gguf_path(r->in)) {
+        j->from_gguf = 1;
+        if ((st = dt_gguf_set_open(&j->gs, r->in, err)) != DTCAST_OK)
+            return st;
+        for (size_t s = 0; s < j->gs.n; s++)
+            j->n += (size_t)j->gs.shards[s].g.ntensors;
+    } else {
+        if ((st = dt_ckpt_open(&j->ck, r->in, DT_CKPT_NPY, err)) != DTCAST_OK)
+            return st;
+        j->n = j->ck.n;
+    }
+    j->src = calloc(j->n ? j->n : 1, sizeof *j->src);
+    j->type = calloc(j->n ? j->n : 1, sizeof *j->type);
+    if (!j->src || !j->type)
+        return oom(err);
+    size_t k = 0;
+    if (j->from_gguf) {
+        for (size_t s = 0; s < j->gs.n; s++) {
+            const dt_gguf_shard *sh = &j->gs.shards[s];
+            for (uint64_t i = 0; i < sh->g.ntensors; i++, k++) {
+                const dt_gguf_tensor *e = &sh->g.tensors[i];
+                const dt_ggml_traits *t = dt_ggml_traits_of(e->type);
+                w_src *o = &j->src[k];
+                char *name = malloc((size_t)e->name_len + 1);
+                if (!name)
+                    return oom(err);
+                memcpy(name, e->name, (size_t)e->name_len);
+                name[e->name_len] = '\0';
+                o->name = name;
+                o->ggml = (int)e->type;
+                o->type = t->plain;
+                o->ndim = e->n_dims;
+                for (int d = 0; d < e->n_dims; d++)
+                    o->dims[d] = (int64_t)e->ne[e->n_dims - 1 - d];
+                o->count = e->count;
+                o->data = sh->map + e->at;
+                o->bytes = e->bytes;
+                o->shard = s;
+                if (sh->g.big_endian)
+                    return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: a big-endian GGUF file "
+                                      "is not read by this job yet", sh->path);
+            }
+        }
+        return DTCAST_OK;
+    }
+    for (; k < j->n; k++) {
+        w_src *o = &j->src[k];
+        o->name = j->ck.t[k].name;
+        o->ggml = -1;
+        o->type = j->ck.t[k].type;
+        o->ndim = j->ck.t[k].ndim;
+        o->count = 1;
+        for (int d = 0; d < o->ndim; d++) {
+            o->dims[d] = j->ck.t[k].dims[d];
+            o->count *= (uint64_t)o->dims[d];
+        }
+        o->data = dt_ckpt_data(&j->ck, k);
+        o->bytes = j->ck.at[k].bytes;
+        o->shard = j->ck.at[k].shard;
+    }
+    return DTCAST_OK;
+}
+
+/* The output type of source s, or an error naming it. */
+static dtcast_status w_choose(w_job *j, size_t i, dt_io_error *err)
+{
+    const dt_gguf_write_request *r = j->r;
+    const w_src *s = &j->src[i];
+    const char *where = j->from_gguf ? j->gs.shards[s->shard].path : dt_ckpt_shard_name(&j->ck, i);
+    if (s->ndim > DT_GGUF_MAX_DIMS)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s' has %d dimensions; GGUF "
+                          "holds at most 4", where, s->name, s->ndim);
+    if (strlen(s->name) > 63)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s': GGUF names are at most "
+                          "63 bytes", where, s->name);
+    int t = -1;
+    for (size_t k = 0; k < r->nrules && t < 0; k++)
+        if (fnmatch(r->rules[k].glob, s->name, 0) == 0)
+            t = r->rules[k].type;
+    const int plain = s->ggml >= 0 && s->type == DTCAST_UNDEFINED ? -1 : ggml_of_plain(s->type);
+    const int is_block = s->ggml >= 0 && s->type == DTCAST_UNDEFINED;
+    if (!is_block && plain < 0)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED,
+                          "%s: tensor '%s' is %s, which GGUF has no type for%s", where, s->name,
+                          dtcast_type_name(s->type),
+                          strncmp(dtcast_type_name(s->type), "float", 5) == 0
+                              ? " (scaled codes? 'dtcast dequantize' gives their values)"
+                              : "");
+    if (t < 0) {
+        if (!is_float_src(s->type) && !is_block)
+            t = plain; /* integers: as they are */
+        else if (is_block && !r->requantize)
+            t = s->ggml;
+        else if (s->ndim <= 1 || ends_with(s->name, "norm.weight"))
+            t = s->ggml >= 0 ? s->ggml : 0;
+        else
+            t = r->type;
+    }
+    if ((t == s->ggml) && s->ggml >= 0) {
+        j->type[i] = t; /* copied */
+        return DTCAST_OK;
+    }
+    if (!is_float_src(s->type) && !is_block && t != plain)
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: it is copied as "
+                          "%s, not converted to %s", where, s->name, dtcast_type_name(s->type),
+                          dtcast_ggml_type_name(plain), dtcast_ggml_type_name(t));
+    if (t != plain && !(dtcast_ggml_support(t) & 1))
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "tensor '%s': dtcast does not quantize to "
+                          "%s", s->name, dtcast_ggml_type_name(t));
+    if (is_block && !(dtcast_ggml_support(s->ggml) & 2))
+        return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s': %s cannot be read as "
+                          "floats", where, s->name, dtcast_ggml_type_name(s->ggml));
+    const int64_t k = s->ndim ? s->dims[s->ndim - 1] : 1;
+    const int f = dt_gguf_fallback_type(t, k);
+    if (f != t)
+        dt_job_warn(&r->hooks, "tensor '%s': rows of %lld are not whole %s blocks: written as %s",
+                    s->name, (long long)k, dtcast_ggml_type_name(t), dtcast_ggml_type_name(f));
+    j->type[i] = f;
+    return DTCAST_OK;
+}
+
+static dtcast_status w_grow(uint8_t **b, size_t *size, size_t need, dt_io_error *err)
+{
+    if (*size >= need)
+        return DTCAST_OK;
+    uint8_t *p = realloc(*b, need);
+    if (!p)
+        return oom(err);
+    *b = p;
+    *size = need;
+    return DTCAST_OK;
+}
+
+static dtcast_status w_tensor(w_job *j, size_t i, dt_outfile *out, dt_io_error *err)
+{
+    const w_src *s = &j->src[i];
+    const int t = j->type[i];
+    dtcast_status st = DTCAST_OK;
+    const int src_code = s->ggml >= 0 ? s->ggml : ggml_of_plain(s->type);
+    if (t == src_code) { /* copied */
+        for (uint64_t done = 0; done < s->bytes && st == DTCAST_OK;) {
+            const size_t n = s->bytes - done < CHUNK_OUT ? (size_t)(s->bytes - done) : CHUNK_OUT;
+            st = dt_outfile_write(out, s->data + done, n, err);
+            w_release(j, s, done, n);
+            dt_progress_add(&j->progress, n);
+            done += n;
+        }
+        return st;
+    }
+    /* converted: rows of K, a band of them at a time */
+    const int64_t K = s->ndim ? s->dims[s->ndim - 1] : 1;
+    const uint64_t rows = K ? s->count / (uint64_t)K : 0;
+    const size_t obs = dtcast_ggml_type_size(t), oblk = (size_t)dtcast_ggml_block_size(t);
+    const size_t row_out = (size_t)K / oblk * obs;
+    const int is_block = s->ggml >= 0 && s->type == DTCAST_UNDEFINED;
+    const size_t row_in = is_block ? (size_t)K / (size_t)dtcast_ggml_block_size(s->ggml) *
+                                         dtcast_ggml_type_size(s->ggml)
+                                   : (size_t)K * (size_t)(dtcast_type_bits(s->type) / 8);
+    size_t band = CHUNK_OUT / ((size_t)K * 4 + 1);
+    if (band == 0)
+        band = 1;
+    if ((st = w_grow(&j->buf, &j->buf_size, band * row_out, err)) != DTCAST_OK ||
+        (is_block && (st = w_grow(&j->buf2, &j->buf2_size, band * (size_t)K * 4, err)) != DTCAST_OK))
+        return st;
+    uint64_t nonfinite = 0, first = UINT64_MAX, invalid = 0;
+    for (uint64_t r0 = 0; r0 < rows && st == DTCAST_OK;) {
+        const size_t nr = rows - r0 < band ? (size_t)(rows - r0) : band;
+        dtcast_tensor x;
+        memset(&x, 0, sizeof x);
+        x.ndim = 2;
+        x.shape[0] = (int64_t)nr;
+        x.shape[1] = K;
+        dtcast_error le;
+        if (is_block) { /* to float32 first (ggml's to_float) */
+            x.data = j->buf2;
+            x.type = DTCAST_FLOAT32;
+            x.bytes = nr * (size_t)K * 4;
+            if (dtcast_ggml_dequantize(&x, s->data + r0 * row_in, nr * row_in, s->ggml,
+                                       j->r->threads, &le) != DTCAST_OK)
+                return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "tensor '%s': %s", s->name,
+                                  le.message);
+        } else {
+            x.data = (void *)(uintptr_t)(s->data + r0 * row_in);
+            x.type = s->type;
+            x.bytes = nr * row_in;
+        }
+        dtcast_ggml_stats stats;
+        if (dtcast_ggml_quantize(j->buf, nr * row_out, t, &x, j->r->threads, &stats, &le) !=
+            DTCAST_OK)
+            return dt_io_fail(err, le.status, "tensor '%s': %s", s->name, le.message);
+        if (stats.nonfinite && first == UINT64_MAX)
+            first = r0 * (uint64_t)K + stats.first_nonfinite;
+        nonfinite += stats.nonfinite;
+        invalid += stats.invalid_scales;
+        st = dt_outfile_write(out, j->buf, nr * row_out, err);
+        w_release(j, s, r0 * row_in, nr * row_in);
+        dt_progress_add(&j->progress, nr * row_in);
+        r0 += nr;
+    }
+    if (nonfinite)
+        dt_job_warn(&j->r->hooks, "tensor '%s': %llu NaN or infinite values quantized as 0 (the "
+                    "first at element %llu)", s->name, (unsigned long long)nonfinite,
+                    (unsigned long long)first);
+    if (invalid)
+        dt_job_warn(&j->r->hooks, "tensor '%s': %llu %s blocks have a scale float16 cannot hold "
+                    "(infinite): llama.cpp's validation refuses them", s->name,
+                    (unsigned long long)invalid, dtcast_ggml_type_name(t));
+    return st;
+}
+
+/* general.architecture, the source's pairs, the given ones, quantization_version */
+static dtcast_status w_meta(w_job *j, dt_gguf_out *o, dt_io_error *err)
+{
+    const dt_gguf_write_request *r = j->r;
+    const dt_gguf *g0 = j->from_gguf ? &j->gs.shards[0].g : NULL;
+    const char *arch = r->arch;
+    long ai = g0 ? dt_gguf_find(g0, "general.architecture") : -1;
+    if (arch)
+        dt_gguf_put_string(o, "general.architecture", arch, strlen(arch));
+    else if (ai >= 0)
+        dt_gguf_put_kv(o, g0, j->gs.shards[0].map, &g0->kv[ai]);
+    else
+        dt_gguf_put_string(o, "general.architecture", "unknown", 7);
+    int has_qv = 0;
+    for (uint64_t i = 0; g0 && i < g0->nkv; i++) {
+        const dt_gguf_kv *kv = &g0->kv[i];
+        if ((long)i == ai || (container_key(kv->key, kv->key_len) &&
+                              !(kv->key_len == 17 && memcmp(kv->key, "general.alignment", 17) == 0)))
+            continue;
+        int given = 0;
+        for (size_t k = 0; k < r->nkv && !given; k++)
+            given = strlen(r->kv[k].key) == kv->key_len &&
+                    memcmp(r->kv[k].key, kv->key, (size_t)kv->key_len) == 0;
+        if (given)
+            continue;
+        has_qv |= kv->key_len == 28 && memcmp(kv->key, "general.quantization_version", 28) == 0;
+        dt_gguf_put_kv(o, g0, j->gs.shards[0].map, &g0->kv[i]);
+    }
+    for (size_t k = 0; k < r->nkv; k++) {
+        const dt_gguf_kv_arg *a = &r->kv[k];
+        has_qv |= strcmp(a->key, "general.quantization_version") == 0;
+        if (strcmp(a->key, "general.architecture") == 0)
+            return dt_job_fail(err, 1, DTCAST_ERR_INVALID_ARGUMENT,
+                               "--kv general.architecture: give it with --arch");
+        if (a->type == DT_GGUF_STRING) {
+            dt_gguf_put_string(o, a->key, a->text, strlen(a->text));
+            continue;
+        }
+        char *end = NULL;
+        uint64_t bits = 0;
+        errno = 0;
+        if (a->type == DT_GGUF_FLOAT32 || a->type == DT_GGUF_FLOAT64) {
+            const double d = strtod(a->text, &end);
+            if (a->type == DT_GGUF_FLOAT32) {
+                const float f = (float)d;
+                uint32_t b;
+                memcpy(&b, &f, 4);
+                bits = b;
+            } else {
+                memcpy(&bits, &d, 8);
+            }
+        } else if (a->type == DT_GGUF_BOOL) {
+            bits = strcmp(a->text, "true") == 0 || strcmp(a->text, "1") == 0;
+            end = (char *)a->text + strlen(a->text);
+            if (!bits && strcmp(a->text, "false") != 0 && strcmp(a->text, "0") != 0)
+                end = (char *)a->text;
+        } else if (a->type == DT_GGUF_INT8 || a->type == DT_GGUF_INT16 ||
+                   a->type == DT_GGUF_INT32 || a->type == DT_GGUF_INT64) {
+            const long long v = strtoll(a->text, &end, 10);
+            const int bitsz = a->type == DT_GGUF_INT8 ? 8 : a->type == DT_GGUF_INT16 ? 16
+                              : a->type == DT_GGUF_INT32 ? 32 : 64;
+            if (bitsz < 64 && (v < -(1LL << (bitsz - 1)) || v >= (1LL << (bitsz - 1))))
+                errno = ERANGE;
+            bits = (uint64_t)v;
+        } else {
+            const unsigned long long v = strtoull(a->text, &end, 10);
+            const int bitsz = a->type == DT_GGUF_UINT8 ? 8 : a->type == DT_GGUF_UINT16 ? 16
+                              : a->type == DT_GGUF_UINT32 ? 32 : 64;
+            if (a->text[0] == '-' || (bitsz < 64 && v >> bitsz))
+                errno = ERANGE;
+            bits = v;
+        }
+        if (!end || end == a->text || *end || errno)
+            return dt_job_fail(err, 1, DTCAST_ERR_INVALID_ARGUMENT, "--kv %s: '%s' is not a %s",
+                               a->key, a->text, dt_gguf_value_type_name(a->type));
+        dt_gguf_put_scalar(o, a->key, a->type, bits);
+    }
+    int quantized = 0;
+    for (size_t i = 0; i < j->n; i++)
+        quantized |= dtcast_ggml_block_size(j->type[i]) > 1;
+    if (quantized && !has_qv)
+        dt_gguf_put_scalar(o, "general.quantization_version", DT_GGUF_UINT32, 2);
+    return DTCAST_OK;
+}
+
+dtcast_status dt_gguf_write(const dt_gguf_write_request *r, dt_io_error *err)
+{
+    w_job j;
+    memset(&j, 0, sizeof j);
+    j.r = r;
+    dt_gguf_out o;
+    dt_gguf_out_init(&o, 0);
+    dt_outfile out;
+    memset(&out, 0, sizeof out);
+    out.fd = -1;
+    dt_gguf_info *infos = NULL;
+    uint64_t *offsets = NULL;
+    uint8_t *hdr = NULL;
+    size_t hlen = 0;
+    dtcast_status st = w_sources(&j, err);
+    for (size_t i = 0; st == DTCAST_OK && i < j.n; i++)
+        st = w_choose(&j, i, err);
+    if (st == DTCAST_OK)
+        st = w_meta(&j, &o, err);
+    if (st == DTCAST_OK) {
+        infos = calloc(j.n ? j.n : 1, sizeof *infos);
+        offsets = calloc(j.n ? j.n : 1, sizeof *offsets);
+        if (!infos || !offsets)
+            st = oom(err);
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; st == DTCAST_OK && i < j.n; i++) {
+        const w_src *s = &j.src[i];
+        infos[i].name = s->name;
+        infos[i].type = (uint32_t)j.type[i];
+        infos[i].n_dims = s->ndim;
+        for (int d = 0; d < DT_GGUF_MAX_DIMS; d++)
+            infos[i].ne[d] = d < s->ndim ? (uint64_t)s->dims[s->ndim - 1 - d] : 1;
+        total += s->bytes;
+    }
+    if (st == DTCAST_OK)
+        st = dt_gguf_out_header(&o, infos, j.n, &hdr, &hlen, offsets, err);
+    dt_progress_init(&j.progress, total, r->hooks.progress, r->hooks.progress_ctx);
+    if (st == DTCAST_OK)
+        st = dt_outfile_open(&out, r->out, err);
+    if (st == DTCAST_OK)
+        st = dt_outfile_write(&out, hdr, hlen, err);
+    static const uint8_t zeros[256];
+    for (size_t i = 0; st == DTCAST_OK && i < j.n; i++) {
+        st = w_tensor(&j, i, &out, err);
+        const uint64_t bytes = dt_gguf_tensor_bytes(infos[i].type, infos[i].n_dims, infos[i].ne);
+        const uint64_t pad = dt_gguf_padded(bytes, o.alignment) - bytes;
+        for (uint64_t p = 0; st == DTCAST_OK && p < pad;) {
+            const size_t n = pad - p < sizeof zeros ? (size_t)(pad - p) : sizeof zeros;
+            st = dt_outfile_write(&out, zeros, n, err);
+            p += n;
+        }
+        if (st == DTCAST_OK && dt_progress_cancelled(&j.progress))
+            st = dt_io_fail(err, DTCAST_ERR_IO, "cancelled");
+    }
+    if (st == DTCAST_OK)
+        st = dt_outfile_commit(&out, err);
+    dt_outfile_abort(&out);
+    free(hdr);
+    free(infos);
+    free(offsets);
+    dt_gguf_out_free(&o);
+    if (j.from_gguf)
+        for (size_t i = 0; i < j.n; i++)
+            free((char *)(uintptr_t)j.src[i].name);
+    free(j.src);
+    free(j.type);
+    free(j.buf);
+    free(j.buf2);
+    if (j.from_gguf)
+        dt_gguf_set_close(&j.gs);
+    else
+        dt_ckpt_close(&j.ck);
     return st;
 }

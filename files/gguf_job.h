@@ -50,4 +50,42 @@ typedef struct dt_gguf_dequantize_request {
 
 dtcast_status dt_gguf_dequantize(const dt_gguf_dequantize_request *r, dt_io_error *err);
 
+/* Tensors -> GGUF (the cast job with a .gguf OUT): IN is a checkpoint (a .safetensors file,
+ * an index, a folder, a .npy) or a GGUF model. Per tensor, the first rule whose glob matches its
+ * name gives its type; else a GGUF tensor already in a block type is copied as it is (unless
+ * requantize); else a tensor of at most one dimension, or one named *norm.weight, is F32 (a
+ * GGUF source's: copied as it is); else `type`. A row length the type's block does not divide
+ * falls back as llama-quantize does (Q2_K, Q3_K, Q2_0, Q1_0, TQ1_0, TQ2_0 -> Q4_0; Q4_K -> Q5_0;
+ * Q5_K -> Q5_1; Q6_K -> Q8_0; then F16), with a warning. Integer tensors become I8..I64. The
+ * metadata: general.architecture (arch, else the GGUF source's, else "unknown"), a GGUF source's
+ * pairs (split keys dropped), the kv pairs given, general.quantization_version 2. */
+typedef struct dt_gguf_rule {
+    const char *glob;
+    int type; /* ggml code */
+} dt_gguf_rule;
+
+typedef struct dt_gguf_kv_arg {
+    const char *key;
+    uint32_t type;    /* DT_GGUF_UINT8 .. DT_GGUF_FLOAT64, DT_GGUF_STRING */
+    const char *text; /* the value as written (a string: itself) */
+} dt_gguf_kv_arg;
+
+typedef struct dt_gguf_write_request {
+    const char *in, *out;
+    int type;                 /* ggml code of the default type */
+    const dt_gguf_rule *rules;
+    size_t nrules;
+    const char *arch;         /* NULL: the source's or "unknown" */
+    const dt_gguf_kv_arg *kv;
+    size_t nkv;
+    int requantize;           /* block-type GGUF tensors are quantized again (from float32) */
+    unsigned threads;
+    dt_job_hooks hooks;
+} dt_gguf_write_request;
+
+dtcast_status dt_gguf_write(const dt_gguf_write_request *r, dt_io_error *err);
+/* The type a tensor of row length k gets instead of `type` when k is not whole blocks of it
+ * (itself when it is). */
+int dt_gguf_fallback_type(int type, int64_t k);
+
 #endif /* DTCAST_FILES_GGUF_JOB_H */

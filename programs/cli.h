@@ -264,6 +264,7 @@ void cli_type_aliases(dtcast_type type, char *buf, size_t size);
 /* ---- subcommands ---------------------------------------------------------------------------- */
 
 int cmd_cast(int argc, char **argv);
+int cmd_cast_gguf(int argc, char **argv); /* cmd_cast_gguf.c: cast with a .gguf OUT */
 int cmd_info(int argc, char **argv);
 int cmd_table(int argc, char **argv);
 int cmd_types(int argc, char **argv);

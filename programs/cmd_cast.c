@@ -30,6 +30,9 @@ static const char cast_help[] =
     "                 their type before their consumers; graph inputs, outputs and\n"
     "                 value_info unchanged (or --mode graph, below); external data\n"
     "                 streamed (docs/onnx_models.md)\n"
+    "  .gguf          OUT only: a GGUF model of ggml's types (--to q8_0, q4_k, bf16, ...);\n"
+    "                 its options: --tensor-type GLOB=TYPE, --arch NAME, --kv KEY=VALUE,\n"
+    "                 --requantize ('dtcast cast --help x.gguf' lists them)\n"
     "  .raw .bin -    raw little-endian elements (needs --from); - is stdin/stdout\n"
     "Other kinds are refused. Strings in raw data are one per line. On error nothing is written.\n"
     "\n"
@@ -357,8 +360,18 @@ static int cast_files(cast_request *r)
     return cli_job_status("cast", &line, dt_cast_files(&q, &err), &err);
 }
 
+/* OUT (the last argument) a .gguf: the GGUF writer's own options (cmd_cast_gguf.c) */
+static int gguf_out(int argc, char **argv)
+{
+    const char *last = argc > 1 ? argv[argc - 1] : "";
+    const size_t n = strlen(last);
+    return last[0] != '-' && n >= 5 && strcasecmp(last + n - 5, ".gguf") == 0;
+}
+
 int cmd_cast(int argc, char **argv)
 {
+    if (gguf_out(argc, argv))
+        return cmd_cast_gguf(argc, argv);
     cast_request r;
     memset(&r, 0, sizeof r);
     cli_settings_init(&r.settings);

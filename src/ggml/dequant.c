@@ -128,7 +128,8 @@ DQ_INLINE void run_scale(float *restrict y, const int8_t *restrict q, float s, i
 
 /* y[l] = a * q[l] + b (sub false: Q4_1, Q5_1) or a * q[l] - b (sub true: the K-quants), q[l]
  * an unsigned level: a * q[l] and b are exact, the sum rounds; lo[l] (lo not NULL) receives
- * its error, 0 where y is not finite */
+ * its error, 0 where y is not finite. The product is first and b second, as in ggml (this
+ * matters when both are NaN: x86 returns the first; ggml's binary keeps that order). */
 DQ_INLINE void run_affine(float *restrict y, float *restrict lo, const uint8_t *restrict q, float a,
                           float b, int n, bool sub, bool emu)
 {
@@ -173,9 +174,9 @@ DQ_INLINE void run_signed8(float *restrict y, uint64_t g, unsigned signs, float 
 /* =================================================================================================
  * The 32-element types (and Q1_0, Q2_0, MXFP4, NVFP4). "Split half": byte j of the 16 nibble bytes
  * holds element j in its low nibble and element j + 16 in its high nibble.
- * Exactness: an fp16 scale has 11 significant bits and the levels are integers of at most 7 (Q8_0:
- * |q| <= 128, 128 a power of two), so each product has at most 18 significant bits; fp16's
- * exponent range (2^-24 .. 65504) keeps it a normal binary32 away from overflow.
+ * Exactness: an fp16 scale has 11 significant bits and the levels are integers of at most 7
+ * significant bits (Q8_0: |q| <= 128, 128 a power of two), so each product has at most 18; fp16's
+ * exponent range (2^-24 .. 65504) keeps it a normal binary32 far from overflow.
  * ============================================================================================== */
 
 /* Q4_0, 18 bytes: [0..1] d fp16 | [2..17] 32 nibbles, split half. y = (q - 8) * d */
@@ -428,7 +429,7 @@ DQ_INLINE void blk_q2_K(const uint8_t *restrict x, float *restrict y, float *res
 
 /* Q3_K, 110 bytes: [0..31] hmask | [32..95] qs, 2-bit levels (levels2) | [96..107] 16 six-bit
  * sub-scales | [108..109] d fp16.
- *   hmask: bit e / 32 of byte e % 32 is element e's third bit; q = level2 - (bit ? 0 : 4)
+ *   hmask: bit e / 32 of byte e % 32 is element e's third bit; q = 2-bit level - (bit ? 0 : 4)
  *   sub-scales s0..s15 (each biased by 32) in 12 bytes b0..b11:
  *     b0..b7 : low nibble = bits 0-3 of s0..s7, high nibble = bits 0-3 of s8..s15
  *     b8..b11: b(8+k) = bits 4-5 of s(k) | s(k+4) << 2 | s(k+8) << 4 | s(k+12) << 6

@@ -26,7 +26,7 @@ static const dt_ggml_traits traits[DT_GGML_TYPE_COUNT] = {
     [12] = {"Q4_K", 256, 144, DTCAST_UNDEFINED, Q(q4_K), D(q4_K), true},
     [13] = {"Q5_K", 256, 176, DTCAST_UNDEFINED, Q(q5_K), D(q5_K), true},
     [14] = {"Q6_K", 256, 210, DTCAST_UNDEFINED, Q(q6_K), D(q6_K), false},
-    [15] = {"Q8_K", 256, 292, DTCAST_UNDEFINED, Q(q8_K), D(q8_K), false},
+    [15] = {"Q8_K", 256, 292, DTCAST_UNDEFINED, Q(q8_K), D(q8_K), true},
     [16] = {"IQ2_XXS", 256, 66, DTCAST_UNDEFINED, NULL, D(iq2_xxs), false},
     [17] = {"IQ2_XS", 256, 74, DTCAST_UNDEFINED, NULL, D(iq2_xs), false},
     [18] = {"IQ3_XXS", 256, 98, DTCAST_UNDEFINED, NULL, D(iq3_xxs), false},
@@ -91,8 +91,8 @@ float dt_ggml_fp16_to_f32(uint16_t h)
 {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-    if (e == 0x1F) /* Inf, NaN (payload kept, shifted) */
-        return dt_ggml_f32_of(sign | 0x7F800000u | m << 13);
+    if (e == 0x1F) /* Inf; NaN quieted, its payload kept (shifted), as ggml converts it */
+        return dt_ggml_f32_of(sign | 0x7F800000u | (m ? 0x00400000u : 0u) | m << 13);
     if (e != 0)
         return dt_ggml_f32_of(sign | (e + 112) << 23 | m << 13);
     /* zero and subnormals: m * 2^-24, exact in binary32 */

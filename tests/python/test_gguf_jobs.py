@@ -165,3 +165,127 @@ def test_dequantize_refusals(tmp_path):
     assert not out.exists()
     r = run("dequantize", "-q", tmp_path / "none.gguf", out)
     assert r.returncode != 0 and "none.gguf" in r.stderr
+
+
+# ---- tensors -> GGUF -------------------------------------------------------------------------------
+
+def write_checkpoint(path, rng):
+    t = {"model.embed_tokens.weight": rng.standard_normal((64, 256)).astype(np.float32),
+         "model.layers.0.self_attn.q_proj.weight": rng.standard_normal((32, 512)).astype(ml_dtypes.bfloat16),
+         "model.layers.0.mlp.odd.weight": rng.standard_normal((8, 96)).astype(np.float16),
+         "model.layers.0.input_layernorm.weight": rng.standard_normal(256).astype(ml_dtypes.bfloat16),
+         "model.layers.0.post_norm.weight": rng.standard_normal((2, 64)).astype(np.float32),
+         "model.pos.i32": rng.integers(-9, 9, (3, 4)).astype(np.int32),
+         "model.bias": rng.standard_normal(32).astype(np.float64)}
+    st.save_file(t, str(path))
+    return t
+
+
+def fallback(qt, k):
+    """llama-quantize's fallback for rows that are not whole blocks (docs/gguf.md, "Jobs")"""
+    table = {Q.Q2_K: Q.Q4_0, Q.Q3_K: Q.Q4_0, Q.TQ1_0: Q.Q4_0, Q.TQ2_0: Q.Q4_0, Q.Q4_K: Q.Q5_0,
+             Q.Q5_K: Q.Q5_1, Q.Q6_K: Q.Q8_0}
+    for _ in range(3):
+        if k % gguf.GGML_QUANT_SIZES[qt][0] == 0:
+            return qt
+        qt = table.get(qt, Q.F16)
+    return qt
+
+
+def read_gguf(path):
+    r = gguf.GGUFReader(str(path))
+    tensors = {t.name: t for t in r.tensors}
+    fields = {k: f.contents() for k, f in r.fields.items() if not k.startswith("GGUF.")}
+    return tensors, fields
+
+
+@pytest.mark.parametrize("to", ["q8_0", "q4_0", "q5_1", "mxfp4", "tq2_0", "bf16"])
+def test_cast_to_gguf(tmp_path, to):
+    rng = np.random.default_rng(11)
+    src = write_checkpoint(tmp_path / "m.safetensors", rng)
+    out = tmp_path / "m.gguf"
+    r = run("cast", "-q", "--to", to, "--arch", "llama", "--kv", "llama.block_count:u32=1",
+            "--kv", "general.name=tiny", tmp_path / "m.safetensors", out)
+    assert r.returncode == 0, r.stderr
+    tensors, fields = read_gguf(out)
+    assert fields["general.architecture"] == "llama" and fields["general.name"] == "tiny"
+    assert fields["llama.block_count"] == 1
+    qt = Q[to.upper()]
+    for name, a in src.items():
+        t = tensors[name]
+        assert tuple(int(d) for d in reversed(t.shape)) == a.shape, name
+        f32 = a.astype(np.float32)
+        if a.dtype == np.int32:
+            assert t.tensor_type == Q.I32 and np.array_equal(t.data, a)
+        elif a.ndim <= 1 or name.endswith("norm.weight"):
+            assert t.tensor_type == Q.F32 and np.array_equal(t.data.reshape(a.shape), f32), name
+        else:
+            want = fallback(qt, a.shape[-1])
+            assert t.tensor_type == want, (name, t.tensor_type)
+            ref = gguf.quants.quantize(f32, want)
+            assert np.array_equal(np.asarray(t.data).view(np.uint8).reshape(-1),
+                                  ref.view(np.uint8).reshape(-1)), name
+    # dtcast reads it back: dequantize gives ggml's values
+    back = tmp_path / "back.safetensors"
+    r = run("dequantize", "-q", "--to", "float32", out, back)
+    assert r.returncode == 0, r.stderr
+
+
+def test_cast_to_gguf_rules_and_fallbacks(tmp_path):
+    rng = np.random.default_rng(12)
+    write_checkpoint(tmp_path / "m.safetensors", rng)
+    out = tmp_path / "m.gguf"
+    r = run("cast", "--to", "q4_k", "--tensor-type", "*q_proj*=q6_k", "--tensor-type",
+            "*embed*=q8_0", tmp_path / "m.safetensors", out)
+    assert r.returncode == 0, r.stderr
+    tensors, fields = read_gguf(out)
+    assert fields["general.architecture"] == "unknown"
+    assert fields["general.quantization_version"] == 2
+    assert tensors["model.layers.0.self_attn.q_proj.weight"].tensor_type == Q.Q6_K
+    assert tensors["model.embed_tokens.weight"].tensor_type == Q.Q8_0
+    # 96 is not whole 256-blocks: Q4_K -> Q5_0 (32 divides 96)
+    assert tensors["model.layers.0.mlp.odd.weight"].tensor_type == Q.Q5_0
+    assert "model.layers.0.mlp.odd.weight" in r.stderr and "Q5_0" in r.stderr
+    # GGUF -> GGUF: quantized tensors copied, unless --requantize
+    out2 = tmp_path / "m2.gguf"
+    r = run("cast", "-q", "--to", "q8_0", out, out2)
+    assert r.returncode == 0, r.stderr
+    t2, f2 = read_gguf(out2)
+    for name, t in tensors.items():
+        assert t2[name].tensor_type == t.tensor_type and np.array_equal(t2[name].data, t.data)
+    out3 = tmp_path / "m3.gguf"
+    r = run("cast", "-q", "--to", "q8_0", "--requantize", out, out3)
+    assert r.returncode == 0, r.stderr
+    t3, _ = read_gguf(out3)
+    q = tensors["model.layers.0.self_attn.q_proj.weight"]
+    want = gguf.quants.quantize(gguf.quants.dequantize(np.asarray(q.data), Q.Q6_K), Q.Q8_0)
+    assert np.array_equal(np.asarray(t3[q.name].data).reshape(-1), want.reshape(-1))
+
+
+def test_cast_to_gguf_refusals(tmp_path):
+    a = {"w.weight": np.zeros((4, 64), ml_dtypes.float8_e4m3fn),
+         "w.weight_scale": np.ones((4, 1), np.float32)}
+    st.save_file(a, str(tmp_path / "f8.safetensors"))
+    r = run("cast", "-q", "--to", "q8_0", tmp_path / "f8.safetensors", tmp_path / "o.gguf")
+    assert r.returncode != 0 and "w.weight" in r.stderr and "dequantize" in r.stderr
+    assert not (tmp_path / "o.gguf").exists()
+    st.save_file({"x": np.zeros((2, 32), np.float32)}, str(tmp_path / "x.safetensors"))
+    r = run("cast", "--to", "iq2_xxs", tmp_path / "x.safetensors", tmp_path / "o.gguf")
+    assert r.returncode == 2 and "IQ2_XXS" in r.stderr
+    r = run("cast", "--to", "q8_0", "--kv", "a:u8=300", tmp_path / "x.safetensors", tmp_path / "o.gguf")
+    assert r.returncode == 2 and "--kv a" in r.stderr
+    r = run("cast", tmp_path / "x.safetensors", tmp_path / "o.gguf")
+    assert r.returncode == 2 and "--to" in r.stderr
+
+
+def test_cast_to_gguf_nonfinite(tmp_path):
+    x = np.random.default_rng(5).standard_normal((4, 64)).astype(np.float32)
+    x[1, 3] = np.nan
+    x[2, 0] = np.inf
+    st.save_file({"w.weight": x}, str(tmp_path / "x.safetensors"))
+    r = run("cast", "--to", "q8_0", tmp_path / "x.safetensors", tmp_path / "o.gguf")
+    assert r.returncode == 0 and "2 NaN or infinite values" in r.stderr and "element 67" in r.stderr
+    y = np.where(np.isfinite(x), x, 0).astype(np.float32)
+    t, _ = read_gguf(tmp_path / "o.gguf")
+    assert np.array_equal(np.asarray(t["w.weight"].data).reshape(-1),
+                          gguf.quants.quantize(y, Q.Q8_0).reshape(-1))
