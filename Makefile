@@ -268,8 +268,9 @@ $(BUILD)/dtcast-bench: $(BENCH_OBJ) $(BUILD)/libdtcast.a
 # The long sweeps (every float32 value; 10^8 random values per fast path; test_random.py at
 # 10^6 values per pair).
 check-long:
-	@$(MAKE) --no-print-directory $(PAR) all tests
-	@PYTHON=$(PYTHON) tests/long/run $(BUILD)
+	@$(MAKE) --no-print-directory $(PAR) all tests test-venv
+	@$(MAKE) --no-print-directory python-module
+	@PYTHON=$(PYTHON) PYVENV=$(PYVENV) tests/long/run $(BUILD)
 
 # The whole suite under valgrind memcheck, and the threaded paths under ThreadSanitizer.
 check-valgrind: all tests

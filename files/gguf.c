@@ -237,6 +237,8 @@ static dtcast_status take_tensor(cursor *c, dt_gguf_tensor *t)
                    (unsigned long long)t->name_len);
     if (!utf8_ok(t->name, t->name_len))
         return BAD(c, t->info_at, "tensor '%s': the name is not UTF-8", nm);
+    if (memchr(t->name, 0, (size_t)t->name_len)) /* ggml's ggml_set_name stops at it */
+        return BAD(c, t->info_at, "tensor '%s': the name holds a NUL byte", nm);
     uint64_t nd;
     const uint64_t dat = c->at;
     if ((st = take(c, 4, "a tensor's n_dims", &nd)) != DTCAST_OK)
@@ -405,6 +407,9 @@ static dtcast_status parse(cursor *c, dt_gguf *g)
             return BAD(c, kv->at, "metadata pair %llu has an empty key", (unsigned long long)i);
         if (!utf8_ok(kv->key, kv->key_len))
             return BAD(c, kv->at, "key '%s' is not UTF-8", key);
+        /* ggml finds keys with strcmp: "general.alignment\0x" would be general.alignment */
+        if (memchr(kv->key, 0, (size_t)kv->key_len))
+            return BAD(c, kv->at, "key '%s' holds a NUL byte (ggml reads a key up to it)", key);
         if ((st = take_value(c, kv, key)) != DTCAST_OK)
             return st;
         if (kv->key_len == 17 && memcmp(kv->key, "general.alignment", 17) == 0) {

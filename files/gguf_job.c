@@ -11,7 +11,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -685,7 +684,7 @@ static dtcast_status w_choose(w_job *j, size_t i, dt_io_error *err)
                           "63 bytes", where, s->name);
     int t = -1;
     for (size_t k = 0; k < r->nrules && t < 0; k++)
-        if (fnmatch(r->rules[k].glob, s->name, 0) == 0)
+        if (dt_glob_match(r->rules[k].glob, s->name))
             t = r->rules[k].type;
     const int plain = s->ggml >= 0 && s->type == DTCAST_UNDEFINED ? -1 : ggml_of_plain(s->type);
     const int is_block = s->ggml >= 0 && s->type == DTCAST_UNDEFINED;

@@ -5,10 +5,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+int dt_glob_match(const char *pattern, const char *name)
+{
+    return fnmatch(pattern, name, 0) == 0;
+}
+
 int dt_glob_any(const dt_globs *g, const char *name)
 {
     for (int i = 0; i < g->n; i++)
-        if (fnmatch(g->pattern[i], name, 0) == 0)
+        if (dt_glob_match(g->pattern[i], name))
             return 1;
     return 0;
 }

@@ -19,6 +19,8 @@ typedef struct dt_globs {
     const char *pattern[DT_MAX_GLOBS];
 } dt_globs;
 
+/* 1 when name matches the shell pattern (fnmatch, no flags): THE tensor-name matcher. */
+int dt_glob_match(const char *pattern, const char *name);
 /* 1 when name matches one of g's patterns (none: 0). */
 int dt_glob_any(const dt_globs *g, const char *name);
 

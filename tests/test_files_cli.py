@@ -283,9 +283,12 @@ def test_refusals():
     code, _, err = run("cast", "--to", "float16", path("m.onnx"), path("o.onnx"))
     check(code == 1 and "m.onnx" in err and len(err.strip().splitlines()) == 1 and
           not os.path.exists(path("o.onnx")), "refuse.onnx_not_a_model", err)
-    code, _, err = run("cast", "--to", "float16", path("w.npy"), path("o.gguf"))
-    check(code == 1 and "GGUF" in err and not os.path.exists(path("o.gguf")), "refuse.output",
+    # a .gguf OUT is the GGUF writer's (docs/gguf.md, "Jobs"); a .pt is refused by name
+    code, _, err = run("cast", "--to", "float16", path("w.npy"), path("o.pt"))
+    check(code == 1 and "PyTorch" in err and not os.path.exists(path("o.pt")), "refuse.output",
           err)
+    code, _, err = run("cast", "--to", "float16", path("w.npy"), path("o.gguf"))
+    check(code == 0 and open(path("o.gguf"), "rb").read(4) == b"GGUF", "gguf.output", err)
 
 
 def test_warning_and_report():

@@ -37,7 +37,7 @@ from .files import quantize_checkpoint, dequantize_checkpoint, convert_layout  #
 from ._quant import quantize, dequantize, Quantized  # noqa: E402
 from ._inspect import inspect  # noqa: E402
 from ._diff import diff  # noqa: E402
-from . import onnx, pypto, safetensors, torch  # noqa: E402
+from . import gguf, onnx, pypto, safetensors, torch  # noqa: E402
 from .onnx import quantize_linear, dequantize_linear, dynamic_quantize_linear  # noqa: E402
 
 __version__ = _core.version
@@ -45,7 +45,7 @@ __version__ = _core.version
 __all__ = [
     "cast", "bitcast", "Report", "Error", "Status", "types", "finfo", "iinfo", "pack", "unpack", "dtype",
     "promote_types", "result_type", "convert_file", "convert_checkpoint", "checkpoint_shards",
-    "onnx", "pypto", "safetensors", "torch",
+    "gguf", "onnx", "pypto", "safetensors", "torch",
     "quantize_linear", "dequantize_linear", "dynamic_quantize_linear",
     "quantize", "dequantize", "Quantized", "quantize_checkpoint", "dequantize_checkpoint", "convert_layout", "inspect", "diff",
 ]

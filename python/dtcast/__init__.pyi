@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from . import onnx as onnx, pypto as pypto, safetensors as safetensors, torch as torch
+from . import gguf as gguf, onnx as onnx, pypto as pypto, safetensors as safetensors, torch as torch
 
 __version__: str
 

@@ -545,7 +545,8 @@ def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0, report=False, p
     GPTQ and AWQ (into ``X.weight`` [N, K]) and diffusion scaled FP8 (ComfyUI, diffusers),
     recognised by their tensor names and checked against config.json; every other tensor copied.
 
-    src is a .safetensors file (dst then a .safetensors file), a sharded checkpoint's
+    A GGUF model (src a .gguf) becomes safetensors as dtcast.gguf.to_safetensors makes it.
+    Otherwise src is a .safetensors file (dst then a .safetensors file), a sharded checkpoint's
     *.safetensors.index.json or a model folder (dst a folder: the index rewritten,
     ``quantization_config`` removed from config.json, the other files copied). to: bfloat16
     (default), float16 or float32. Streamed in this process (the GIL released) on every thread
@@ -558,6 +559,9 @@ def dequantize_checkpoint(src, dst, *, to="bfloat16", threads=0, report=False, p
                     Status.INVALID_ARGUMENT)
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
         raise Error("threads must be an integer >= 0, not %r" % (threads,), Status.INVALID_ARGUMENT)
+    if _path(src, "src").lower().endswith(".gguf"):  # a GGUF model: dtcast.gguf.to_safetensors
+        from .gguf import to_safetensors
+        return to_safetensors(src, dst, dtype=name, threads=threads, progress=progress)
     params = {"to": _code(name), "threads": _threads(threads), "report": bool(report)}
     src_p, dst_p = _path(src, "src"), _path(dst, "dst")
     text = _job(_core.dequantize_checkpoint, src_p, dst_p, params, progress,

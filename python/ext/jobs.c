@@ -16,6 +16,7 @@
 
 #include "files/cast.h"
 #include "files/onnx_schema.h"
+#include "files/gguf_job.h"
 #include "files/quantize.h"
 
 #include <pthread.h>
@@ -598,5 +599,104 @@ PyObject *dtc_convert_layout(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = dt_relayout_checkpoint(&q, &err);
     Py_END_ALLOW_THREADS
+    return ctx_finish(&c, st, &err);
+}
+
+/* ---- GGUF ------------------------------------------------------------------------------------- */
+
+PyObject *dtc_gguf_dequantize(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *pin, *pout, *params, *progress;
+    if (!PyArg_ParseTuple(args, "SSO!O", &pin, &pout, &PyDict_Type, &params, &progress))
+        return NULL;
+    dt_gguf_dequantize_request q;
+    memset(&q, 0, sizeof q);
+    long long to, threads, no_meta;
+    if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
+        get_int(params, "to", DTCAST_BFLOAT16, &to) < 0 ||
+        get_int(params, "threads", 0, &threads) < 0 ||
+        get_int(params, "no_metadata", 0, &no_meta) < 0)
+        return NULL;
+    if (threads < 0 || threads > 4096) {
+        PyErr_SetString(PyExc_ValueError, "threads: out of range");
+        return NULL;
+    }
+    q.to = (dtcast_type)to;
+    q.threads = (unsigned)threads;
+    q.no_metadata = no_meta != 0;
+    job_ctx c;
+    if (ctx_init(&c, progress, &q.hooks) < 0)
+        return NULL;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dt_gguf_dequantize(&q, &err);
+    Py_END_ALLOW_THREADS
+    return ctx_finish(&c, st, &err);
+}
+
+/* params: type, threads, requantize, arch (str or None), rules [(glob, code)], kv [(key, type,
+ * text)] (the strings borrowed from params, which outlives the call) */
+PyObject *dtc_gguf_write(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *pin, *pout, *params, *progress;
+    if (!PyArg_ParseTuple(args, "SSO!O", &pin, &pout, &PyDict_Type, &params, &progress))
+        return NULL;
+    dt_gguf_write_request q;
+    memset(&q, 0, sizeof q);
+    long long type, threads, requant;
+    if (get_path(pin, &q.in) < 0 || get_path(pout, &q.out) < 0 ||
+        get_int(params, "type", 8, &type) < 0 || get_int(params, "threads", 0, &threads) < 0 ||
+        get_int(params, "requantize", 0, &requant) < 0 || get_str(params, "arch", &q.arch) < 0)
+        return NULL;
+    if (threads < 0 || threads > 4096) {
+        PyErr_SetString(PyExc_ValueError, "threads: out of range");
+        return NULL;
+    }
+    q.type = (int)type;
+    q.threads = (unsigned)threads;
+    q.requantize = requant != 0;
+    PyObject *rules = PyDict_GetItemString(params, "rules"), *kv = PyDict_GetItemString(params, "kv");
+    const Py_ssize_t nr = rules && PyList_Check(rules) ? PyList_Size(rules) : 0;
+    const Py_ssize_t nk = kv && PyList_Check(kv) ? PyList_Size(kv) : 0;
+    dt_gguf_rule *r = calloc((size_t)nr + 1, sizeof *r);
+    dt_gguf_kv_arg *k = calloc((size_t)nk + 1, sizeof *k);
+    if (!r || !k) {
+        free(r);
+        free(k);
+        return PyErr_NoMemory();
+    }
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < nr && !bad; i++) {
+        int code;
+        if (!PyArg_ParseTuple(PyList_GetItem(rules, i), "si", &r[i].glob, &code))
+            bad = 1;
+        r[i].type = code;
+    }
+    for (Py_ssize_t i = 0; i < nk && !bad; i++) {
+        unsigned int t;
+        if (!PyArg_ParseTuple(PyList_GetItem(kv, i), "sIs", &k[i].key, &t, &k[i].text))
+            bad = 1;
+        k[i].type = t;
+    }
+    job_ctx c;
+    if (bad || ctx_init(&c, progress, &q.hooks) < 0) {
+        free(r);
+        free(k);
+        return NULL;
+    }
+    q.rules = r;
+    q.nrules = (size_t)nr;
+    q.kv = k;
+    q.nkv = (size_t)nk;
+    dt_io_error err = DT_IO_ERROR_INIT;
+    dtcast_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dt_gguf_write(&q, &err);
+    Py_END_ALLOW_THREADS
+    free(r);
+    free(k);
     return ctx_finish(&c, st, &err);
 }

@@ -17,6 +17,7 @@
 PyObject *dtc_ggml_types(PyObject *self, PyObject *args);
 PyObject *dtc_ggml_quantize(PyObject *self, PyObject *args);
 PyObject *dtc_ggml_dequantize(PyObject *self, PyObject *args);
+PyObject *dtc_gguf_read(PyObject *self, PyObject *args);
 
 #define DTC_GGML_METHODS                                                                       \
     {"ggml_types", dtc_ggml_types, METH_NOARGS,                                                \
@@ -25,6 +26,8 @@ PyObject *dtc_ggml_dequantize(PyObject *self, PyObject *args);
          "ggml_quantize(x, x_type, x_shape, code, dst, threads) -> (nonfinite, first, "        \
          "invalid_scales)"},                                                                   \
         {"ggml_dequantize", dtc_ggml_dequantize, METH_VARARGS,                                 \
-         "ggml_dequantize(y, y_type, y_shape, code, src, threads) -> None"},
+         "ggml_dequantize(y, y_type, y_shape, code, src, threads) -> None"},                   \
+        {"gguf_read", dtc_gguf_read, METH_VARARGS,                                             \
+         "gguf_read(path) -> (files, big_endian, metadata, tensors)"},
 
 #endif

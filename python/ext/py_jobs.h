@@ -21,6 +21,8 @@ PyObject *dtc_cast_files(PyObject *self, PyObject *args);
 PyObject *dtc_quantize_checkpoint(PyObject *self, PyObject *args);
 PyObject *dtc_dequantize_checkpoint(PyObject *self, PyObject *args);
 PyObject *dtc_convert_layout(PyObject *self, PyObject *args);
+PyObject *dtc_gguf_dequantize(PyObject *self, PyObject *args);
+PyObject *dtc_gguf_write(PyObject *self, PyObject *args);
 
 /* A progress callable (or None) for a job that runs with the GIL released and takes a
  * dt_progress_fn: py_progress_begin returns its context (NULL with an exception set: progress
@@ -39,6 +41,10 @@ int py_progress_end(void *ctx, int ok);
         {"dequantize_checkpoint", dtc_dequantize_checkpoint, METH_VARARGS,                     \
          "dequantize_checkpoint(in, out, params, progress) -> (error, report, warnings)"},    \
         {"convert_layout", dtc_convert_layout, METH_VARARGS,                                   \
-         "convert_layout(in, out, params, progress) -> (error, report, warnings)"},
+         "convert_layout(in, out, params, progress) -> (error, report, warnings)"},           \
+        {"gguf_dequantize", dtc_gguf_dequantize, METH_VARARGS,                                 \
+         "gguf_dequantize(in, out, params, progress) -> (error, report, warnings)"},          \
+        {"gguf_write", dtc_gguf_write, METH_VARARGS,                                           \
+         "gguf_write(in, out, params, progress) -> (error, report, warnings)"},
 
 #endif
