@@ -60,6 +60,7 @@ static dtcast_status row_bytes(const dt_ggml_traits *t, const dtcast_tensor *x, 
 /* ---- quantize --------------------------------------------------------------------------------- */
 typedef struct q_job {
     const dt_ggml_traits *t;
+    dt_ggml_quantize_fn quantize; /* the reference or a fast path (fast.c) */
     int code;
     const void *x;
     dtcast_type xtype;
@@ -148,7 +149,7 @@ static void q_range(void *ctx, size_t begin, size_t end)
             }
         const size_t nb = n / t->block;
         uint8_t *y = j->dst + f / t->block * t->bytes;
-        t->quantize(use, y, nb);
+        j->quantize(use, y, nb);
         invalid += invalid_blocks(j->code, y, nb, t->bytes);
     }
     dt_loader_release(&ld);
@@ -219,7 +220,8 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
         o.threads = threads;
         return dtcast_convert(dst, t->plain, x->data, x->type, count, &o, error);
     }
-    q_job j = {.t = t, .code = code, .x = x->data, .xtype = x->type, .dst = dst, .count = count};
+    q_job j = {.t = t, .quantize = dt_ggml_quantizer((uint32_t)code), .code = code,
+               .x = x->data, .xtype = x->type, .dst = dst, .count = count};
     atomic_init(&j.nonfinite, 0);
     atomic_init(&j.first_nonfinite, UINT64_MAX);
     atomic_init(&j.invalid, 0);
@@ -236,6 +238,7 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
 /* ---- dequantize ------------------------------------------------------------------------------- */
 typedef struct d_job {
     const dt_ggml_traits *t;
+    dt_ggml_dequantize_fn dequantize; /* the reference or a fast path (fast.c) */
     const uint8_t *src;
     void *y;
     dtcast_type ytype;
@@ -265,7 +268,7 @@ static void d_range(void *ctx, size_t begin, size_t end)
     _Alignas(64) float v[CHUNK], lo[CHUNK];
     for (size_t c = begin; c < end; c++) {
         const size_t f = c * CHUNK, n = j->count - f < CHUNK ? j->count - f : CHUNK;
-        t->dequantize(j->src + f / t->block * t->bytes, v, want_lo ? lo : NULL, n / t->block);
+        j->dequantize(j->src + f / t->block * t->bytes, v, want_lo ? lo : NULL, n / t->block);
         if (j->ytype == DTCAST_FLOAT64) {
             double *o = (double *)j->y + f;
             for (size_t i = 0; i < n; i++)
@@ -321,7 +324,8 @@ dtcast_status dtcast_ggml_dequantize(dtcast_tensor *y, const void *src, size_t s
         o.threads = threads;
         return dtcast_convert(y->data, y->type, src, t->plain, count, &o, error);
     }
-    d_job j = {.t = t, .src = src, .y = y->data, .ytype = y->type, .count = count};
+    d_job j = {.t = t, .dequantize = dt_ggml_dequantizer((uint32_t)code), .src = src,
+               .y = y->data, .ytype = y->type, .count = count};
     const size_t chunks = (count + CHUNK - 1) / CHUNK;
     dt_quant_for(chunks, dt_thread_count(threads, count), d_range, &j);
     return DTCAST_OK;

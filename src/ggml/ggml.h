@@ -112,4 +112,28 @@ DT_GGML_D(iq3_s) DT_GGML_D(iq1_s) DT_GGML_D(iq1_m) DT_GGML_D(iq4_nl) DT_GGML_D(i
 #undef DT_GGML_Q
 #undef DT_GGML_D
 
+/* ---- the fast paths (fast.c): one list, expanded by the selection, the tests and the bench -- *
+ *
+ * Each entry is a block function for one ISA (a dt_isa: DT_ISA_AVX2, DT_ISA_AVX512) that gives
+ * the reference's bytes / bits exactly (tests/test_ggml_fast.c compares every entry the CPU can
+ * run with the reference above). The list is the concatenation of fast_simple.inc,
+ * fast_kquants.inc and fast_dequant.inc, each a run of
+ *     DT_GGML_FAST(code, isa, quantize_fn, dequantize_fn)
+ * (one of the two functions NULL). The selection takes, per type, the entry of the highest ISA
+ * the CPU runs (dt_isa_active: DTCAST_ISA may lower it), else the reference; dt_quant_simple()
+ * (tests) forces the reference. */
+typedef struct dt_ggml_fast {
+    uint32_t code;
+    int isa;
+    dt_ggml_quantize_fn quantize;
+    dt_ggml_dequantize_fn dequantize;
+    const char *name; /* "q8_0 avx2 quantize" style, for tests and the bench */
+} dt_ggml_fast;
+
+extern const dt_ggml_fast dt_ggml_fast_list[];
+extern const size_t dt_ggml_fast_count;
+/* The block functions a call uses for code (never NULL for a type that has one). */
+dt_ggml_quantize_fn dt_ggml_quantizer(uint32_t code);
+dt_ggml_dequantize_fn dt_ggml_dequantizer(uint32_t code);
+
 #endif /* DTCAST_GGML_H */
