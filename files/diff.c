@@ -8,6 +8,7 @@
 
 #include "files/checkpoint.h"
 #include "files/file.h"
+#include "files/gguf_job.h"
 #include "files/json.h"
 #include "files/layout.h"
 #include "files/npy.h"
@@ -55,6 +56,9 @@ typedef struct src_tensor {
     dtcast_type stype;
     float global;
     const char *uncomparable; /* why its values are not compared (an ONNX typed field), or NULL */
+    int ggml;               /* a GGUF tensor of a ggml block type: its code (>= 2; dequantized
+                             * to float32 as ggml's to_float), else 0 */
+    char ggml_name[24];     /* "ggml Q4_K": its layout as the result names it */
 } src_tensor;
 
 typedef struct src {
@@ -72,6 +76,8 @@ typedef struct src {
                           * allocation: the tensors point at them) */
     char **ext_loc;
     size_t n_ext, cap_ext;
+    int gguf;            /* a GGUF model (one file or a split set) */
+    dt_gguf_set gs;
     char **names;        /* the tensors' names (owned) */
     size_t cap;
     size_t n;
@@ -435,8 +441,74 @@ static dtcast_status open_onnx(src *s, dt_io_error *err)
     return DTCAST_OK;
 }
 
+static dtcast_status open_gguf(src *s, dt_io_error *err)
+{
+    s->gguf = 1;
+    dtcast_status st = dt_gguf_set_open(&s->gs, s->path, err);
+    if (st != DTCAST_OK)
+        return st;
+    size_t n = 0;
+    for (size_t i = 0; i < s->gs.n; i++)
+        n += (size_t)s->gs.shards[i].g.ntensors;
+    s->t = calloc(n ? n : 1, sizeof *s->t);
+    s->names = calloc(n ? n : 1, sizeof *s->names);
+    if (!s->t || !s->names)
+        return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+    for (size_t i = 0; i < s->gs.n; i++) {
+        dt_gguf_shard *sh = &s->gs.shards[i];
+        for (uint64_t k = 0; k < sh->g.ntensors; k++) {
+            const dt_gguf_tensor *e = &sh->g.tensors[k];
+            const dt_ggml_traits *gt = dt_ggml_traits_of(e->type);
+            src_tensor *t = &s->t[s->n];
+            char *name = malloc((size_t)e->name_len + 1);
+            if (!name)
+                return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: out of memory", s->path);
+            memcpy(name, e->name, (size_t)e->name_len);
+            name[e->name_len] = '\0';
+            s->names[s->n++] = name;
+            t->name = name;
+            t->ndim = e->n_dims;
+            for (int d = 0; d < e->n_dims; d++) /* numpy's order */
+                t->dims[d] = (int64_t)e->ne[e->n_dims - 1 - d];
+            t->count = e->count;
+            t->file = &sh->file;
+            t->at = e->at;
+            t->ggml = 0;
+            if (gt->block == 1) {
+                t->type = gt->plain;
+                t->layout.type = gt->plain;
+                t->layout.store = sh->g.big_endian && gt->bytes > 1 ? DT_STORE_SWAPPED
+                                                                    : DT_STORE_NATIVE;
+            } else {
+                if (sh->g.big_endian)
+                    return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s': %s blocks "
+                                      "of a big-endian GGUF file are not read yet", sh->path,
+                                      name, gt->name);
+                if (!gt->dequantize)
+                    return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s': ggml type "
+                                      "%s has no conversion to float", sh->path, name, gt->name);
+                t->ggml = (int)e->type;
+                t->type = DTCAST_FLOAT32;
+                snprintf(t->ggml_name, sizeof t->ggml_name, "ggml %s", gt->name);
+            }
+        }
+    }
+    qsort(s->t, s->n, sizeof *s->t, by_name);
+    for (size_t i = 1; i < s->n; i++)
+        if (strcmp(s->t[i - 1].name, s->t[i].name) == 0)
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: two tensors are named '%s'",
+                              s->path, s->t[i].name);
+    return DTCAST_OK;
+}
+
 static void src_close(src *s)
 {
+    if (s->gguf) {
+        dt_gguf_set_close(&s->gs);
+        for (size_t i = 0; i < s->n; i++)
+            free(s->names[i]);
+        free(s->names);
+    }
     if (s->onnx) {
         dt_infile_close(&s->onnx_file);
         for (size_t i = 0; i < s->n_ext; i++) {
@@ -666,6 +738,32 @@ static dtcast_status load(const src_tensor *t, const char *path, const plan *p, 
         *data = b->f32.p;
         *type = DTCAST_FLOAT32;
         return st;
+    }
+    if (t->ggml) { /* whole rows of ggml blocks: to float32 as ggml's to_float */
+        const uint64_t block = (uint64_t)dtcast_ggml_block_size(t->ggml);
+        const uint64_t bytes = cnt / block * dtcast_ggml_type_size(t->ggml);
+        if (!grow(&b->raw, (size_t)bytes) || !grow(&b->f32, (size_t)cnt * 4))
+            return dt_io_fail(err, DTCAST_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory",
+                              path, t->name);
+        dtcast_status rst = dt_infile_read(t->file, t->at + e0 / block *
+                                                           dtcast_ggml_type_size(t->ggml),
+                                           b->raw.p, (size_t)bytes, err);
+        if (rst != DTCAST_OK)
+            return prefixed(err, rst, path, t->name);
+        dtcast_tensor y;
+        memset(&y, 0, sizeof y);
+        y.data = b->f32.p;
+        y.type = DTCAST_FLOAT32;
+        y.ndim = 1;
+        y.shape[0] = (int64_t)cnt;
+        y.bytes = (size_t)cnt * 4;
+        dtcast_error le;
+        if (dtcast_ggml_dequantize(&y, b->raw.p, (size_t)bytes, t->ggml, 1, &le) != DTCAST_OK)
+            return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': %s", path, t->name,
+                              le.message);
+        *data = b->f32.p;
+        *type = DTCAST_FLOAT32;
+        return DTCAST_OK;
     }
     uint64_t off = 0, len = 0, nat = 0;
     if (dt_layout_bytes(&t->layout, e0, &off) != DTCAST_OK ||
@@ -1092,7 +1190,7 @@ static int make_plan(const src_tensor *a, const src_tensor *b, plan *p, char *no
     p->dec = complex ? DTCAST_COMPLEX128 : DTCAST_FLOAT64;
     p->parts = complex ? 2 : 1;
     const uint64_t count = a->count;
-    if (!a->g && !b->g) {
+    if (!a->g && !b->g && !a->ggml && !b->ggml) {
         p->k = 1;
         p->n = count;
         p->mats = 1;
@@ -1167,7 +1265,7 @@ static void side_info(dt_diff_side *s, const src_tensor *t)
 {
     s->present = 1;
     s->type = t->type;
-    s->layout = t->g ? dt_qgroup_name(t->g) : NULL;
+    s->layout = t->g ? dt_qgroup_name(t->g) : t->ggml ? t->ggml_name : NULL;
     s->ndim = t->ndim;
     memcpy(s->dims, t->dims, sizeof s->dims);
     s->count = t->count;
@@ -1230,7 +1328,7 @@ static dtcast_status compare_pair(const src *sa, const src *sb, const src_tensor
         return DTCAST_OK;
     }
     t->parts = j.p.parts;
-    j.check_bytes = !a->g && !b->g && a->type == b->type;
+    j.check_bytes = !a->g && !b->g && !a->ggml && !b->ggml && a->type == b->type;
     j.piece = pick_piece();
     unsigned nw = o->threads;
     if (nw == 0) {
@@ -1388,6 +1486,8 @@ static dtcast_status open_side(src *s, const char *path, const dt_diff_options *
     }
     if (ends_with(path, ".onnx"))
         return open_onnx(s, err);
+    if (dt_gguf_path(path))
+        return open_gguf(s, err);
     return open_ckpt(s, o, err);
 }
 

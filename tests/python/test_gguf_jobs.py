@@ -289,3 +289,22 @@ def test_cast_to_gguf_nonfinite(tmp_path):
     t, _ = read_gguf(tmp_path / "o.gguf")
     assert np.array_equal(np.asarray(t["w.weight"].data).reshape(-1),
                           gguf.quants.quantize(y, Q.Q8_0).reshape(-1))
+
+
+def test_diff_gguf(tmp_path):
+    rng = np.random.default_rng(21)
+    write_model(tmp_path / "m.gguf", rng)
+    r = run("dequantize", "-q", "--to", "float32", tmp_path / "m.gguf", tmp_path / "m.safetensors")
+    assert r.returncode == 0, r.stderr
+    r = run("diff", tmp_path / "m.gguf", tmp_path / "m.safetensors")
+    assert r.returncode == 0 and "EQUAL within tolerance" in r.stdout, r.stdout + r.stderr
+    assert "ggml Q4_K, dequantized" in r.stdout
+    # a requantized copy differs, and diff says by how much
+    r = run("cast", "-q", "--to", "q4_0", "--requantize", tmp_path / "m.gguf", tmp_path / "q.gguf")
+    assert r.returncode == 0, r.stderr
+    r = run("diff", "--json", tmp_path / "m.gguf", tmp_path / "q.gguf")
+    doc = json.loads(r.stdout)
+    t = {x["name"]: x for x in doc["tensors"]}
+    q = t["blk.4.q8_0.weight"]
+    assert q["state"] == "compared" and q["unequal"] > 0 and q["b"]["dequantized"] == "ggml Q4_0"
+    assert t["norm.weight"]["identical"]
