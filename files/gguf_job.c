@@ -1,8 +1,8 @@
-/* GGUF models as the jobs read them (gguf_job.h): lone files and split sets, and the dequantize
- * job GGUF -> safetensors. Streamed: a tensor is read from the mapping a few MiB at a time,
- * dequantized by the library (dtcast_ggml_dequantize, every thread), written, and its pages of
- * the mapping released, so memory stays a few MiB whatever the model's size. */
-#define _DEFAULT_SOURCE 1 /* madvise: glibc makes posix_madvise(POSIX_MADV_DONTNEED) a no-op */
+/* GGUF models as the jobs read them (gguf_job.h): lone files and split sets, the dequantize job
+ * GGUF -> safetensors and the writer job tensors -> GGUF. Streamed: a tensor is read a few MiB
+ * at a time (pread: the header's mapping is touched only where it was parsed), converted by the
+ * library on every thread (dtcast_ggml_dequantize / dtcast_ggml_quantize), written, so memory
+ * stays a few MiB whatever the model's size. */
 #include "files/gguf_job.h"
 
 #include "files/checkpoint.h"
@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -256,32 +255,27 @@ typedef struct dq_ctx {
     const dt_st_tensor *items; /* the shard's output tensors, in its tensor order */
     uint8_t *buf;              /* CHUNK_OUT (and a little) */
     size_t buf_size;
+    uint8_t *in;               /* the input bytes of a step, read with pread (a mapping's pages
+                                * can stay resident after madvise under large folios) */
+    size_t in_size;
     dt_progress progress;
 } dq_ctx;
 
-static void release(const dt_gguf_shard *sh, uint64_t at, uint64_t len)
+static dtcast_status grow_buf(uint8_t **b, size_t *size, size_t need, dt_io_error *err)
 {
-    const long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0 || len == 0)
-        return;
-    const uint64_t lo = at / (uint64_t)page * (uint64_t)page;
-    uint64_t hi = at + len;
-    if (hi > sh->len)
-        hi = sh->len;
-    if (hi > lo)
-        (void)madvise((void *)(uintptr_t)(sh->map + lo), (size_t)(hi - lo), MADV_DONTNEED);
+    if (*size >= need)
+        return DTCAST_OK;
+    uint8_t *p = realloc(*b, need);
+    if (!p)
+        return oom(err);
+    *b = p;
+    *size = need;
+    return DTCAST_OK;
 }
 
 static dtcast_status grow(dq_ctx *c, size_t need, dt_io_error *err)
 {
-    if (c->buf_size >= need)
-        return DTCAST_OK;
-    uint8_t *p = realloc(c->buf, need);
-    if (!p)
-        return oom(err);
-    c->buf = p;
-    c->buf_size = need;
-    return DTCAST_OK;
+    return grow_buf(&c->buf, &c->buf_size, need, err);
 }
 
 /* the bytes of an element-wise tensor of a big-endian file, swapped to little-endian */
@@ -299,21 +293,23 @@ static dtcast_status fill(void *ctx, size_t item, dt_outfile *out, uint64_t nbyt
     const dt_gguf_tensor *e = &c->sh->g.tensors[item];
     const dt_ggml_traits *t = dt_ggml_traits_of(e->type);
     const char *tname = c->items[item].name;
-    const uint8_t *src = c->sh->map + e->at;
+    dt_infile *file = (dt_infile *)&c->sh->file;
     dtcast_status st = DTCAST_OK;
     if (t->block == 1) { /* copied (big-endian: swapped) */
         const size_t step = CHUNK_OUT / t->bytes * t->bytes;
-        if (c->sh->g.big_endian && t->bytes > 1 && (st = grow(c, step, err)) != DTCAST_OK)
+        if ((st = grow(c, step, err)) != DTCAST_OK ||
+            (st = grow_buf(&c->in, &c->in_size, step, err)) != DTCAST_OK)
             return st;
         for (uint64_t done = 0; done < nbytes && st == DTCAST_OK;) {
             const size_t n = nbytes - done < step ? (size_t)(nbytes - done) : step;
+            if ((st = dt_infile_read(file, e->at + done, c->in, n, err)) != DTCAST_OK)
+                break;
             if (c->sh->g.big_endian && t->bytes > 1) {
-                swap_to(c->buf, src + done, n / t->bytes, t->bytes);
+                swap_to(c->buf, c->in, n / t->bytes, t->bytes);
                 st = dt_outfile_write(out, c->buf, n, err);
             } else {
-                st = dt_outfile_write(out, src + done, n, err);
+                st = dt_outfile_write(out, c->in, n, err);
             }
-            release(c->sh, e->at + done, n);
             dt_progress_add(&c->progress, n);
             done += n;
             if (dt_progress_cancelled(&c->progress))
@@ -329,7 +325,8 @@ static dtcast_status fill(void *ctx, size_t item, dt_outfile *out, uint64_t nbyt
     size_t nb = CHUNK_OUT / (osize * t->block);
     if (nb == 0)
         nb = 1;
-    if ((st = grow(c, nb * t->block * osize, err)) != DTCAST_OK)
+    if ((st = grow(c, nb * t->block * osize, err)) != DTCAST_OK ||
+        (st = grow_buf(&c->in, &c->in_size, nb * t->bytes, err)) != DTCAST_OK)
         return st;
     const uint64_t blocks = e->count / t->block;
     for (uint64_t b = 0; b < blocks && st == DTCAST_OK;) {
@@ -342,12 +339,14 @@ static dtcast_status fill(void *ctx, size_t item, dt_outfile *out, uint64_t nbyt
         y.shape[0] = (int64_t)(n * t->block);
         y.bytes = n * t->block * osize;
         dtcast_error le;
-        if (dtcast_ggml_dequantize(&y, src + b * t->bytes, n * t->bytes, (int)e->type,
-                                   c->r->threads, &le) != DTCAST_OK)
+        if ((st = dt_infile_read(file, e->at + b * t->bytes, c->in, n * t->bytes, err)) !=
+            DTCAST_OK)
+            break;
+        if (dtcast_ggml_dequantize(&y, c->in, n * t->bytes, (int)e->type, c->r->threads,
+                                   &le) != DTCAST_OK)
             return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "%s: tensor '%s': %s", c->sh->path,
                               tname, le.message);
         st = dt_outfile_write(out, c->buf, y.bytes, err);
-        release(c->sh, e->at + b * t->bytes, n * t->bytes);
         dt_progress_add(&c->progress, n * t->bytes);
         b += n;
         if (dt_progress_cancelled(&c->progress))
@@ -517,6 +516,7 @@ dtcast_status dt_gguf_dequantize(const dt_gguf_dequantize_request *r, dt_io_erro
     free(names);
     free(outs);
     free(c.buf);
+    free(c.in);
     dt_gguf_set_close(&s);
     return st;
 }
@@ -548,13 +548,16 @@ typedef struct w_src {
     int ndim;
     int64_t dims[DT_MAX_DIMS]; /* numpy order */
     uint64_t count;
-    const uint8_t *data;
+    dt_infile *file;   /* read with pread, not from the mapping: a mapping's pages can stay
+                        * resident after madvise when the page cache holds large folios */
+    uint64_t at;       /* absolute offset of its data in file */
     uint64_t bytes;
-    size_t shard;      /* for releasing pages */
 } w_src;
 
 typedef struct w_job {
     const dt_gguf_write_request *r;
+    uint8_t *in;       /* a band of a tensor's input bytes */
+    size_t in_size;
     dt_ckpt ck;
     dt_gguf_set gs;
     int from_gguf;
@@ -565,16 +568,6 @@ typedef struct w_job {
     size_t buf_size, buf2_size;
     dt_progress progress;
 } w_job;
-
-static void w_release(const w_job *j, const w_src *s, uint64_t at, uint64_t len)
-{
-    if (j->from_gguf)
-        release(&j->gs.shards[s->shard], (uint64_t)(s->data - j->gs.shards[s->shard].map) + at,
-                len);
-    else
-        dt_ckpt_release(&j->ck, s->shard,
-                        (uint64_t)(s->data - j->ck.shards[s->shard].map) + at, len);
-}
 
 static int ggml_of_plain(dtcast_type t)
 {
@@ -642,9 +635,9 @@ static dtcast_status w_sources(w_job *j, dt_io_error *err)
                 for (int d = 0; d < e->n_dims; d++)
                     o->dims[d] = (int64_t)e->ne[e->n_dims - 1 - d];
                 o->count = e->count;
-                o->data = sh->map + e->at;
+                o->file = &j->gs.shards[s].file;
+                o->at = e->at;
                 o->bytes = e->bytes;
-                o->shard = s;
                 if (sh->g.big_endian)
                     return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: a big-endian GGUF file "
                                       "is not read by this job yet", sh->path);
@@ -663,9 +656,9 @@ static dtcast_status w_sources(w_job *j, dt_io_error *err)
             o->dims[d] = j->ck.t[k].dims[d];
             o->count *= (uint64_t)o->dims[d];
         }
-        o->data = dt_ckpt_data(&j->ck, k);
+        o->file = &j->ck.shards[j->ck.at[k].shard].file;
+        o->at = j->ck.at[k].at;
         o->bytes = j->ck.at[k].bytes;
-        o->shard = j->ck.at[k].shard;
     }
     return DTCAST_OK;
 }
@@ -675,7 +668,7 @@ static dtcast_status w_choose(w_job *j, size_t i, dt_io_error *err)
 {
     const dt_gguf_write_request *r = j->r;
     const w_src *s = &j->src[i];
-    const char *where = j->from_gguf ? j->gs.shards[s->shard].path : dt_ckpt_shard_name(&j->ck, i);
+    const char *where = s->file->shown;
     if (s->ndim > DT_GGUF_MAX_DIMS)
         return dt_io_fail(err, DTCAST_ERR_UNSUPPORTED, "%s: tensor '%s' has %d dimensions; GGUF "
                           "holds at most 4", where, s->name, s->ndim);
@@ -747,10 +740,13 @@ static dtcast_status w_tensor(w_job *j, size_t i, dt_outfile *out, dt_io_error *
     dtcast_status st = DTCAST_OK;
     const int src_code = s->ggml >= 0 ? s->ggml : ggml_of_plain(s->type);
     if (t == src_code) { /* copied */
+        if ((st = w_grow(&j->in, &j->in_size, CHUNK_OUT, err)) != DTCAST_OK)
+            return st;
         for (uint64_t done = 0; done < s->bytes && st == DTCAST_OK;) {
             const size_t n = s->bytes - done < CHUNK_OUT ? (size_t)(s->bytes - done) : CHUNK_OUT;
-            st = dt_outfile_write(out, s->data + done, n, err);
-            w_release(j, s, done, n);
+            st = dt_infile_read(s->file, s->at + done, j->in, n, err);
+            if (st == DTCAST_OK)
+                st = dt_outfile_write(out, j->in, n, err);
             dt_progress_add(&j->progress, n);
             done += n;
         }
@@ -769,6 +765,7 @@ static dtcast_status w_tensor(w_job *j, size_t i, dt_outfile *out, dt_io_error *
     if (band == 0)
         band = 1;
     if ((st = w_grow(&j->buf, &j->buf_size, band * row_out, err)) != DTCAST_OK ||
+        (st = w_grow(&j->in, &j->in_size, band * row_in, err)) != DTCAST_OK ||
         (is_block && (st = w_grow(&j->buf2, &j->buf2_size, band * (size_t)K * 4, err)) != DTCAST_OK))
         return st;
     uint64_t nonfinite = 0, first = UINT64_MAX, invalid = 0;
@@ -780,16 +777,19 @@ static dtcast_status w_tensor(w_job *j, size_t i, dt_outfile *out, dt_io_error *
         x.shape[0] = (int64_t)nr;
         x.shape[1] = K;
         dtcast_error le;
+        if ((st = dt_infile_read(s->file, s->at + r0 * row_in, j->in, nr * row_in, err)) !=
+            DTCAST_OK)
+            return st;
         if (is_block) { /* to float32 first (ggml's to_float) */
             x.data = j->buf2;
             x.type = DTCAST_FLOAT32;
             x.bytes = nr * (size_t)K * 4;
-            if (dtcast_ggml_dequantize(&x, s->data + r0 * row_in, nr * row_in, s->ggml,
+            if (dtcast_ggml_dequantize(&x, j->in, nr * row_in, s->ggml,
                                        j->r->threads, &le) != DTCAST_OK)
                 return dt_io_fail(err, DTCAST_ERR_BAD_FILE, "tensor '%s': %s", s->name,
                                   le.message);
         } else {
-            x.data = (void *)(uintptr_t)(s->data + r0 * row_in);
+            x.data = j->in;
             x.type = s->type;
             x.bytes = nr * row_in;
         }
@@ -802,7 +802,6 @@ static dtcast_status w_tensor(w_job *j, size_t i, dt_outfile *out, dt_io_error *
         nonfinite += stats.nonfinite;
         invalid += stats.invalid_scales;
         st = dt_outfile_write(out, j->buf, nr * row_out, err);
-        w_release(j, s, r0 * row_in, nr * row_in);
         dt_progress_add(&j->progress, nr * row_in);
         r0 += nr;
     }
@@ -971,6 +970,7 @@ dtcast_status dt_gguf_write(const dt_gguf_write_request *r, dt_io_error *err)
     free(j.type);
     free(j.buf);
     free(j.buf2);
+    free(j.in);
     if (j.from_gguf)
         dt_gguf_set_close(&j.gs);
     else
