@@ -111,12 +111,14 @@ $(BUILD)/obj/%.o: %.c
 	$(say) CC $@
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_CFLAGS) -MMD -MP -c $< -o $@
 
-# The portable kernels (src/kernels/portable*.c) are plain C written for the auto-vectoriser:
+# The portable kernels (src/kernels/portable*.c) are plain C written for the auto-vectoriser (and
+# src/ggml/api.c's per-chunk loops: the non-finite scan, the rounding to odd):
 # -O3 vectorises their loops (gcc's -O2 cost model skips most), -fno-trapping-math lets gcc
 # if-convert their float selects (they never test floating-point exception flags).
 PORTABLE_OPT ?= -O3 -fno-trapping-math
 $(BUILD)/obj/src/kernels/portable.o $(BUILD)/obj/src/kernels/portable_%.o \
-$(BUILD)/obj/src/kernels/compose.o $(BUILD)/obj/files/value_scan.o: ALL_CFLAGS += $(PORTABLE_OPT)
+$(BUILD)/obj/src/kernels/compose.o $(BUILD)/obj/files/value_scan.o \
+$(BUILD)/obj/src/ggml/api.o: ALL_CFLAGS += $(PORTABLE_OPT)
 # The sanitizer tree compiles them at its own -O1: the instrumented code checks the same C, and
 # -O3's vectoriser only costs that build time there (make test: 20 CPU s)
 ifeq ($(SAN),1)
@@ -134,7 +136,8 @@ $(BUILD)/obj/src/kernels/kernels_avx%.o: ALL_CFLAGS += -Og
 # locals. Their locals are vector temporaries whose address never leaves the block (nothing
 # for that check to find), and poisoning the thousands of inlined intrinsics' scopes was a
 # third of that build's compile time (make test: about 45 CPU s).
-SIMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx*.c src/quant/*avx*.c))
+SIMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx*.c src/quant/*avx*.c \
+                                                      src/ggml/*avx*.c))
 $(SIMD_OBJ): SAN_CFLAGS += -fno-sanitize-address-use-after-scope
 # The AVX-512 kernel files on a machine without AVX-512 (F, DQ, BW, VL, VBMI: what
 # src/kernels/cpu.c asks for): their code never runs here (the registry skips their entries, the
@@ -145,7 +148,7 @@ HOST_FLAGS  := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 AVX512_NEED := avx512f avx512dq avx512bw avx512vl avx512vbmi
 HOST_AVX512 := $(if $(filter-out $(HOST_FLAGS),$(AVX512_NEED)),0,1)
 ifneq ($(HOST_AVX512),1)
-$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx512*.c)): SAN_CFLAGS :=
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/kernels/*avx512*.c src/ggml/*avx512*.c)): SAN_CFLAGS :=
 endif
 endif
 

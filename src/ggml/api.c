@@ -13,6 +13,7 @@
  * by stepping toward it), which makes the one nearest-even rounding to the narrower type the
  * correct rounding of the exact value (24 bits >= 11 + 2). */
 #include "ggml.h"
+#include "../kernels/kernels.h"
 #include "../parallel.h"
 #include "../quant/quant.h"
 
@@ -118,6 +119,17 @@ static uint16_t ggml_bf16(float v)
     return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* whether a NaN or an infinity is among v[0, n): an exponent of all ones (branch-free: the
+ * compiler vectorizes it) */
+static bool any_nonfinite(const float *v, size_t n)
+{
+    const uint32_t *b = (const uint32_t *)(const void *)v;
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= (uint32_t)((b[i] & 0x7F800000u) == 0x7F800000u);
+    return bad != 0;
+}
+
 static void q_range(void *ctx, size_t begin, size_t end)
 {
     q_job *j = ctx;
@@ -137,16 +149,17 @@ static void q_range(void *ctx, size_t begin, size_t end)
             continue;
         }
         const float *use = v;
-        for (size_t i = 0; i < n; i++)
-            if (!isfinite(v[i])) {
-                if (use == v) {
-                    memcpy(clean, v, n * sizeof(float));
-                    use = clean;
+        if (any_nonfinite(v, n))
+            for (size_t i = 0; i < n; i++)
+                if (!isfinite(v[i])) {
+                    if (use == v) {
+                        memcpy(clean, v, n * sizeof(float));
+                        use = clean;
+                    }
+                    clean[i] = 0.0f;
+                    if (nonfinite++ == 0)
+                        note_first(&j->first_nonfinite, f + i);
                 }
-                clean[i] = 0.0f;
-                if (nonfinite++ == 0)
-                    note_first(&j->first_nonfinite, f + i);
-            }
         const size_t nb = n / t->block;
         uint8_t *y = j->dst + f / t->block * t->bytes;
         j->quantize(use, y, nb);
@@ -183,7 +196,7 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
                                    dtcast_error *error)
 {
     const dt_ggml_traits *t = NULL;
-    size_t count, need;
+    size_t count, need = 0;
     dtcast_status st;
     if ((st = check_type(code, &t, error)) != DTCAST_OK ||
         (st = dt_tensor_input(x, "x", &count, error)) != DTCAST_OK)
@@ -238,6 +251,7 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
 /* ---- dequantize ------------------------------------------------------------------------------- */
 typedef struct d_job {
     const dt_ggml_traits *t;
+    bool bf16_avx512; /* bfloat16 output in one pass (store_avx512.c) */
     dt_ggml_dequantize_fn dequantize; /* the reference or a fast path (fast.c) */
     const uint8_t *src;
     void *y;
@@ -282,6 +296,10 @@ static void d_range(void *ctx, size_t begin, size_t end)
                 o[i] = want_lo && lo[i] != 0.0f ? (double)v[i] + (double)lo[i] : (double)v[i];
             continue;
         }
+        if (j->bf16_avx512) {
+            dt_ggml_store_bf16_avx512((uint16_t *)j->y + f, v, want_lo ? lo : NULL, n);
+            continue;
+        }
         if (want_lo)
             round_odd_all(v, lo, n);
         dt_store_f32(&sto, f, v, n);
@@ -294,7 +312,7 @@ dtcast_status dtcast_ggml_dequantize(dtcast_tensor *y, const void *src, size_t s
                                      int code, unsigned threads, dtcast_error *error)
 {
     const dt_ggml_traits *t = NULL;
-    size_t count, need;
+    size_t count, need = 0;
     dtcast_status st;
     if ((st = check_type(code, &t, error)) != DTCAST_OK)
         return st;
@@ -332,6 +350,10 @@ dtcast_status dtcast_ggml_dequantize(dtcast_tensor *y, const void *src, size_t s
     }
     d_job j = {.t = t, .dequantize = dt_ggml_dequantizer((uint32_t)code), .src = src,
                .y = y->data, .ytype = y->type, .count = count};
+#if defined(__x86_64__) && defined(__GNUC__)
+    j.bf16_avx512 = y->type == DTCAST_BFLOAT16 && !dt_quant_simple() &&
+                    dt_isa_active() >= DT_ISA_AVX512;
+#endif
     const size_t chunks = (count + CHUNK - 1) / CHUNK;
     dt_quant_for(chunks, dt_thread_count(threads, count), d_range, &j);
     return DTCAST_OK;

@@ -132,6 +132,10 @@ typedef struct dt_ggml_fast {
 
 extern const dt_ggml_fast dt_ggml_fast_list[];
 extern const size_t dt_ggml_fast_count;
+/* float32 results (and residuals, lo NULL when none) to bfloat16 in one pass: round to odd,
+ * then to nearest even (store_avx512.c; the bits of api.c's portable steps) */
+void dt_ggml_store_bf16_avx512(uint16_t *o, const float *v, const float *lo, size_t n);
+
 /* The block functions a call uses for code (never NULL for a type that has one). */
 dt_ggml_quantize_fn dt_ggml_quantizer(uint32_t code);
 dt_ggml_dequantize_fn dt_ggml_dequantizer(uint32_t code);
