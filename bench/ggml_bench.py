@@ -8,7 +8,9 @@ same run. Medians of --repeat runs.
 
 ratio = (bytes of the larger buffer / s) / (memcpy bytes / s): quantize from float32 reads 4 bytes
 per element (the larger side), from bfloat16 2; dequantize to float32 writes 4, to bfloat16 2.
-memcpy is numpy's copyto of a float32 buffer of the input's size (one thread)."""
+memcpy is numpy's copyto of a float32 buffer of the input's size (one thread). Every output,
+memcpy's too, goes to a buffer allocated before the timing (out=): a fresh buffer's page faults
+cost as much as the copy itself and are not what is measured."""
 import argparse
 import ctypes
 import json
@@ -121,7 +123,8 @@ def main():
             for src, label in ((x, "quantize f32"), (xb, "quantize bf16")):
                 if src is None:
                     continue
-                t = median_time(lambda: G.quantize(src, code, threads=1), a.repeat)
+                qo = np.empty_like(q)
+                t = median_time(lambda: G.quantize(src, code, threads=1, out=qo), a.repeat)
                 row = {"type": G.type_name(code), "op": label, "GBps": src.nbytes / t / 1e9,
                        "ratio": (src.nbytes / t) / memcpy}
                 if label == "quantize f32" and gq is not None and not a.no_gguf_py:
@@ -141,7 +144,8 @@ def main():
                                  (ml_dtypes.bfloat16 if ml_dtypes else None, "dequantize bf16", 2)):
             if dt is None:
                 continue
-            t = median_time(lambda: G.dequantize(q, code, dtype=dt, threads=1), a.repeat)
+            yo = np.empty(q.shape[:-1] + (q.shape[-1] // size * block,), dt)
+            t = median_time(lambda: G.dequantize(q, code, dtype=dt, threads=1, out=yo), a.repeat)
             nbytes = max(n * width, q.nbytes)
             row = {"type": G.type_name(code), "op": label, "GBps": nbytes / t / 1e9,
                    "ratio": (nbytes / t) / memcpy}

@@ -94,10 +94,21 @@ def _check_threads(threads):
     return int(threads)
 
 
-def quantize(x, type, *, threads=0, stats=False):
+def _out(out, shape, dtype, what):
+    if out is None:
+        return np.empty(shape, dtype)
+    if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dtype or \
+            not out.flags.c_contiguous or not out.flags.writeable:
+        raise Error(f"{what}: out must be a writable C-contiguous {np.dtype(dtype)} array of "
+                    f"shape {tuple(shape)}", Status.INVALID_ARGUMENT)
+    return out
+
+
+def quantize(x, type, *, threads=0, stats=False, out=None):
     """x (float32, bfloat16, float16 or float64 [..., K], K a multiple of the block) as ggml type
     `type`: uint8 rows [..., K / block * bytes], the bytes ggml's reference quantizer writes
-    (gguf.quants.quantize's for the types it has). stats=True returns (rows, QuantizeStats)."""
+    (gguf.quants.quantize's for the types it has). stats=True returns (rows, QuantizeStats);
+    out: an array to write them into (as numpy's out=)."""
     code = type_code(type)
     name, block, size, support = _TYPES[code]
     if not support & 1:
@@ -114,17 +125,17 @@ def quantize(x, type, *, threads=0, stats=False):
     if shape[-1] % block:
         raise Error(f"{name}: the last dimension ({shape[-1]}) is not a multiple of the block "
                     f"({block})", Status.BAD_SHAPE)
-    out = np.empty(shape[:-1] + (shape[-1] // block * size,), np.uint8)
+    out = _out(out, shape[:-1] + (shape[-1] // block * size,), np.uint8, "quantize")
     n, first, invalid = _core.ggml_quantize(arr, t.code, shape, code, out, _check_threads(threads))
     if stats:
         return out, QuantizeStats(n, None if first == (1 << 64) - 1 else first, invalid)
     return out
 
 
-def dequantize(data, type, *, dtype=np.float32, threads=0):
+def dequantize(data, type, *, dtype=np.float32, threads=0, out=None):
     """uint8 rows of ggml type `type` [..., row_bytes] as `dtype` (float32, bfloat16, float16 or
     float64) [..., row_bytes / bytes * block]: float32 is ggml's to_float bit for bit; the
-    others round the exact value once."""
+    others round the exact value once. out: an array to write them into (as numpy's out=)."""
     code = type_code(type)
     name, block, size, support = _TYPES[code]
     if not support & 2:
@@ -145,7 +156,7 @@ def dequantize(data, type, *, dtype=np.float32, threads=0):
         raise Error(f"dequantize writes float32, bfloat16, float16 or float64, not {t.name}",
                     Status.UNSUPPORTED)
     shape = raw.shape[:-1] + (raw.shape[-1] // size * block,)
-    out = np.empty(shape, t.dtype)
+    out = _out(out, shape, t.dtype, "dequantize")
     _core.ggml_dequantize(out, t.code, shape, code, raw, _check_threads(threads))
     return out
 
