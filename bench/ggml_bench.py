@@ -111,7 +111,10 @@ def main():
         code = G.type_code(name)
         block, size = G.block_size(code), G.type_size(code)
         can_q = G.types()[[t["code"] for t in G.types()].index(code)]["quantize"]
-        qtype = gguf.GGMLQuantizationType(code) if gguf else None
+        try:
+            qtype = gguf.GGMLQuantizationType(code) if gguf else None
+        except ValueError:  # a type gguf-py 0.19.0 does not know (Q2_0)
+            qtype = None
         if can_q:
             q = G.quantize(x, code)
         else:  # random blocks with sane scales: dequantize a quantization of another type? no:
@@ -127,7 +130,7 @@ def main():
                 t = median_time(lambda: G.quantize(src, code, threads=1, out=qo), a.repeat)
                 row = {"type": G.type_name(code), "op": label, "GBps": src.nbytes / t / 1e9,
                        "ratio": (src.nbytes / t) / memcpy}
-                if label == "quantize f32" and gq is not None and not a.no_gguf_py:
+                if label == "quantize f32" and qtype is not None and not a.no_gguf_py:
                     try:
                         tg = median_time(lambda: gq.quantize(x, qtype), max(1, a.repeat // 2))
                         row["vs_gguf_py"] = tg / t
@@ -149,7 +152,7 @@ def main():
             nbytes = max(n * width, q.nbytes)
             row = {"type": G.type_name(code), "op": label, "GBps": nbytes / t / 1e9,
                    "ratio": (nbytes / t) / memcpy}
-            if label == "dequantize f32" and gq is not None and not a.no_gguf_py:
+            if label == "dequantize f32" and qtype is not None and not a.no_gguf_py:
                 try:
                     with np.errstate(all="ignore"):
                         tg = median_time(lambda: gq.dequantize(q, qtype), max(1, a.repeat // 2))
