@@ -29,6 +29,21 @@
  * kept levels were computed with, and the rare sub-block whose final scale is 0 (it keeps the
  * levels of its fit) recomputes them from those two numbers, which gives the same levels.
  *
+ * Per type: Q4_K, Q5_K (make_qkx2_quants, 8 sub-blocks of 32) run 4 groups of 16 lanes in
+ * lockstep (8 super-blocks; independent dependency chains hide the sequential sums' latency);
+ * Q2_K (make_qkx2_quants with absolute error, 16 sub-blocks of 16) 4 super-blocks, one per
+ * group; Q6_K (make_qx_quants: the trials' iscales do not depend on earlier trials, and no
+ * error pass) and Q3_K (make_q3_quants: the coordinate descent, element by element, each lane
+ * updating where the scalar code would, a lane stopping after a sweep without change) likewise.
+ * Then each super-block's codes, fp16 scales and final levels are kquants.c's code, with the
+ * final re-quantization ((x + m) / d, a true division) vectorized across its elements. Q8_K has
+ * no search and is vectorized within a block.
+ *
+ * Speed: the search is what costs (Q4_K: 22 evaluations of 32 levels, each about 16 vector
+ * operations per element: levels 4, sums 6, error 6), so a lane's work is the scalar code's
+ * operation count; the vectors bring only their width (16 lanes, 2 ports). The operation count
+ * cannot shrink without changing the binary32 sequence the bytes depend on.
+ *
  * Compiled for the target through function attributes only (src/kernels/x86_attrs.h). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "fast_kquants.h"

@@ -1,11 +1,12 @@
 /* AVX2 fast paths of the simple types' quantizers (simple.c): the reference's bytes exactly.
  *
  * The same computations as fast_simple_avx512.c (which states why each is exact) on 8 lanes:
- * blocks of 32 (64) elements eight at a time, each folded to one vector and the eight vectors
- * to one vector of block maxima by a transposing tree; roundf + cvttss2si as one add and
- * cvttps2dq (NaN, infinities and |t| >= 2^31 give 0x80000000). The codes keep the low byte of
- * each 32-bit result: masked to it first, so that the packs (packus_epi32, packus_epi16) never
- * saturate. The float16 scales are vcvtps2ph to nearest even (dt_ggml_fp16 for non-NaN). */
+ * blocks of 32 and 64 elements eight at a time (NVFP4: eight sub-blocks of 16), each folded to
+ * one vector and the eight vectors to one vector of block extremes by a transposing tree;
+ * roundf + cvttss2si as one add and cvttps2dq (NaN, infinities and |t| >= 2^31 give
+ * 0x80000000). The codes keep the low byte of each 32-bit result: masked to it first, so that
+ * the packs (packus_epi32, packus_epi16) never saturate. The float16 scales are vcvtps2ph to
+ * nearest even (dt_ggml_fp16 for non-NaN). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "fast_simple.h"
 #include "../kernels/x86_attrs.h"
@@ -557,66 +558,111 @@ static inline float e8m0_half(unsigned e)
     return f;
 }
 
+/* the exponent bytes of 8 amax (mx_exponent): ex - 2 (low 8 bits) for a normal amax whose
+ * mantissa is below 2 - 2^-11, 0 for amax = 0, the reference's path for the others */
+FNI __m256i mx_exponents(__m256 am)
+{
+    const __m256i u = _mm256_castps_si256(am), ex = _mm256_srli_epi32(u, 23); /* am >= 0 */
+    const __m256i pos = _mm256_castps_si256(_mm256_cmp_ps(am, _mm256_setzero_ps(), _CMP_GT_OQ));
+    const __m256i odd = _mm256_or_si256(_mm256_cmpeq_epi32(ex, _mm256_setzero_si256()),
+                                        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFF)), _mm256_set1_epi32(0x7FEFFF)));
+    const unsigned slow = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(pos, odd)));
+    __m256i e = _mm256_and_si256(_mm256_and_si256(_mm256_sub_epi32(ex, _mm256_set1_epi32(2)), _mm256_set1_epi32(0xFF)), pos);
+    if (slow) {
+        _Alignas(32) float a[8];
+        _Alignas(32) uint32_t v[8];
+        _mm256_store_ps(a, am);
+        _mm256_store_si256((__m256i *)(void *)v, e);
+        for (unsigned m = slow; m; m &= m - 1)
+            v[__builtin_ctz(m)] = mx_exponent(a[__builtin_ctz(m)]);
+        e = _mm256_load_si256((const __m256i *)(const void *)v);
+    }
+    return e;
+}
+/* MXFP4's codes from u = |x| * (2 / d), exact (fast_simple_avx512.c, fp4_codes_tab): the count
+ * of the thresholds 1, 3, 5, 7, 10, 14, 20 below u, by ceil(u) (at most 31), + 8 for x < 0
+ * where not 0. The index ceil(u) + 32 sign per lane; fp4_lookup maps 32 of them (bytes). */
+FNI __m256i fp4_index(__m256 x, __m256 two_id)
+{
+    const __m256 u = _mm256_mul_ps(vabs(x), two_id);
+    const __m256i j = _mm256_min_epi32(_mm256_cvttps_epi32(_mm256_ceil_ps(u)), _mm256_set1_epi32(31));
+    return _mm256_or_si256(j, _mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32((int)0x80000000u)), 26));
+}
+FNI __m256i fp4_lookup(__m256i i)
+{
+#define T16(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+    const __m256i t0 = T16(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6);
+    const __m256i t1 = T16(6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7);
+    const __m256i t2 = T16(0, 0, 9, 9, 10, 10, 11, 11, 12, 12, 12, 13, 13, 13, 13, 14);
+    const __m256i t3 = T16(14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15);
+#undef T16
+    const __m256i b4 = _mm256_slli_epi16(i, 3), b5 = _mm256_slli_epi16(i, 2); /* bits 4, 5 -> bit 7 */
+    const __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, i), _mm256_shuffle_epi8(t1, i), b4);
+    const __m256i hi = _mm256_blendv_epi8(_mm256_shuffle_epi8(t2, i), _mm256_shuffle_epi8(t3, i), b4);
+    return _mm256_blendv_epi8(lo, hi, b5);
+}
+
 FN void dt_ggml_quantize_mxfp4_avx2(const float *x, uint8_t *y, size_t nb)
 {
     for (size_t b = 0; b < nb; b += 8) {
         const size_t g = nb - b < 8 ? nb - b : 8;
         const float *xb = x + 32 * b;
-        _Alignas(32) float am[8];
-        _mm256_store_ps(am, amax_tree(xb, g));
+        _Alignas(32) float am[8], tid[8];
+        _Alignas(32) uint32_t ev[8];
+        const __m256 vam = amax_tree(xb, g);
+        const __m256i e = mx_exponents(vam);
+        _mm256_store_ps(am, vam);
+        _mm256_store_si256((__m256i *)(void *)ev, e);
+        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 */
+        _mm256_store_si256((__m256i *)(void *)tid, _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(256), e), 23));
         for (size_t k = 0; k < g; k++) {
-            const uint8_t e = mx_exponent(am[k]);
-            __m256 c[8];
-            const bool fast = fp4_consts(e8m0_half(e), am[k], c);
             const float *p = xb + 32 * k;
-            const __m256i q = bytes32(fp4_any(ld(p), c, fast), fp4_any(ld(p + 8), c, fast), fp4_any(ld(p + 16), c, fast),
-                                      fp4_any(ld(p + 24), c, fast));
+            __m256i q;
+            if (ev[k] >= 2) {
+                const __m256 two_id = _mm256_set1_ps(tid[k]);
+                q = fp4_lookup(bytes32(fp4_index(ld(p), two_id), fp4_index(ld(p + 8), two_id), fp4_index(ld(p + 16), two_id),
+                                       fp4_index(ld(p + 24), two_id)));
+            } else {
+                __m256 c[8];
+                const bool fast = fp4_consts(e8m0_half(ev[k]), am[k], c);
+                q = bytes32(fp4_any(ld(p), c, fast), fp4_any(ld(p + 8), c, fast), fp4_any(ld(p + 16), c, fast),
+                            fp4_any(ld(p + 24), c, fast));
+            }
             uint8_t *o = y + 17 * (b + k);
-            o[0] = e;
+            o[0] = (uint8_t)ev[k];
             _mm_storeu_si128((__m128i *)(void *)(o + 1),
                              _mm_or_si128(_mm256_castsi256_si128(q), _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4)));
         }
     }
 }
 
-static inline float ue4m3_value(unsigned c)
+/* simple.c's ue4m3_round(v) and ue4m3_value(code) * 0.5 of 8 lanes (fast_simple_avx512.c) */
+FNI __m256i ue4m3_round_v(__m256 v, __m256 *half)
 {
-    const unsigned e = (c >> 3) & 0xFu, m = c & 7u;
-    if (c == 0 || c == 0x7F)
-        return 0.0f;
-    if (e == 0)
-        return (float)m * 0x1p-9f;
-    const uint32_t u = (e + 120u) << 23 | m << 20;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline unsigned ue4m3_round(float x)
-{
-    if (!(x > 0.0f))
-        return 0;
-    if (x > 448.0f)
-        x = 448.0f;
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    int e = (int)((u >> 23) & 0xFFu) - 127 + 7;
-    if (e <= 0) {
-        const int m = (int)(x * 512.0f + 0.5f);
-        return m < 1 ? 0 : m > 7 ? 7u : (unsigned)m;
-    }
-    if (e >= 15)
-        return 0x7Eu;
-    unsigned m = ((u >> 20) & 7u) + ((u >> 19) & 1u);
-    if (m > 7) {
-        m = 0;
-        if (++e >= 15)
-            return 0x7Eu;
-    }
-    return (unsigned)e << 3 | m;
+    const __m256i pos = _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ));
+    v = _mm256_min_ps(v, _mm256_set1_ps(448.0f));
+    const __m256i u = _mm256_castps_si256(v);
+    const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(120));
+    __m256i c = _mm256_add_epi32(_mm256_or_si256(_mm256_slli_epi32(e, 3), _mm256_and_si256(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(7))),
+                                 _mm256_and_si256(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1)));
+    c = _mm256_blendv_epi8(c, _mm256_set1_epi32(0x7E), _mm256_cmpgt_epi32(c, _mm256_set1_epi32(119)));
+    const __m256i m = _mm256_min_epi32(
+        _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(512.0f)), _mm256_set1_ps(0.5f))), _mm256_set1_epi32(7));
+    c = _mm256_blendv_epi8(c, m, _mm256_cmpgt_epi32(_mm256_set1_epi32(1), e));
+    c = _mm256_and_si256(c, pos);
+    const __m256i ce = _mm256_srli_epi32(c, 3), cm = _mm256_and_si256(c, _mm256_set1_epi32(7));
+    const __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(cm), _mm256_set1_ps(0x1p-9f));
+    const __m256 nrm = _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(ce, _mm256_set1_epi32(120)), 23), _mm256_slli_epi32(cm, 20)));
+    *half = _mm256_mul_ps(_mm256_blendv_ps(nrm, sub, _mm256_castsi256_ps(_mm256_cmpeq_epi32(ce, _mm256_setzero_si256()))),
+                          _mm256_set1_ps(0.5f));
+    return c;
 }
 
 FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
 {
+    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
+    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
     for (size_t b = 0; b < nb; b += 2) {
         const size_t g = nb - b < 2 ? nb - b : 2; /* blocks of 64: 4 g sub-blocks of 16 */
         const float *xb = x + 64 * b;
@@ -625,15 +671,27 @@ FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
         UNROLL
         for (size_t s = 0; s < 8; s++)
             a[s] = s < 4 * g ? _mm256_max_ps(vabs(ld(xb + 16 * s)), vabs(ld(xb + 16 * s + 8))) : _mm256_setzero_ps();
-        _Alignas(32) float am[8];
-        _mm256_store_ps(am, tree_max(a));
+        const __m256 am = tree_max(a);
+        __m256 d;
+        _Alignas(32) uint32_t code[8];
+        _mm256_store_si256((__m256i *)(void *)code, ue4m3_round_v(_mm256_div_ps(am, _mm256_set1_ps(6.0f)), &d));
+        /* per sub-block: the thresholds (fp4_codes_mid) where they hold, else the values */
+        const __m256 fast = _mm256_andnot_ps(_mm256_cmp_ps(am, _mm256_mul_ps(_mm256_set1_ps(0x1p20f), d), _CMP_GT_OQ),
+                                             _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_GT_OQ));
+        const unsigned fm = (unsigned)_mm256_movemask_ps(fast);
+        _Alignas(32) float t[8][8];
+        UNROLL
+        for (int i = 1; i < 8; i++)
+            _mm256_store_ps(t[i], _mm256_mul_ps(_mm256_blendv_ps(_mm256_set1_ps(kv[i]), _mm256_set1_ps(mid[i]), fast), d));
         for (size_t s = 0; s < 4 * g; s++) {
-            const unsigned code = ue4m3_round(am[s] / 6.0f);
             __m256 c[8];
-            const bool fast = fp4_consts(ue4m3_value(code) * 0.5f, am[s], c);
-            const __m128i q = bytes16(fp4_any(ld(xb + 16 * s), c, fast), fp4_any(ld(xb + 16 * s + 8), c, fast));
+            UNROLL
+            for (int i = 1; i < 8; i++)
+                c[i] = _mm256_set1_ps(t[i][s]);
+            const bool f = fm >> s & 1;
+            const __m128i q = bytes16(fp4_any(ld(xb + 16 * s), c, f), fp4_any(ld(xb + 16 * s + 8), c, f));
             uint8_t *o = y + 36 * (b + s / 4);
-            o[s % 4] = (uint8_t)code;
+            o[s % 4] = (uint8_t)code[s];
             _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)), _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
         }
     }

@@ -1,18 +1,22 @@
 /* AVX-512 fast paths of the simple types' quantizers (simple.c): the reference's bytes exactly.
  *
  * Every value is computed as the reference computes it, one binary32 operation at a time in its
- * order (no fused multiply-add; the divisions are divisions). The blocks of 32 (64) elements go
- * sixteen (four) at a time: each block's vectors are folded to one vector, and the sixteen
- * vectors to one vector of sixteen block maxima by a transposing tree (max is order-free for
- * finite input; the first-element rules are applied apart: Q4_0/Q5_0's signed max by the index
- * of the first largest |x|, Q4_1/Q5_1's signed zero extremes by the first zero).
+ * order (no fused multiply-add; the divisions are divisions). Blocks of 32 and 64 elements go
+ * sixteen at a time (NVFP4: sixteen sub-blocks of 16): each block's vectors are folded to one
+ * vector, and the sixteen vectors to one vector of sixteen block extremes by a transposing tree
+ * (max and min are order-free for finite input, but for the sign of a zero; the first-element
+ * rules are applied apart: Q4_0/Q5_0's signed max from the max and the min, the first largest
+ * |x| looked up where both signs reach it; Q4_1/Q5_1's zero extremes take the sign of the
+ * block's first zero). TQ1_0/TQ2_0 go one 256-element block at a time; Q1_0's sums of |x| stay
+ * sequential (one block per lane, gathered).
  *
  * roundf (ties away from zero) then the truncating conversion is one add and cvttps2dq:
  * trunc(t + copysign(0.5 - 2^-25, t)) = roundf(t) for every finite t (the sum rounds to an
  * integer only where roundf does), and NaN, infinities and |t| >= 2^31 give 0x80000000 as
- * cvttss2si does; the codes keep the low byte (vpmovdb truncates), as the reference's
- * cvtt_i8 / cvtt_u8. The float16 scales are vcvtps2ph to nearest even, which is dt_ggml_fp16
- * for every non-NaN value (the scales of finite input are never NaN). */
+ * cvttss2si does (equal to cvtt32(roundf(t)) on all 2^32 inputs); the codes keep the low byte
+ * (vpmovdb truncates), as the reference's cvtt_i8 / cvtt_u8. The float16 scales are vcvtps2ph
+ * to nearest even, which is dt_ggml_fp16 for every non-NaN value (the scales of finite input
+ * are never NaN). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "fast_simple.h"
 #include "../kernels/x86_attrs.h"
@@ -523,6 +527,22 @@ FNI bool fp4_consts(float d, float amax, __m512 *c)
     return fast;
 }
 
+/* MXFP4's codes by table: d is a power of two, so u = |x| * (2 / d) is exact (a product that
+ * underflows is below 2^-126, code 0 either way) and the thresholds (fp4_codes_mid) become
+ * u > 1, 3, 5, 7, 10, 14, 20. u < 32 (amax < 16 d, or d far above amax where the exponent
+ * wrapped), so ceil(u), at most 31, indexes the count of those below u. */
+FNI __m512i fp4_codes_tab(__m512 x, __m512 two_id)
+{
+    const __m512i t0 = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6);
+    const __m512i t1 = _mm512_setr_epi32(6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7);
+    const __m512 u = _mm512_mul_ps(vabs(x), two_id);
+    const __m512i j = _mm512_min_epi32(_mm512_cvt_roundps_epi32(u, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC),
+                                       _mm512_set1_epi32(31));
+    const __m512i t = _mm512_permutex2var_epi32(t0, j, t1);
+    const __mmask16 neg = _mm512_mask_test_epi32_mask(_mm512_movepi32_mask(_mm512_castps_si512(x)), t, t);
+    return _mm512_mask_or_epi32(t, neg, t, _mm512_set1_epi32(8));
+}
+
 /* the reference's floor(log2f(a)) (simple.c: correctly rounded log2, then floor) */
 static float floor_log2_ref(float a)
 {
@@ -557,6 +577,28 @@ static inline float e8m0_half(unsigned e)
     return f;
 }
 
+/* the exponent bytes of 16 amax (mx_exponent): ex - 2 (low 8 bits) for a normal amax whose
+ * mantissa is below 2 - 2^-11, 0 for amax = 0, the reference's path for the others */
+FNI __m512i mx_exponents(__m512 am)
+{
+    const __m512i u = _mm512_castps_si512(am), ex = _mm512_srli_epi32(u, 23); /* am >= 0 */
+    const __mmask16 pos = _mm512_cmp_ps_mask(am, _mm512_setzero_ps(), _CMP_GT_OQ);
+    const __mmask16 slow = (__mmask16)(pos & (_mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512()) |
+                                              _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFF)),
+                                                                      _mm512_set1_epi32(0x7FEFFF))));
+    __m512i e = _mm512_maskz_and_epi32(pos, _mm512_sub_epi32(ex, _mm512_set1_epi32(2)), _mm512_set1_epi32(0xFF));
+    if (slow) {
+        _Alignas(64) float a[16];
+        _Alignas(64) uint32_t v[16];
+        _mm512_store_ps(a, am);
+        _mm512_store_si512(v, e);
+        for (unsigned m = slow; m; m &= m - 1)
+            v[__builtin_ctz(m)] = mx_exponent(a[__builtin_ctz(m)]);
+        e = _mm512_load_si512(v);
+    }
+    return e;
+}
+
 FN void dt_ggml_quantize_mxfp4_avx512(const float *x, uint8_t *y, size_t nb)
 {
     for (size_t b = 0; b < nb; b += 16) {
@@ -568,67 +610,69 @@ FN void dt_ggml_quantize_mxfp4_avx512(const float *x, uint8_t *y, size_t nb)
         for (size_t k = 0; k < 16; k++)
             a[k] = k < g ? _mm512_max_ps(vabs(_mm512_loadu_ps(xb + 32 * k)), vabs(_mm512_loadu_ps(xb + 32 * k + 16)))
                          : _mm512_setzero_ps();
-        _Alignas(64) float am[16];
-        _mm512_store_ps(am, tree_max(a));
+        _Alignas(64) float am[16], tid[16];
+        _Alignas(64) uint32_t ev[16];
+        const __m512 vam = tree_max(a);
+        const __m512i e = mx_exponents(vam);
+        _mm512_store_ps(am, vam);
+        _mm512_store_si512(ev, e);
+        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 */
+        _mm512_store_si512(tid, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(256), e), 23));
         for (size_t k = 0; k < g; k++) {
-            const uint8_t e = mx_exponent(am[k]);
-            __m512 c[8];
             const __m512 x0 = _mm512_loadu_ps(xb + 32 * k), x1 = _mm512_loadu_ps(xb + 32 * k + 16);
             __m512i c0, c1;
-            if (fp4_consts(e8m0_half(e), am[k], c)) {
-                c0 = fp4_codes_mid(x0, c);
-                c1 = fp4_codes_mid(x1, c);
+            if (ev[k] >= 2) {
+                const __m512 two_id = _mm512_set1_ps(tid[k]);
+                c0 = fp4_codes_tab(x0, two_id);
+                c1 = fp4_codes_tab(x1, two_id);
             } else {
-                c0 = fp4_codes(x0, c);
-                c1 = fp4_codes(x1, c);
+                __m512 c[8];
+                if (fp4_consts(e8m0_half(ev[k]), am[k], c)) {
+                    c0 = fp4_codes_mid(x0, c);
+                    c1 = fp4_codes_mid(x1, c);
+                } else {
+                    c0 = fp4_codes(x0, c);
+                    c1 = fp4_codes(x1, c);
+                }
             }
             uint8_t *o = y + 17 * (b + k);
-            o[0] = e;
+            o[0] = (uint8_t)ev[k];
             _mm_storeu_si128((__m128i *)(void *)(o + 1),
                              _mm_or_si128(_mm512_cvtepi32_epi8(c0), _mm_slli_epi16(_mm512_cvtepi32_epi8(c1), 4)));
         }
     }
 }
 
-/* UE4M3 as ggml rounds a scale to it (simple.c's ue4m3_round / ue4m3_value) */
-static inline float ue4m3_value(unsigned c)
+/* simple.c's ue4m3_round(v) and ue4m3_value(code) * 0.5 of 16 lanes: above 0, v clamped to 448; the
+ * normal range's code (e << 3 | top 3 mantissa bits) + the next bit (a carry moves to the
+ * exponent), 0x7E from exponent 15 on; below 2^-6, (int)(v * 512 + 0.5) at most 7 */
+FNI __m512i ue4m3_round_v(__m512 v, __m512 *half)
 {
-    const unsigned e = (c >> 3) & 0xFu, m = c & 7u;
-    if (c == 0 || c == 0x7F)
-        return 0.0f;
-    if (e == 0)
-        return (float)m * 0x1p-9f;
-    const uint32_t u = (e + 120u) << 23 | m << 20;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline unsigned ue4m3_round(float x)
-{
-    if (!(x > 0.0f))
-        return 0;
-    if (x > 448.0f)
-        x = 448.0f;
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    int e = (int)((u >> 23) & 0xFFu) - 127 + 7;
-    if (e <= 0) {
-        const int m = (int)(x * 512.0f + 0.5f);
-        return m < 1 ? 0 : m > 7 ? 7u : (unsigned)m;
-    }
-    if (e >= 15)
-        return 0x7Eu;
-    unsigned m = ((u >> 20) & 7u) + ((u >> 19) & 1u);
-    if (m > 7) {
-        m = 0;
-        if (++e >= 15)
-            return 0x7Eu;
-    }
-    return (unsigned)e << 3 | m;
+    const __mmask16 pos = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ);
+    v = _mm512_min_ps(v, _mm512_set1_ps(448.0f));
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(u, 23), _mm512_set1_epi32(120));
+    __m512i c = _mm512_add_epi32(_mm512_or_si512(_mm512_slli_epi32(e, 3), _mm512_and_si512(_mm512_srli_epi32(u, 20), _mm512_set1_epi32(7))),
+                                 _mm512_and_si512(_mm512_srli_epi32(u, 19), _mm512_set1_epi32(1)));
+    c = _mm512_mask_mov_epi32(c, _mm512_cmpge_epi32_mask(c, _mm512_set1_epi32(120)), _mm512_set1_epi32(0x7E));
+    const __m512i m = _mm512_min_epi32(
+        _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(512.0f)), _mm512_set1_ps(0.5f))), _mm512_set1_epi32(7));
+    c = _mm512_mask_mov_epi32(c, _mm512_cmple_epi32_mask(e, _mm512_setzero_si512()), m);
+    c = _mm512_maskz_mov_epi32(pos, c);
+    /* the value: m * 2^-9 for exponent 0, else (1 + m / 8) * 2^(e - 7); halved */
+    const __m512i ce = _mm512_srli_epi32(c, 3), cm = _mm512_and_si512(c, _mm512_set1_epi32(7));
+    const __m512 sub = _mm512_mul_ps(_mm512_cvtepi32_ps(cm), _mm512_set1_ps(0x1p-9f));
+    const __m512 nrm = _mm512_castsi512_ps(
+        _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(ce, _mm512_set1_epi32(120)), 23), _mm512_slli_epi32(cm, 20)));
+    *half = _mm512_mul_ps(_mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(ce, _mm512_setzero_si512()), nrm, sub),
+                          _mm512_set1_ps(0.5f));
+    return c;
 }
 
 FN void dt_ggml_quantize_nvfp4_avx512(const float *x, uint8_t *y, size_t nb)
 {
+    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
+    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
     for (size_t b = 0; b < nb; b += 4) {
         const size_t g = nb - b < 4 ? nb - b : 4; /* blocks of 64: 4 g sub-blocks of 16 */
         const float *xb = x + 64 * b;
@@ -637,16 +681,26 @@ FN void dt_ggml_quantize_nvfp4_avx512(const float *x, uint8_t *y, size_t nb)
         UNROLL
         for (size_t s = 0; s < 16; s++)
             a[s] = s < 4 * g ? vabs(_mm512_loadu_ps(xb + 16 * s)) : _mm512_setzero_ps();
-        _Alignas(64) float am[16];
-        _mm512_store_ps(am, tree_max(a));
+        const __m512 am = tree_max(a);
+        __m512 d;
+        _Alignas(64) uint32_t code[16];
+        _mm512_store_si512(code, ue4m3_round_v(_mm512_div_ps(am, _mm512_set1_ps(6.0f)), &d));
+        /* per sub-block: the thresholds (fp4_codes_mid) where they hold, else the values */
+        const __mmask16 fast = (__mmask16)(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_GT_OQ) &
+                                           ~_mm512_cmp_ps_mask(am, _mm512_mul_ps(_mm512_set1_ps(0x1p20f), d), _CMP_GT_OQ));
+        _Alignas(64) float t[8][16];
+        UNROLL
+        for (int i = 1; i < 8; i++)
+            _mm512_store_ps(t[i], _mm512_mul_ps(_mm512_mask_blend_ps(fast, _mm512_set1_ps(kv[i]), _mm512_set1_ps(mid[i])), d));
         for (size_t s = 0; s < 4 * g; s++) {
-            const unsigned code = ue4m3_round(am[s] / 6.0f);
             __m512 c[8];
+            UNROLL
+            for (int i = 1; i < 8; i++)
+                c[i] = _mm512_set1_ps(t[i][s]);
             const __m512 v = _mm512_loadu_ps(xb + 16 * s);
-            const __m128i q = _mm512_cvtepi32_epi8(fp4_consts(ue4m3_value(code) * 0.5f, am[s], c) ? fp4_codes_mid(v, c)
-                                                                                                   : fp4_codes(v, c));
+            const __m128i q = _mm512_cvtepi32_epi8(fast >> s & 1 ? fp4_codes_mid(v, c) : fp4_codes(v, c));
             uint8_t *o = y + 36 * (b + s / 4);
-            o[s % 4] = (uint8_t)code;
+            o[s % 4] = (uint8_t)code[s];
             _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)), _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
         }
     }
