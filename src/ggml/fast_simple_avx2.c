@@ -44,38 +44,41 @@ FNI __m256 ld(const float *p)
 /* cvtt32(roundf(t)) per lane: trunc(t + copysign(0.49999997, t)) */
 FNI __m256i vround_cvtt(__m256 t)
 {
-    const __m256 h = _mm256_or_ps(_mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
-                                  _mm256_castsi256_ps(_mm256_set1_epi32(0x3EFFFFFF)));
+    const __m256 h =
+        _mm256_or_ps(_mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                     _mm256_castsi256_ps(_mm256_set1_epi32(0x3EFFFFFF)));
     return _mm256_cvttps_epi32(_mm256_add_ps(t, h));
 }
-/* 1 / d where d != 0, else 0 */
+/* 1 / d where d != 0, else 0 (no division by zero: those lanes divide 1 by 1) */
 FNI __m256 vrecip_or0(__m256 d)
 {
     const __m256 nz = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_UQ);
-    return _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), d), nz);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_and_ps(_mm256_div_ps(one, _mm256_blendv_ps(one, d, nz)), nz);
 }
 
 /* Eight vectors to one: lane k = the reduction of v[k]'s eight lanes (256 -> 128 -> 64 -> 32
  * bits per block; the last level leaves block L + 2e at lane 4L + e, put back in order). */
-#define SHPS_I(a, b, imm)                                                                       \
+#define SHPS_I(a, b, imm)                                                                          \
     _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), imm))
 #define PERMF(f, idx) _mm256_permutevar8x32_ps(f, idx)
-#define TREE8(NAME, T, OP, P2, SHP, PERM)                                                       \
-    FNI T NAME(const T *v)                                                                      \
-    {                                                                                           \
-        T m[4], n[2];                                                                           \
-        UNROLL                                                                                  \
-        for (int i = 0; i < 4; i++)                                                             \
-            m[i] = OP(P2(v[2 * i], v[2 * i + 1], 0x20), P2(v[2 * i], v[2 * i + 1], 0x31));      \
-        UNROLL                                                                                  \
-        for (int i = 0; i < 2; i++)                                                             \
-            n[i] = OP(SHP(m[2 * i], m[2 * i + 1], 0x44), SHP(m[2 * i], m[2 * i + 1], 0xEE));    \
-        const T f = OP(SHP(n[0], n[1], 0x88), SHP(n[0], n[1], 0xDD));                           \
-        return PERM(f, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));                              \
+#define TREE8(NAME, T, OP, P2, SHP, PERM)                                                          \
+    FNI T NAME(const T *v)                                                                         \
+    {                                                                                              \
+        T m[4], n[2];                                                                              \
+        UNROLL                                                                                     \
+        for (int i = 0; i < 4; i++)                                                                \
+            m[i] = OP(P2(v[2 * i], v[2 * i + 1], 0x20), P2(v[2 * i], v[2 * i + 1], 0x31));         \
+        UNROLL                                                                                     \
+        for (int i = 0; i < 2; i++)                                                                \
+            n[i] = OP(SHP(m[2 * i], m[2 * i + 1], 0x44), SHP(m[2 * i], m[2 * i + 1], 0xEE));       \
+        const T f = OP(SHP(n[0], n[1], 0x88), SHP(n[0], n[1], 0xDD));                              \
+        return PERM(f, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));                                 \
     }
 TREE8(tree_max, __m256, _mm256_max_ps, _mm256_permute2f128_ps, _mm256_shuffle_ps, PERMF)
 TREE8(tree_min, __m256, _mm256_min_ps, _mm256_permute2f128_ps, _mm256_shuffle_ps, PERMF)
-TREE8(tree_add, __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, SHPS_I, _mm256_permutevar8x32_epi32)
+TREE8(tree_add, __m256i, _mm256_add_epi32, _mm256_permute2x128_si256, SHPS_I,
+      _mm256_permutevar8x32_epi32)
 
 FNI void f16x8(uint16_t *h, __m256 d)
 {
@@ -93,13 +96,15 @@ FNI __m256i bytes32(__m256i a, __m256i b, __m256i c, __m256i d)
     const __m256i m = _mm256_set1_epi32(0xFF);
     const __m256i ab = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
     const __m256i cd = _mm256_packus_epi32(_mm256_and_si256(c, m), _mm256_and_si256(d, m));
-    return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, cd), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, cd),
+                                       _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 FNI __m128i bytes16(__m256i a, __m256i b)
 {
     const __m256i m = _mm256_set1_epi32(0xFF);
     const __m256i ab = _mm256_packus_epi32(_mm256_and_si256(a, m), _mm256_and_si256(b, m));
-    const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, ab), _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
+    const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, ab),
+                                                  _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
     return _mm256_castsi256_si128(p);
 }
 FNI __m128i nibbles(__m128i lo, __m128i hi)
@@ -130,7 +135,8 @@ FNI size_t first_eq(const float *x, __m256 v, int absolute)
 /* max |x| of 32 elements, lane-wise */
 FNI __m256 amax32(const float *x)
 {
-    return _mm256_max_ps(_mm256_max_ps(vabs(ld(x)), vabs(ld(x + 8))), _mm256_max_ps(vabs(ld(x + 16)), vabs(ld(x + 24))));
+    return _mm256_max_ps(_mm256_max_ps(vabs(ld(x)), vabs(ld(x + 8))),
+                         _mm256_max_ps(vabs(ld(x + 16)), vabs(ld(x + 24))));
 }
 FNI __m256 amax_tree(const float *x, size_t g)
 {
@@ -230,13 +236,16 @@ FNI __m256 q40_scales(const float *x, size_t g, float div, float *ids)
     const __m256 mn = tree_min(lo), mx = tree_max(hi);
     const __m256 nmn = _mm256_sub_ps(_mm256_setzero_ps(), mn); /* -min, exact */
     __m256 m = _mm256_blendv_ps(mx, mn, _mm256_cmp_ps(nmn, mx, _CMP_GT_OQ));
-    const unsigned tie = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(nmn, mx, _CMP_EQ_OQ)) & ((1u << g) - 1u);
+    const unsigned tie =
+        (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(nmn, mx, _CMP_EQ_OQ)) & ((1u << g) - 1u);
     if (tie) {
         _Alignas(32) float am[8];
         _mm256_store_ps(am, m);
         for (unsigned t = tie; t; t &= t - 1) {
             const size_t k = (size_t)__builtin_ctz(t);
-            am[k] = am[k] != 0.0f ? x[32 * k + first_eq(x + 32 * k, _mm256_set1_ps(fabsf(am[k])), 1)] : 0.0f;
+            am[k] = am[k] != 0.0f
+                        ? x[32 * k + first_eq(x + 32 * k, _mm256_set1_ps(fabsf(am[k])), 1)]
+                        : 0.0f;
         }
         m = _mm256_load_ps(am);
     }
@@ -250,7 +259,8 @@ FNI __m256i q40_codes(const float *x, __m256 s, float add, int top)
     __m256i r[4];
     UNROLL
     for (int i = 0; i < 4; i++)
-        r[i] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(ld(x + 8 * i), s), _mm256_set1_ps(add)));
+        r[i] = _mm256_cvttps_epi32(
+            _mm256_add_ps(_mm256_mul_ps(ld(x + 8 * i), s), _mm256_set1_ps(add)));
     return _mm256_min_epi8(bytes32(r[0], r[1], r[2], r[3]), _mm256_set1_epi8((char)top));
 }
 
@@ -266,7 +276,8 @@ FN void dt_ggml_quantize_q4_0_avx2(const float *x, uint8_t *y, size_t nb)
             const __m256i c = q40_codes(xb + 32 * k, _mm256_set1_ps(ids[k]), 8.5f, 15);
             uint8_t *o = y + 18 * (b + k);
             memcpy(o, &dh[k], 2);
-            _mm_storeu_si128((__m128i *)(void *)(o + 2), nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            _mm_storeu_si128((__m128i *)(void *)(o + 2),
+                             nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
         }
     }
 }
@@ -285,8 +296,9 @@ FN void dt_ggml_quantize_q5_0_avx2(const float *x, uint8_t *y, size_t nb)
             const uint32_t qh = bit4(c);
             memcpy(o, &dh[k], 2);
             memcpy(o + 2, &qh, 4);
-            _mm_storeu_si128((__m128i *)(void *)(o + 6),
-                             nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            _mm_storeu_si128(
+                (__m128i *)(void *)(o + 6),
+                nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
         }
     }
 }
@@ -310,9 +322,10 @@ FNI __m256 q41_scales(const float *x, size_t g, float div, float *mn, float *ids
     }
     __m256 vmn = tree_min(lo), vmx = tree_max(hi);
     const __m256 z = _mm256_setzero_ps();
-    const unsigned zero = (unsigned)_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(vmn, z, _CMP_EQ_OQ),
-                                                                    _mm256_cmp_ps(vmx, z, _CMP_EQ_OQ))) &
-                          ((1u << g) - 1u);
+    const unsigned zero =
+        (unsigned)_mm256_movemask_ps(
+            _mm256_or_ps(_mm256_cmp_ps(vmn, z, _CMP_EQ_OQ), _mm256_cmp_ps(vmx, z, _CMP_EQ_OQ))) &
+        ((1u << g) - 1u);
     if (zero) {
         _Alignas(32) float a[8], b[8];
         _mm256_store_ps(a, vmn);
@@ -339,7 +352,8 @@ FNI __m256i q41_codes(const float *x, __m256 mn, __m256 s)
     __m256i r[4];
     UNROLL
     for (int i = 0; i < 4; i++)
-        r[i] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(ld(x + 8 * i), mn), s), _mm256_set1_ps(0.5f)));
+        r[i] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(ld(x + 8 * i), mn), s),
+                                                 _mm256_set1_ps(0.5f)));
     return bytes32(r[0], r[1], r[2], r[3]);
 }
 
@@ -353,12 +367,14 @@ FN void dt_ggml_quantize_q4_1_avx2(const float *x, uint8_t *y, size_t nb)
         f16x8(dh, q41_scales(xb, g, 15.0f, mn, ids));
         f16x8(mh, _mm256_load_ps(mn));
         for (size_t k = 0; k < g; k++) {
-            const __m256i c = _mm256_min_epi8(q41_codes(xb + 32 * k, _mm256_set1_ps(mn[k]), _mm256_set1_ps(ids[k])),
-                                              _mm256_set1_epi8(15));
+            const __m256i c = _mm256_min_epi8(
+                q41_codes(xb + 32 * k, _mm256_set1_ps(mn[k]), _mm256_set1_ps(ids[k])),
+                _mm256_set1_epi8(15));
             uint8_t *o = y + 20 * (b + k);
             memcpy(o, &dh[k], 2);
             memcpy(o + 2, &mh[k], 2);
-            _mm_storeu_si128((__m128i *)(void *)(o + 4), nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            _mm_storeu_si128((__m128i *)(void *)(o + 4),
+                             nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
         }
     }
 }
@@ -379,8 +395,9 @@ FN void dt_ggml_quantize_q5_1_avx2(const float *x, uint8_t *y, size_t nb)
             memcpy(o, &dh[k], 2);
             memcpy(o + 2, &mh[k], 2);
             memcpy(o + 4, &qh, 4);
-            _mm_storeu_si128((__m128i *)(void *)(o + 8),
-                             nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            _mm_storeu_si128(
+                (__m128i *)(void *)(o + 8),
+                nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
         }
     }
 }
@@ -425,9 +442,12 @@ FN void dt_ggml_quantize_tq2_0_avx2(const float *x, uint8_t *y, size_t nb)
             for (int h = 0; h < 4; h++) {
                 const float *p = x + 128 * g + 8 * h;
                 __m256i v = _mm256_and_si256(trit(p, id), three);
-                v = _mm256_or_si256(v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 32, id), three), 2));
-                v = _mm256_or_si256(v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 64, id), three), 4));
-                q[h] = _mm256_or_si256(v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 96, id), three), 6));
+                v = _mm256_or_si256(
+                    v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 32, id), three), 2));
+                v = _mm256_or_si256(
+                    v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 64, id), three), 4));
+                q[h] = _mm256_or_si256(
+                    v, _mm256_slli_epi32(_mm256_and_si256(trit(p + 96, id), three), 6));
             }
             _mm256_storeu_si256((__m256i *)(void *)(y + 32 * g), bytes32(q[0], q[1], q[2], q[3]));
         }
@@ -443,8 +463,8 @@ FNI __m256i horner3(__m256i n, __m256i t)
  * right); the caller keeps the low byte */
 FNI __m256i tq1_pack(__m256i n)
 {
-    const __m256i a = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(n, _mm256_set1_epi32(0xFF)), 8),
-                                       _mm256_set1_epi32(242));
+    const __m256i a = _mm256_add_epi32(
+        _mm256_slli_epi32(_mm256_and_si256(n, _mm256_set1_epi32(0xFF)), 8), _mm256_set1_epi32(242));
     return _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(243.0f)));
 }
 
@@ -499,8 +519,9 @@ FNI __m256i fp4_codes(__m256 x, const __m256 *c)
         best = _mm256_blendv_ps(best, err, lt);
         idx = _mm256_blendv_epi8(idx, _mm256_set1_epi32(i), _mm256_castps_si256(lt));
     }
-    const __m256i neg = _mm256_andnot_si256(_mm256_cmpeq_epi32(idx, _mm256_setzero_si256()),
-                                            _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ)));
+    const __m256i neg =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(idx, _mm256_setzero_si256()),
+                            _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ)));
     return _mm256_or_si256(idx, _mm256_and_si256(neg, _mm256_set1_epi32(8)));
 }
 FNI __m256i fp4_codes_mid(__m256 x, const __m256 *m)
@@ -510,15 +531,16 @@ FNI __m256i fp4_codes_mid(__m256 x, const __m256 *m)
     UNROLL
     for (int i = 1; i < 8; i++) /* + 1 where a > m[i] (the compare is -1) */
         idx = _mm256_sub_epi32(idx, _mm256_castps_si256(_mm256_cmp_ps(a, m[i], _CMP_GT_OQ)));
-    const __m256i neg = _mm256_andnot_si256(_mm256_cmpeq_epi32(idx, _mm256_setzero_si256()),
-                                            _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ)));
+    const __m256i neg =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(idx, _mm256_setzero_si256()),
+                            _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ)));
     return _mm256_or_si256(idx, _mm256_and_si256(neg, _mm256_set1_epi32(8)));
 }
 FNI bool fp4_consts(float d, float amax, __m256 *c)
 {
     static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
     static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
-    const bool fast = d > 0.0f && !(amax > 0x1p20f * d);
+    const bool fast = d > 0.0f && d <= 0x1p124f && !(amax > 0x1p20f * d);
     UNROLL
     for (int i = 1; i < 8; i++)
         c[i] = _mm256_set1_ps((fast ? mid[i] : kv[i]) * d);
@@ -564,10 +586,14 @@ FNI __m256i mx_exponents(__m256 am)
 {
     const __m256i u = _mm256_castps_si256(am), ex = _mm256_srli_epi32(u, 23); /* am >= 0 */
     const __m256i pos = _mm256_castps_si256(_mm256_cmp_ps(am, _mm256_setzero_ps(), _CMP_GT_OQ));
-    const __m256i odd = _mm256_or_si256(_mm256_cmpeq_epi32(ex, _mm256_setzero_si256()),
-                                        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFF)), _mm256_set1_epi32(0x7FEFFF)));
-    const unsigned slow = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(pos, odd)));
-    __m256i e = _mm256_and_si256(_mm256_and_si256(_mm256_sub_epi32(ex, _mm256_set1_epi32(2)), _mm256_set1_epi32(0xFF)), pos);
+    const __m256i odd =
+        _mm256_or_si256(_mm256_cmpeq_epi32(ex, _mm256_setzero_si256()),
+                        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFF)),
+                                           _mm256_set1_epi32(0x7FEFFF)));
+    const unsigned slow =
+        (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(pos, odd)));
+    __m256i e = _mm256_and_si256(
+        _mm256_and_si256(_mm256_sub_epi32(ex, _mm256_set1_epi32(2)), _mm256_set1_epi32(0xFF)), pos);
     if (slow) {
         _Alignas(32) float a[8];
         _Alignas(32) uint32_t v[8];
@@ -585,8 +611,11 @@ FNI __m256i mx_exponents(__m256 am)
 FNI __m256i fp4_index(__m256 x, __m256 two_id)
 {
     const __m256 u = _mm256_mul_ps(vabs(x), two_id);
-    const __m256i j = _mm256_min_epi32(_mm256_cvttps_epi32(_mm256_ceil_ps(u)), _mm256_set1_epi32(31));
-    return _mm256_or_si256(j, _mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32((int)0x80000000u)), 26));
+    const __m256i j =
+        _mm256_min_epi32(_mm256_cvttps_epi32(_mm256_ceil_ps(u)), _mm256_set1_epi32(31));
+    return _mm256_or_si256(
+        j, _mm256_srli_epi32(
+               _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32((int)0x80000000u)), 26));
 }
 FNI __m256i fp4_lookup(__m256i i)
 {
@@ -596,9 +625,12 @@ FNI __m256i fp4_lookup(__m256i i)
     const __m256i t2 = T16(0, 0, 9, 9, 10, 10, 11, 11, 12, 12, 12, 13, 13, 13, 13, 14);
     const __m256i t3 = T16(14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15);
 #undef T16
-    const __m256i b4 = _mm256_slli_epi16(i, 3), b5 = _mm256_slli_epi16(i, 2); /* bits 4, 5 -> bit 7 */
-    const __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, i), _mm256_shuffle_epi8(t1, i), b4);
-    const __m256i hi = _mm256_blendv_epi8(_mm256_shuffle_epi8(t2, i), _mm256_shuffle_epi8(t3, i), b4);
+    const __m256i b4 = _mm256_slli_epi16(i, 3),
+                  b5 = _mm256_slli_epi16(i, 2); /* bits 4, 5 -> bit 7 */
+    const __m256i lo =
+        _mm256_blendv_epi8(_mm256_shuffle_epi8(t0, i), _mm256_shuffle_epi8(t1, i), b4);
+    const __m256i hi =
+        _mm256_blendv_epi8(_mm256_shuffle_epi8(t2, i), _mm256_shuffle_epi8(t3, i), b4);
     return _mm256_blendv_epi8(lo, hi, b5);
 }
 
@@ -613,25 +645,29 @@ FN void dt_ggml_quantize_mxfp4_avx2(const float *x, uint8_t *y, size_t nb)
         const __m256i e = mx_exponents(vam);
         _mm256_store_ps(am, vam);
         _mm256_store_si256((__m256i *)(void *)ev, e);
-        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 */
-        _mm256_store_si256((__m256i *)(void *)tid, _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(256), e), 23));
+        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 (the thresholds for 2 <= e <= 252: above,
+         * 8 d overflows, fast_simple_avx512.c) */
+        _mm256_store_si256((__m256i *)(void *)tid,
+                           _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(256), e), 23));
         for (size_t k = 0; k < g; k++) {
             const float *p = xb + 32 * k;
             __m256i q;
-            if (ev[k] >= 2) {
+            if (ev[k] >= 2 && ev[k] <= 252) {
                 const __m256 two_id = _mm256_set1_ps(tid[k]);
-                q = fp4_lookup(bytes32(fp4_index(ld(p), two_id), fp4_index(ld(p + 8), two_id), fp4_index(ld(p + 16), two_id),
+                q = fp4_lookup(bytes32(fp4_index(ld(p), two_id), fp4_index(ld(p + 8), two_id),
+                                       fp4_index(ld(p + 16), two_id),
                                        fp4_index(ld(p + 24), two_id)));
             } else {
                 __m256 c[8];
                 const bool fast = fp4_consts(e8m0_half(ev[k]), am[k], c);
-                q = bytes32(fp4_any(ld(p), c, fast), fp4_any(ld(p + 8), c, fast), fp4_any(ld(p + 16), c, fast),
-                            fp4_any(ld(p + 24), c, fast));
+                q = bytes32(fp4_any(ld(p), c, fast), fp4_any(ld(p + 8), c, fast),
+                            fp4_any(ld(p + 16), c, fast), fp4_any(ld(p + 24), c, fast));
             }
             uint8_t *o = y + 17 * (b + k);
             o[0] = (uint8_t)ev[k];
             _mm_storeu_si128((__m128i *)(void *)(o + 1),
-                             _mm_or_si128(_mm256_castsi256_si128(q), _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4)));
+                             _mm_or_si128(_mm256_castsi256_si128(q),
+                                          _mm_slli_epi16(_mm256_extracti128_si256(q, 1), 4)));
         }
     }
 }
@@ -643,19 +679,27 @@ FNI __m256i ue4m3_round_v(__m256 v, __m256 *half)
     v = _mm256_min_ps(v, _mm256_set1_ps(448.0f));
     const __m256i u = _mm256_castps_si256(v);
     const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(120));
-    __m256i c = _mm256_add_epi32(_mm256_or_si256(_mm256_slli_epi32(e, 3), _mm256_and_si256(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(7))),
-                                 _mm256_and_si256(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1)));
-    c = _mm256_blendv_epi8(c, _mm256_set1_epi32(0x7E), _mm256_cmpgt_epi32(c, _mm256_set1_epi32(119)));
-    const __m256i m = _mm256_min_epi32(
-        _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(512.0f)), _mm256_set1_ps(0.5f))), _mm256_set1_epi32(7));
+    __m256i c = _mm256_add_epi32(
+        _mm256_or_si256(_mm256_slli_epi32(e, 3),
+                        _mm256_and_si256(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(7))),
+        _mm256_and_si256(_mm256_srli_epi32(u, 19), _mm256_set1_epi32(1)));
+    c = _mm256_blendv_epi8(c, _mm256_set1_epi32(0x7E),
+                           _mm256_cmpgt_epi32(c, _mm256_set1_epi32(119)));
+    const __m256i m =
+        _mm256_min_epi32(_mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(512.0f)),
+                                                           _mm256_set1_ps(0.5f))),
+                         _mm256_set1_epi32(7));
     c = _mm256_blendv_epi8(c, m, _mm256_cmpgt_epi32(_mm256_set1_epi32(1), e));
     c = _mm256_and_si256(c, pos);
     const __m256i ce = _mm256_srli_epi32(c, 3), cm = _mm256_and_si256(c, _mm256_set1_epi32(7));
     const __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(cm), _mm256_set1_ps(0x1p-9f));
     const __m256 nrm = _mm256_castsi256_ps(
-        _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(ce, _mm256_set1_epi32(120)), 23), _mm256_slli_epi32(cm, 20)));
-    *half = _mm256_mul_ps(_mm256_blendv_ps(nrm, sub, _mm256_castsi256_ps(_mm256_cmpeq_epi32(ce, _mm256_setzero_si256()))),
-                          _mm256_set1_ps(0.5f));
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(ce, _mm256_set1_epi32(120)), 23),
+                        _mm256_slli_epi32(cm, 20)));
+    *half = _mm256_mul_ps(
+        _mm256_blendv_ps(nrm, sub,
+                         _mm256_castsi256_ps(_mm256_cmpeq_epi32(ce, _mm256_setzero_si256()))),
+        _mm256_set1_ps(0.5f));
     return c;
 }
 
@@ -670,29 +714,36 @@ FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
         prefetch(xb, 256 * g);
         UNROLL
         for (size_t s = 0; s < 8; s++)
-            a[s] = s < 4 * g ? _mm256_max_ps(vabs(ld(xb + 16 * s)), vabs(ld(xb + 16 * s + 8))) : _mm256_setzero_ps();
+            a[s] = s < 4 * g ? _mm256_max_ps(vabs(ld(xb + 16 * s)), vabs(ld(xb + 16 * s + 8)))
+                             : _mm256_setzero_ps();
         const __m256 am = tree_max(a);
         __m256 d;
         _Alignas(32) uint32_t code[8];
-        _mm256_store_si256((__m256i *)(void *)code, ue4m3_round_v(_mm256_div_ps(am, _mm256_set1_ps(6.0f)), &d));
+        _mm256_store_si256((__m256i *)(void *)code,
+                           ue4m3_round_v(_mm256_div_ps(am, _mm256_set1_ps(6.0f)), &d));
         /* per sub-block: the thresholds (fp4_codes_mid) where they hold, else the values */
-        const __m256 fast = _mm256_andnot_ps(_mm256_cmp_ps(am, _mm256_mul_ps(_mm256_set1_ps(0x1p20f), d), _CMP_GT_OQ),
-                                             _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_GT_OQ));
+        const __m256 fast = _mm256_andnot_ps(
+            _mm256_cmp_ps(am, _mm256_mul_ps(_mm256_set1_ps(0x1p20f), d), _CMP_GT_OQ),
+            _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_GT_OQ));
         const unsigned fm = (unsigned)_mm256_movemask_ps(fast);
         _Alignas(32) float t[8][8];
         UNROLL
         for (int i = 1; i < 8; i++)
-            _mm256_store_ps(t[i], _mm256_mul_ps(_mm256_blendv_ps(_mm256_set1_ps(kv[i]), _mm256_set1_ps(mid[i]), fast), d));
+            _mm256_store_ps(t[i], _mm256_mul_ps(_mm256_blendv_ps(_mm256_set1_ps(kv[i]),
+                                                                 _mm256_set1_ps(mid[i]), fast),
+                                                d));
         for (size_t s = 0; s < 4 * g; s++) {
             __m256 c[8];
             UNROLL
             for (int i = 1; i < 8; i++)
                 c[i] = _mm256_set1_ps(t[i][s]);
             const bool f = fm >> s & 1;
-            const __m128i q = bytes16(fp4_any(ld(xb + 16 * s), c, f), fp4_any(ld(xb + 16 * s + 8), c, f));
+            const __m128i q =
+                bytes16(fp4_any(ld(xb + 16 * s), c, f), fp4_any(ld(xb + 16 * s + 8), c, f));
             uint8_t *o = y + 36 * (b + s / 4);
             o[s % 4] = (uint8_t)code[s];
-            _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)), _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
+            _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)),
+                             _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
         }
     }
 }
@@ -702,13 +753,15 @@ FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
 FNI __m256i q2_codes(const float *x, __m256 id)
 {
     const __m256i r = vround_cvtt(_mm256_mul_ps(ld(x), id));
-    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, _mm256_set1_epi32(-1)), _mm256_set1_epi32(2)),
-                            _mm256_set1_epi32(1));
+    return _mm256_add_epi32(
+        _mm256_min_epi32(_mm256_max_epi32(r, _mm256_set1_epi32(-1)), _mm256_set1_epi32(2)),
+        _mm256_set1_epi32(1));
 }
 /* 32 codes (bytes) -> 8 lanes q0 + 4 q1 + 16 q2 + 64 q3 */
 FNI __m256i q2_pack(__m256i c)
 {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(c, _mm256_set1_epi16(0x0401)), _mm256_set1_epi32(0x00100001));
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(c, _mm256_set1_epi16(0x0401)),
+                             _mm256_set1_epi32(0x00100001));
 }
 
 FN void dt_ggml_quantize_q2_0_avx2(const float *x, uint8_t *y, size_t nb)
@@ -720,18 +773,20 @@ FN void dt_ggml_quantize_q2_0_avx2(const float *x, uint8_t *y, size_t nb)
         prefetch(xb, 256 * g);
         UNROLL
         for (size_t k = 0; k < 8; k++)
-            a[k] = k < g ? _mm256_max_ps(amax32(xb + 64 * k), amax32(xb + 64 * k + 32)) : _mm256_setzero_ps();
+            a[k] = k < g ? _mm256_max_ps(amax32(xb + 64 * k), amax32(xb + 64 * k + 32))
+                         : _mm256_setzero_ps();
         const __m256 amax = tree_max(a);
-        const __m256 pos = _mm256_cmp_ps(amax, _mm256_setzero_ps(), _CMP_GT_OQ);
         _Alignas(32) float ids[8];
         _Alignas(16) uint16_t dh[8];
-        _mm256_store_ps(ids, _mm256_and_ps(_mm256_div_ps(_mm256_set1_ps(1.0f), amax), pos));
+        _mm256_store_ps(ids, vrecip_or0(amax)); /* amax >= 0: amax > 0 is amax != 0 */
         f16x8(dh, amax);
         for (size_t k = 0; k < g; k++) {
             const float *p = xb + 64 * k;
             const __m256 s = _mm256_set1_ps(ids[k]);
-            const __m256i lo = q2_pack(bytes32(q2_codes(p, s), q2_codes(p + 8, s), q2_codes(p + 16, s), q2_codes(p + 24, s)));
-            const __m256i hi = q2_pack(bytes32(q2_codes(p + 32, s), q2_codes(p + 40, s), q2_codes(p + 48, s), q2_codes(p + 56, s)));
+            const __m256i lo = q2_pack(bytes32(q2_codes(p, s), q2_codes(p + 8, s),
+                                               q2_codes(p + 16, s), q2_codes(p + 24, s)));
+            const __m256i hi = q2_pack(bytes32(q2_codes(p + 32, s), q2_codes(p + 40, s),
+                                               q2_codes(p + 48, s), q2_codes(p + 56, s)));
             uint8_t *o = y + 18 * (b + k);
             memcpy(o, &dh[k], 2);
             _mm_storeu_si128((__m128i *)(void *)(o + 2), bytes16(lo, hi));
@@ -746,11 +801,14 @@ FN void dt_ggml_quantize_q1_0_avx2(const float *x, uint8_t *y, size_t nb)
         const size_t g = nb - b < 8 ? nb - b : 8;
         const float *xb = x + 128 * b;
         const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)g), lane));
+        const __m256 live =
+            _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)g), lane));
+        prefetch(xb, 512 * g);
         /* lane k: block k's sum of |x|, in order (the reference's sequential sum) */
         __m256 sum = _mm256_setzero_ps();
         for (size_t j = 0; j < 128; j++)
-            sum = _mm256_add_ps(sum, vabs(_mm256_mask_i32gather_ps(_mm256_setzero_ps(), xb + j, idx, live, 4)));
+            sum = _mm256_add_ps(
+                sum, vabs(_mm256_mask_i32gather_ps(_mm256_setzero_ps(), xb + j, idx, live, 4)));
         _Alignas(16) uint16_t dh[8];
         f16x8(dh, _mm256_div_ps(sum, _mm256_set1_ps(128.0f)));
         for (size_t k = 0; k < g; k++) {
@@ -758,7 +816,8 @@ FN void dt_ggml_quantize_q1_0_avx2(const float *x, uint8_t *y, size_t nb)
             memcpy(o, &dh[k], 2);
             UNROLL
             for (int i = 0; i < 16; i++)
-                o[2 + i] = (uint8_t)_mm256_movemask_ps(_mm256_cmp_ps(ld(xb + 128 * k + 8 * i), _mm256_setzero_ps(), _CMP_GE_OQ));
+                o[2 + i] = (uint8_t)_mm256_movemask_ps(
+                    _mm256_cmp_ps(ld(xb + 128 * k + 8 * i), _mm256_setzero_ps(), _CMP_GE_OQ));
         }
     }
 }

@@ -45,13 +45,15 @@ FNI void prefetch(const void *p, size_t bytes)
 
 FNI __m512 vabs(__m512 v)
 {
-    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7FFFFFFF)));
+    return _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7FFFFFFF)));
 }
 /* cvtt32(roundf(t)) per lane: trunc(t + copysign(0.49999997, t)) */
 FNI __m512i vround_cvtt(__m512 t)
 {
-    const __m512i h = _mm512_ternarylogic_epi32(_mm512_castps_si512(t), _mm512_set1_epi32((int)0x80000000u),
-                                                _mm512_set1_epi32(0x3EFFFFFF), 0xEA); /* (t & sign) | h */
+    const __m512i h =
+        _mm512_ternarylogic_epi32(_mm512_castps_si512(t), _mm512_set1_epi32((int)0x80000000u),
+                                  _mm512_set1_epi32(0x3EFFFFFF), 0xEA); /* (t & sign) | h */
     return _mm512_cvttps_epi32(_mm512_add_ps(t, _mm512_castsi512_ps(h)));
 }
 /* 1 / d where d != 0, else 0 */
@@ -64,27 +66,30 @@ FNI __m512 vrecip_or0(__m512 d)
 /* Sixteen vectors to one: lane k = the reduction of v[k]'s sixteen lanes. Four levels, each
  * halving the lanes per block (512 -> 256 -> 128 -> 64 -> 32 bits); the last leaves block
  * L + 4e at lane 4L + e, which the final permutation puts back in order. */
-#define TREE16(NAME, T, OP, SH4, SHP, PERM)                                                     \
-    FNI T NAME(const T *v)                                                                      \
-    {                                                                                           \
-        T m[8], n[4], o[2];                                                                     \
-        UNROLL                                                                                  \
-        for (int i = 0; i < 8; i++)                                                             \
-            m[i] = OP(SH4(v[2 * i], v[2 * i + 1], 0x44), SH4(v[2 * i], v[2 * i + 1], 0xEE));    \
-        UNROLL                                                                                  \
-        for (int i = 0; i < 4; i++)                                                             \
-            n[i] = OP(SH4(m[2 * i], m[2 * i + 1], 0x88), SH4(m[2 * i], m[2 * i + 1], 0xDD));    \
-        UNROLL                                                                                  \
-        for (int i = 0; i < 2; i++)                                                             \
-            o[i] = OP(SHP(n[2 * i], n[2 * i + 1], 0x44), SHP(n[2 * i], n[2 * i + 1], 0xEE));    \
-        const T f = OP(SHP(o[0], o[1], 0x88), SHP(o[0], o[1], 0xDD));                           \
-        const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15); \
-        return PERM(idx, f);                                                                    \
+#define TREE16(NAME, T, OP, SH4, SHP, PERM)                                                        \
+    FNI T NAME(const T *v)                                                                         \
+    {                                                                                              \
+        T m[8], n[4], o[2];                                                                        \
+        UNROLL                                                                                     \
+        for (int i = 0; i < 8; i++)                                                                \
+            m[i] = OP(SH4(v[2 * i], v[2 * i + 1], 0x44), SH4(v[2 * i], v[2 * i + 1], 0xEE));       \
+        UNROLL                                                                                     \
+        for (int i = 0; i < 4; i++)                                                                \
+            n[i] = OP(SH4(m[2 * i], m[2 * i + 1], 0x88), SH4(m[2 * i], m[2 * i + 1], 0xDD));       \
+        UNROLL                                                                                     \
+        for (int i = 0; i < 2; i++)                                                                \
+            o[i] = OP(SHP(n[2 * i], n[2 * i + 1], 0x44), SHP(n[2 * i], n[2 * i + 1], 0xEE));       \
+        const T f = OP(SHP(o[0], o[1], 0x88), SHP(o[0], o[1], 0xDD));                              \
+        const __m512i idx =                                                                        \
+            _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);               \
+        return PERM(idx, f);                                                                       \
     }
-#define SHPS_I(a, b, imm)                                                                       \
+#define SHPS_I(a, b, imm)                                                                          \
     _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b), imm))
-TREE16(tree_max, __m512, _mm512_max_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_permutexvar_ps)
-TREE16(tree_min, __m512, _mm512_min_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_permutexvar_ps)
+TREE16(tree_max, __m512, _mm512_max_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps,
+       _mm512_permutexvar_ps)
+TREE16(tree_min, __m512, _mm512_min_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps,
+       _mm512_permutexvar_ps)
 TREE16(tree_add, __m512i, _mm512_add_epi32, _mm512_shuffle_i32x4, SHPS_I, _mm512_permutexvar_epi32)
 
 /* the float16 scales of sixteen blocks, to be written one by one */
@@ -101,7 +106,8 @@ FNI void q8_scales(const float *x, size_t g, __m512 *d, __m512 *id)
     prefetch(x, 128 * g);
     UNROLL
     for (size_t k = 0; k < 16; k++)
-        a[k] = k < g ? _mm512_max_ps(vabs(_mm512_loadu_ps(x + 32 * k)), vabs(_mm512_loadu_ps(x + 32 * k + 16)))
+        a[k] = k < g ? _mm512_max_ps(vabs(_mm512_loadu_ps(x + 32 * k)),
+                                     vabs(_mm512_loadu_ps(x + 32 * k + 16)))
                      : _mm512_setzero_ps();
     *d = _mm512_div_ps(tree_max(a), _mm512_set1_ps(127.0f));
     *id = vrecip_or0(*d);
@@ -164,7 +170,8 @@ FNI void q40_scales(const float *x, size_t g, float div, __m512 *d, __m512 *id)
             const size_t k = (size_t)__builtin_ctz(t);
             const __m512 v = _mm512_set1_ps(fabsf(am[k]));
             const uint32_t l = _mm512_cmp_ps_mask(vabs(_mm512_loadu_ps(x + 32 * k)), v, _CMP_EQ_OQ);
-            const uint32_t h = _mm512_cmp_ps_mask(vabs(_mm512_loadu_ps(x + 32 * k + 16)), v, _CMP_EQ_OQ);
+            const uint32_t h =
+                _mm512_cmp_ps_mask(vabs(_mm512_loadu_ps(x + 32 * k + 16)), v, _CMP_EQ_OQ);
             am[k] = am[k] != 0.0f ? x[32 * k + (size_t)__builtin_ctz(l | h << 16)] : 0.0f;
         }
         m = _mm512_load_ps(am);
@@ -206,7 +213,8 @@ FNI void q4_0_group(const float *x, uint8_t *y, size_t g)
     f16x16(dh, d);
     for (size_t k = 0; k < g; k++) {
         const __m512 s = _mm512_set1_ps(ids[k]);
-        const __m128i c0 = q40_codes(x + 32 * k, s, 8.5f, 15), c1 = q40_codes(x + 32 * k + 16, s, 8.5f, 15);
+        const __m128i c0 = q40_codes(x + 32 * k, s, 8.5f, 15),
+                      c1 = q40_codes(x + 32 * k + 16, s, 8.5f, 15);
         uint8_t *o = y + 18 * k;
         memcpy(o, &dh[k], 2);
         _mm_storeu_si128((__m128i *)(void *)(o + 2), nibbles(c0, c1));
@@ -221,7 +229,6 @@ FN void dt_ggml_quantize_q4_0_avx512(const float *x, uint8_t *y, size_t nb)
     if (b < nb)
         q4_0_group(x + 32 * b, y + 18 * b, nb - b);
 }
-
 
 FN void dt_ggml_quantize_q5_0_avx512(const float *x, uint8_t *y, size_t nb)
 {
@@ -265,7 +272,8 @@ FNI void q41_scales(const float *x, size_t g, float div, float *mn, float *id, _
     }
     __m512 vmn = tree_min(lo), vmx = tree_max(hi);
     const __m512 z = _mm512_setzero_ps();
-    const __mmask16 zero = (__mmask16)((_mm512_cmp_ps_mask(vmn, z, _CMP_EQ_OQ) | _mm512_cmp_ps_mask(vmx, z, _CMP_EQ_OQ)) &
+    const __mmask16 zero = (__mmask16)((_mm512_cmp_ps_mask(vmn, z, _CMP_EQ_OQ) |
+                                        _mm512_cmp_ps_mask(vmx, z, _CMP_EQ_OQ)) &
                                        ((1u << g) - 1u));
     if (zero) {
         _Alignas(64) float a[16], b[16];
@@ -292,7 +300,8 @@ FNI void q41_scales(const float *x, size_t g, float div, float *mn, float *id, _
 /* the low bytes of cvtt((x - mn) * id + 0.5) of 16 elements */
 FNI __m128i q41_codes(const float *x, __m512 mn, __m512 id)
 {
-    const __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x), mn), id), _mm512_set1_ps(0.5f));
+    const __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x), mn), id),
+                                   _mm512_set1_ps(0.5f));
     return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
 }
 
@@ -392,7 +401,8 @@ FNI float amax256(const float *x, float *id)
     UNROLL
     for (int j = 4; j < 16; j++)
         m[j % 4] = _mm512_max_ps(m[j % 4], vabs(_mm512_loadu_ps(x + 16 * j)));
-    const float d = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
+    const float d =
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])));
     *id = d != 0.0f ? 1.0f / d : 0.0f;
     return d;
 }
@@ -400,7 +410,8 @@ FNI float amax256(const float *x, float *id)
  * infinities and |v| >= 2^31 give 0x80000001, whose low bits are lround_plus1's 1) */
 FNI __m512i trit(const float *x, __m512 id)
 {
-    return _mm512_add_epi32(vround_cvtt(_mm512_mul_ps(_mm512_loadu_ps(x), id)), _mm512_set1_epi32(1));
+    return _mm512_add_epi32(vround_cvtt(_mm512_mul_ps(_mm512_loadu_ps(x), id)),
+                            _mm512_set1_epi32(1));
 }
 FNI void f16_store(uint8_t *p, float d)
 {
@@ -418,14 +429,14 @@ FN void dt_ggml_quantize_tq2_0_avx512(const float *x, uint8_t *y, size_t nb)
         UNROLL
         for (int g = 0; g < 2; g++)
             UNROLL
-            for (int h = 0; h < 2; h++) {
-                const float *p = x + 128 * g + 16 * h;
-                __m512i q = _mm512_and_si512(trit(p, id), three);
-                q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 32, id), three), 2));
-                q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 64, id), three), 4));
-                q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 96, id), three), 6));
-                _mm_storeu_si128((__m128i *)(void *)(y + 32 * g + 16 * h), _mm512_cvtepi32_epi8(q));
-            }
+        for (int h = 0; h < 2; h++) {
+            const float *p = x + 128 * g + 16 * h;
+            __m512i q = _mm512_and_si512(trit(p, id), three);
+            q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 32, id), three), 2));
+            q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 64, id), three), 4));
+            q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_and_si512(trit(p + 96, id), three), 6));
+            _mm_storeu_si128((__m128i *)(void *)(y + 32 * g + 16 * h), _mm512_cvtepi32_epi8(q));
+        }
         f16_store(y + 64, d);
     }
 }
@@ -439,9 +450,10 @@ FNI __m512i horner3(__m512i n, __m512i t)
  * exact integers (< 2^16) is never within 1/243 of the next integer, so it truncates right */
 FNI __m128i tq1_pack(__m512i n)
 {
-    const __m512i a = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(n, _mm512_set1_epi32(0xFF)), 8),
-                                       _mm512_set1_epi32(242));
-    return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(_mm512_div_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(243.0f))));
+    const __m512i a = _mm512_add_epi32(
+        _mm512_slli_epi32(_mm512_and_si512(n, _mm512_set1_epi32(0xFF)), 8), _mm512_set1_epi32(242));
+    return _mm512_cvtepi32_epi8(
+        _mm512_cvttps_epi32(_mm512_div_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(243.0f))));
 }
 
 FN void dt_ggml_quantize_tq1_0_avx512(const float *x, uint8_t *y, size_t nb)
@@ -494,15 +506,17 @@ FNI __m512i fp4_codes(__m512 x, const __m512 *c)
         best = _mm512_mask_mov_ps(best, lt, err);
         idx = _mm512_mask_mov_epi32(idx, lt, _mm512_set1_epi32(i));
     }
-    const __mmask16 neg = _mm512_mask_cmp_ps_mask(_mm512_test_epi32_mask(idx, idx), x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __mmask16 neg = _mm512_mask_cmp_ps_mask(_mm512_test_epi32_mask(idx, idx), x,
+                                                  _mm512_setzero_ps(), _CMP_LT_OQ);
     return _mm512_mask_or_epi32(idx, neg, idx, _mm512_set1_epi32(8));
 }
 /* The same by thresholds, where the errors are exact: for a between kv[i-1] d and kv[i] d both
  * differences are exact (Sterbenz: kv[i] <= 2 kv[i-1]; for i = 1 a in [d/2, d]), so kv[i] is
  * strictly nearer iff a > (kv[i-1] + kv[i]) d / 2 (a tie keeps the first); below kv[i-1] d it
  * never is, above kv[i] d always unless |a| is so large that a - kv[i] d and a - kv[i-1] d round
- * alike (ruled out by amax <= 2^20 d; the callers take fp4_codes otherwise, and for d = 0). The
- * code is then the count of the thresholds m[i] = mid[i] * d below a. */
+ * alike (ruled out by amax <= 2^20 d; the callers take fp4_codes otherwise, for d = 0, and
+ * for d > 2^124, where 12 d or 8 d overflows and the reference never picks that value: its
+ * error is infinite). The code is then the count of the thresholds m[i] = mid[i] * d below a. */
 FNI __m512i fp4_codes_mid(__m512 x, const __m512 *m)
 {
     const __m512 a = vabs(x);
@@ -511,16 +525,17 @@ FNI __m512i fp4_codes_mid(__m512 x, const __m512 *m)
     UNROLL
     for (int i = 1; i < 8; i++)
         idx = _mm512_mask_add_epi32(idx, _mm512_cmp_ps_mask(a, m[i], _CMP_GT_OQ), idx, one);
-    const __mmask16 neg = _mm512_mask_cmp_ps_mask(_mm512_test_epi32_mask(idx, idx), x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __mmask16 neg = _mm512_mask_cmp_ps_mask(_mm512_test_epi32_mask(idx, idx), x,
+                                                  _mm512_setzero_ps(), _CMP_LT_OQ);
     return _mm512_mask_or_epi32(idx, neg, idx, _mm512_set1_epi32(8));
 }
 /* c[i] = kv[i] * d (mid: the midpoints (kv[i-1] + kv[i]) / 2 * d) for i = 1..7; whether the
- * thresholds hold (d > 0, amax <= 2^20 d) */
+ * thresholds hold (0 < d <= 2^124, amax <= 2^20 d) */
 FNI bool fp4_consts(float d, float amax, __m512 *c)
 {
     static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
     static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
-    const bool fast = d > 0.0f && !(amax > 0x1p20f * d);
+    const bool fast = d > 0.0f && d <= 0x1p124f && !(amax > 0x1p20f * d);
     UNROLL
     for (int i = 1; i < 8; i++)
         c[i] = _mm512_set1_ps((fast ? mid[i] : kv[i]) * d);
@@ -530,16 +545,20 @@ FNI bool fp4_consts(float d, float amax, __m512 *c)
 /* MXFP4's codes by table: d is a power of two, so u = |x| * (2 / d) is exact (a product that
  * underflows is below 2^-126, code 0 either way) and the thresholds (fp4_codes_mid) become
  * u > 1, 3, 5, 7, 10, 14, 20. u < 32 (amax < 16 d, or d far above amax where the exponent
- * wrapped), so ceil(u), at most 31, indexes the count of those below u. */
+ * wrapped), so ceil(u), at most 31, indexes the count of those below u. For e <= 252 only:
+ * above, 8 d overflows (e = 253: amax within 2^-17 of 2^128, whose log2 rounds to 128) and the
+ * reference never picks the infinite values; those blocks take fp4_codes. */
 FNI __m512i fp4_codes_tab(__m512 x, __m512 two_id)
 {
     const __m512i t0 = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6);
     const __m512i t1 = _mm512_setr_epi32(6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7);
     const __m512 u = _mm512_mul_ps(vabs(x), two_id);
-    const __m512i j = _mm512_min_epi32(_mm512_cvt_roundps_epi32(u, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC),
-                                       _mm512_set1_epi32(31));
+    const __m512i j =
+        _mm512_min_epi32(_mm512_cvt_roundps_epi32(u, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC),
+                         _mm512_set1_epi32(31));
     const __m512i t = _mm512_permutex2var_epi32(t0, j, t1);
-    const __mmask16 neg = _mm512_mask_test_epi32_mask(_mm512_movepi32_mask(_mm512_castps_si512(x)), t, t);
+    const __mmask16 neg =
+        _mm512_mask_test_epi32_mask(_mm512_movepi32_mask(_mm512_castps_si512(x)), t, t);
     return _mm512_mask_or_epi32(t, neg, t, _mm512_set1_epi32(8));
 }
 
@@ -583,10 +602,12 @@ FNI __m512i mx_exponents(__m512 am)
 {
     const __m512i u = _mm512_castps_si512(am), ex = _mm512_srli_epi32(u, 23); /* am >= 0 */
     const __mmask16 pos = _mm512_cmp_ps_mask(am, _mm512_setzero_ps(), _CMP_GT_OQ);
-    const __mmask16 slow = (__mmask16)(pos & (_mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512()) |
-                                              _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFF)),
-                                                                      _mm512_set1_epi32(0x7FEFFF))));
-    __m512i e = _mm512_maskz_and_epi32(pos, _mm512_sub_epi32(ex, _mm512_set1_epi32(2)), _mm512_set1_epi32(0xFF));
+    const __mmask16 slow =
+        (__mmask16)(pos & (_mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512()) |
+                           _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFF)),
+                                                   _mm512_set1_epi32(0x7FEFFF))));
+    __m512i e = _mm512_maskz_and_epi32(pos, _mm512_sub_epi32(ex, _mm512_set1_epi32(2)),
+                                       _mm512_set1_epi32(0xFF));
     if (slow) {
         _Alignas(64) float a[16];
         _Alignas(64) uint32_t v[16];
@@ -608,7 +629,8 @@ FN void dt_ggml_quantize_mxfp4_avx512(const float *x, uint8_t *y, size_t nb)
         prefetch(xb, 128 * g);
         UNROLL
         for (size_t k = 0; k < 16; k++)
-            a[k] = k < g ? _mm512_max_ps(vabs(_mm512_loadu_ps(xb + 32 * k)), vabs(_mm512_loadu_ps(xb + 32 * k + 16)))
+            a[k] = k < g ? _mm512_max_ps(vabs(_mm512_loadu_ps(xb + 32 * k)),
+                                         vabs(_mm512_loadu_ps(xb + 32 * k + 16)))
                          : _mm512_setzero_ps();
         _Alignas(64) float am[16], tid[16];
         _Alignas(64) uint32_t ev[16];
@@ -616,12 +638,12 @@ FN void dt_ggml_quantize_mxfp4_avx512(const float *x, uint8_t *y, size_t nb)
         const __m512i e = mx_exponents(vam);
         _mm512_store_ps(am, vam);
         _mm512_store_si512(ev, e);
-        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 */
+        /* 2 / d = 2^(129 - e), a binary32 for e >= 2 (the table for 2 <= e <= 252) */
         _mm512_store_si512(tid, _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(256), e), 23));
         for (size_t k = 0; k < g; k++) {
             const __m512 x0 = _mm512_loadu_ps(xb + 32 * k), x1 = _mm512_loadu_ps(xb + 32 * k + 16);
             __m512i c0, c1;
-            if (ev[k] >= 2) {
+            if (ev[k] >= 2 && ev[k] <= 252) {
                 const __m512 two_id = _mm512_set1_ps(tid[k]);
                 c0 = fp4_codes_tab(x0, two_id);
                 c1 = fp4_codes_tab(x1, two_id);
@@ -638,7 +660,8 @@ FN void dt_ggml_quantize_mxfp4_avx512(const float *x, uint8_t *y, size_t nb)
             uint8_t *o = y + 17 * (b + k);
             o[0] = (uint8_t)ev[k];
             _mm_storeu_si128((__m128i *)(void *)(o + 1),
-                             _mm_or_si128(_mm512_cvtepi32_epi8(c0), _mm_slli_epi16(_mm512_cvtepi32_epi8(c1), 4)));
+                             _mm_or_si128(_mm512_cvtepi32_epi8(c0),
+                                          _mm_slli_epi16(_mm512_cvtepi32_epi8(c1), 4)));
         }
     }
 }
@@ -652,20 +675,27 @@ FNI __m512i ue4m3_round_v(__m512 v, __m512 *half)
     v = _mm512_min_ps(v, _mm512_set1_ps(448.0f));
     const __m512i u = _mm512_castps_si512(v);
     const __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(u, 23), _mm512_set1_epi32(120));
-    __m512i c = _mm512_add_epi32(_mm512_or_si512(_mm512_slli_epi32(e, 3), _mm512_and_si512(_mm512_srli_epi32(u, 20), _mm512_set1_epi32(7))),
-                                 _mm512_and_si512(_mm512_srli_epi32(u, 19), _mm512_set1_epi32(1)));
-    c = _mm512_mask_mov_epi32(c, _mm512_cmpge_epi32_mask(c, _mm512_set1_epi32(120)), _mm512_set1_epi32(0x7E));
-    const __m512i m = _mm512_min_epi32(
-        _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(512.0f)), _mm512_set1_ps(0.5f))), _mm512_set1_epi32(7));
+    __m512i c = _mm512_add_epi32(
+        _mm512_or_si512(_mm512_slli_epi32(e, 3),
+                        _mm512_and_si512(_mm512_srli_epi32(u, 20), _mm512_set1_epi32(7))),
+        _mm512_and_si512(_mm512_srli_epi32(u, 19), _mm512_set1_epi32(1)));
+    c = _mm512_mask_mov_epi32(c, _mm512_cmpge_epi32_mask(c, _mm512_set1_epi32(120)),
+                              _mm512_set1_epi32(0x7E));
+    const __m512i m =
+        _mm512_min_epi32(_mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(512.0f)),
+                                                           _mm512_set1_ps(0.5f))),
+                         _mm512_set1_epi32(7));
     c = _mm512_mask_mov_epi32(c, _mm512_cmple_epi32_mask(e, _mm512_setzero_si512()), m);
     c = _mm512_maskz_mov_epi32(pos, c);
     /* the value: m * 2^-9 for exponent 0, else (1 + m / 8) * 2^(e - 7); halved */
     const __m512i ce = _mm512_srli_epi32(c, 3), cm = _mm512_and_si512(c, _mm512_set1_epi32(7));
     const __m512 sub = _mm512_mul_ps(_mm512_cvtepi32_ps(cm), _mm512_set1_ps(0x1p-9f));
     const __m512 nrm = _mm512_castsi512_ps(
-        _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(ce, _mm512_set1_epi32(120)), 23), _mm512_slli_epi32(cm, 20)));
-    *half = _mm512_mul_ps(_mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(ce, _mm512_setzero_si512()), nrm, sub),
-                          _mm512_set1_ps(0.5f));
+        _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(ce, _mm512_set1_epi32(120)), 23),
+                        _mm512_slli_epi32(cm, 20)));
+    *half = _mm512_mul_ps(
+        _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(ce, _mm512_setzero_si512()), nrm, sub),
+        _mm512_set1_ps(0.5f));
     return c;
 }
 
@@ -686,22 +716,28 @@ FN void dt_ggml_quantize_nvfp4_avx512(const float *x, uint8_t *y, size_t nb)
         _Alignas(64) uint32_t code[16];
         _mm512_store_si512(code, ue4m3_round_v(_mm512_div_ps(am, _mm512_set1_ps(6.0f)), &d));
         /* per sub-block: the thresholds (fp4_codes_mid) where they hold, else the values */
-        const __mmask16 fast = (__mmask16)(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_GT_OQ) &
-                                           ~_mm512_cmp_ps_mask(am, _mm512_mul_ps(_mm512_set1_ps(0x1p20f), d), _CMP_GT_OQ));
+        const __mmask16 fast =
+            (__mmask16)(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_GT_OQ) &
+                        ~_mm512_cmp_ps_mask(am, _mm512_mul_ps(_mm512_set1_ps(0x1p20f), d),
+                                            _CMP_GT_OQ));
         _Alignas(64) float t[8][16];
         UNROLL
         for (int i = 1; i < 8; i++)
-            _mm512_store_ps(t[i], _mm512_mul_ps(_mm512_mask_blend_ps(fast, _mm512_set1_ps(kv[i]), _mm512_set1_ps(mid[i])), d));
+            _mm512_store_ps(t[i], _mm512_mul_ps(_mm512_mask_blend_ps(fast, _mm512_set1_ps(kv[i]),
+                                                                     _mm512_set1_ps(mid[i])),
+                                                d));
         for (size_t s = 0; s < 4 * g; s++) {
             __m512 c[8];
             UNROLL
             for (int i = 1; i < 8; i++)
                 c[i] = _mm512_set1_ps(t[i][s]);
             const __m512 v = _mm512_loadu_ps(xb + 16 * s);
-            const __m128i q = _mm512_cvtepi32_epi8(fast >> s & 1 ? fp4_codes_mid(v, c) : fp4_codes(v, c));
+            const __m128i q =
+                _mm512_cvtepi32_epi8(fast >> s & 1 ? fp4_codes_mid(v, c) : fp4_codes(v, c));
             uint8_t *o = y + 36 * (b + s / 4);
             o[s % 4] = (uint8_t)code[s];
-            _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)), _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
+            _mm_storel_epi64((__m128i *)(void *)(o + 4 + 8 * (s % 4)),
+                             _mm_or_si128(q, _mm_slli_epi16(_mm_srli_si128(q, 8), 4)));
         }
     }
 }
@@ -712,7 +748,8 @@ FNI __m128i q2_codes(const float *x, __m512 id)
 {
     const __m512i r = vround_cvtt(_mm512_mul_ps(_mm512_loadu_ps(x), id));
     return _mm512_cvtepi32_epi8(_mm512_add_epi32(
-        _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(-1)), _mm512_set1_epi32(2)), _mm512_set1_epi32(1)));
+        _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(-1)), _mm512_set1_epi32(2)),
+        _mm512_set1_epi32(1)));
 }
 
 FN void dt_ggml_quantize_q2_0_avx512(const float *x, uint8_t *y, size_t nb)
@@ -726,8 +763,9 @@ FN void dt_ggml_quantize_q2_0_avx512(const float *x, uint8_t *y, size_t nb)
         for (size_t k = 0; k < 16; k++) {
             if (k < g) {
                 const float *p = xb + 64 * k;
-                a[k] = _mm512_max_ps(_mm512_max_ps(vabs(_mm512_loadu_ps(p)), vabs(_mm512_loadu_ps(p + 16))),
-                                     _mm512_max_ps(vabs(_mm512_loadu_ps(p + 32)), vabs(_mm512_loadu_ps(p + 48))));
+                a[k] = _mm512_max_ps(
+                    _mm512_max_ps(vabs(_mm512_loadu_ps(p)), vabs(_mm512_loadu_ps(p + 16))),
+                    _mm512_max_ps(vabs(_mm512_loadu_ps(p + 32)), vabs(_mm512_loadu_ps(p + 48))));
             } else
                 a[k] = _mm512_setzero_ps();
         }
@@ -756,16 +794,19 @@ FN void dt_ggml_quantize_q2_0_avx512(const float *x, uint8_t *y, size_t nb)
 
 FN void dt_ggml_quantize_q1_0_avx512(const float *x, uint8_t *y, size_t nb)
 {
-    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32(128));
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(128));
     for (size_t b = 0; b < nb; b += 16) {
         const size_t g = nb - b < 16 ? nb - b : 16;
         const float *xb = x + 128 * b;
         const __mmask16 live = (__mmask16)((1u << g) - 1u);
+        prefetch(xb, 512 * g);
         /* lane k: block k's sum of |x|, in order (the reference's sequential sum) */
         __m512 sum = _mm512_setzero_ps();
         for (size_t j = 0; j < 128; j++)
-            sum = _mm512_add_ps(sum, vabs(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, idx, xb + j, 4)));
+            sum = _mm512_add_ps(
+                sum, vabs(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, idx, xb + j, 4)));
         _Alignas(32) uint16_t dh[16];
         f16x16(dh, _mm512_div_ps(sum, _mm512_set1_ps(128.0f)));
         for (size_t k = 0; k < g; k++) {
@@ -773,7 +814,8 @@ FN void dt_ggml_quantize_q1_0_avx512(const float *x, uint8_t *y, size_t nb)
             memcpy(o, &dh[k], 2);
             UNROLL
             for (int i = 0; i < 8; i++) {
-                const uint16_t m = _mm512_cmp_ps_mask(_mm512_loadu_ps(xb + 128 * k + 16 * i), _mm512_setzero_ps(), _CMP_GE_OQ);
+                const uint16_t m = _mm512_cmp_ps_mask(_mm512_loadu_ps(xb + 128 * k + 16 * i),
+                                                      _mm512_setzero_ps(), _CMP_GE_OQ);
                 memcpy(o + 2 + 2 * i, &m, 2);
             }
         }
