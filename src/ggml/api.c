@@ -296,10 +296,12 @@ static void d_range(void *ctx, size_t begin, size_t end)
                 o[i] = want_lo && lo[i] != 0.0f ? (double)v[i] + (double)lo[i] : (double)v[i];
             continue;
         }
+#if defined(__x86_64__) && defined(__GNUC__)
         if (j->bf16_avx512) {
             dt_ggml_store_bf16_avx512((uint16_t *)j->y + f, v, want_lo ? lo : NULL, n);
             continue;
         }
+#endif
         if (want_lo)
             round_odd_all(v, lo, n);
         dt_store_f32(&sto, f, v, n);
