@@ -8,9 +8,10 @@ same run. Medians of --repeat runs.
 
 ratio = (bytes of the larger buffer / s) / (memcpy bytes / s): quantize from float32 reads 4 bytes
 per element (the larger side), from bfloat16 2; dequantize to float32 writes 4, to bfloat16 2.
-memcpy is numpy's copyto of a float32 buffer of the input's size (one thread). Every output,
-memcpy's too, goes to a buffer allocated before the timing (out=): a fresh buffer's page faults
-cost as much as the copy itself and are not what is measured."""
+memcpy is numpy's copyto of as many bytes as the larger buffer (one thread), timed alternately
+with each operation so that the two see the same machine (its median is the row's "memcpy").
+Every output, memcpy's too, goes to a buffer allocated and touched before the timing (out=): a
+fresh buffer's page faults cost as much as the copy itself and are not what is measured."""
 import argparse
 import ctypes
 import json
@@ -59,6 +60,31 @@ def median_time(fn, repeat):
     return statistics.median(ts)
 
 
+class Copier:
+    """memcpy of the first nbytes of two preallocated, touched buffers, timed alternately with
+    an operation: paired(fn, nbytes) -> (median seconds of fn, memcpy bytes/s of nbytes)."""
+
+    def __init__(self, nbytes, repeat):
+        self.a = np.ones(nbytes, np.uint8)
+        self.b = np.zeros(nbytes, np.uint8)
+        self.repeat = repeat
+
+    def paired(self, fn, nbytes):
+        a, b = self.a[:nbytes], self.b[:nbytes]
+        ts, tc = [], []
+        fn()  # warm: the output's pages, the kernel's tables
+        np.copyto(b, a)
+        for _ in range(self.repeat):
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            np.copyto(b, a)
+            t2 = time.perf_counter()
+            ts.append(t1 - t0)
+            tc.append(t2 - t1)
+        return statistics.median(ts), nbytes / statistics.median(tc)
+
+
 def load_ggml(path):
     if not path or not os.path.exists(path):
         return None
@@ -97,16 +123,17 @@ def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, 4096), dtype=np.float32)
     xb = x.astype(ml_dtypes.bfloat16) if ml_dtypes else None
-    dst = np.empty_like(x)
-    t_copy = median_time(lambda: np.copyto(dst, x), a.repeat)
-    memcpy = x.nbytes / t_copy
+    cp = Copier(x.nbytes, a.repeat)
+    memcpy = cp.paired(lambda: None, x.nbytes)[1]
     lib = load_ggml(a.ggml)
     types = a.types.split(",") if a.types else QUANT + DEQUANT_ONLY
     out = {"cpu": cpu_model(), "elements": n, "memcpy_GBps": memcpy / 1e9, "rows": []}
     if not a.json:
         print(f"CPU: {out['cpu']}; {n} elements ({x.nbytes / 2**20:.0f} MiB float32); memcpy "
-              f"{memcpy / 1e9:.2f} GB/s; one thread; medians of {a.repeat}")
-        print(f"{'type':8} {'op':18} {'GB/s':>7} {'ratio':>6} {'vs gguf-py':>11} {'vs ggml C':>10}")
+              f"{memcpy / 1e9:.2f} GB/s at the start (each row: its own, alternately); one thread; "
+              f"medians of {a.repeat}")
+        print(f"{'type':8} {'op':18} {'GB/s':>7} {'memcpy':>7} {'ratio':>6} {'vs gguf-py':>11} "
+              f"{'vs ggml C':>10}")
     for name in types:
         code = G.type_code(name)
         block, size = G.block_size(code), G.type_size(code)
@@ -127,9 +154,10 @@ def main():
                 if src is None:
                     continue
                 qo = np.empty_like(q)
-                t = median_time(lambda: G.quantize(src, code, threads=1, out=qo), a.repeat)
-                row = {"type": G.type_name(code), "op": label, "GBps": src.nbytes / t / 1e9,
-                       "ratio": (src.nbytes / t) / memcpy}
+                nbytes = max(src.nbytes, qo.nbytes)
+                t, mc = cp.paired(lambda: G.quantize(src, code, threads=1, out=qo), nbytes)
+                row = {"type": G.type_name(code), "op": label, "GBps": nbytes / t / 1e9,
+                       "memcpy_GBps": mc / 1e9, "ratio": (nbytes / t) / mc}
                 if label == "quantize f32" and qtype is not None and not a.no_gguf_py:
                     try:
                         tg = median_time(lambda: gq.quantize(x, qtype), max(1, a.repeat // 2))
@@ -148,10 +176,10 @@ def main():
             if dt is None:
                 continue
             yo = np.empty(q.shape[:-1] + (q.shape[-1] // size * block,), dt)
-            t = median_time(lambda: G.dequantize(q, code, dtype=dt, threads=1, out=yo), a.repeat)
             nbytes = max(n * width, q.nbytes)
+            t, mc = cp.paired(lambda: G.dequantize(q, code, dtype=dt, threads=1, out=yo), nbytes)
             row = {"type": G.type_name(code), "op": label, "GBps": nbytes / t / 1e9,
-                   "ratio": (nbytes / t) / memcpy}
+                   "memcpy_GBps": mc / 1e9, "ratio": (nbytes / t) / mc}
             if label == "dequantize f32" and qtype is not None and not a.no_gguf_py:
                 try:
                     with np.errstate(all="ignore"):
@@ -171,7 +199,8 @@ def main():
             for r in results:
                 g = f"{r['vs_gguf_py']:.0f}x" if "vs_gguf_py" in r else "-"
                 c = f"{r['vs_ggml']:.1f}x" if "vs_ggml" in r else "-"
-                print(f"{r['type']:8} {r['op']:18} {r['GBps']:7.2f} {r['ratio']:6.2f} {g:>11} "
+                print(f"{r['type']:8} {r['op']:18} {r['GBps']:7.2f} {r['memcpy_GBps']:7.2f} "
+                      f"{r['ratio']:6.2f} {g:>11} "
                       f"{c:>10}")
     if a.json:
         print(json.dumps(out, indent=1))
