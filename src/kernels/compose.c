@@ -80,8 +80,15 @@ static dt_kernel_fn real_part_fn(int part_bits)
 {
     return part_bits == 16 ? real_part_2 : part_bits == 32 ? real_part_4 : real_part_8;
 }
-static dt_kernel_fn to_complex_fn(int part_bits)
+/* A chain of vector kernels (lo >= AVX2) ends in complex_x86.c's step of the active ISA */
+static dt_kernel_fn to_complex_fn(int part_bits, dt_isa lo)
 {
+#if defined(DT_HAVE_X86)
+    if (lo >= DT_ISA_AVX2)
+        return dt_to_complex_x86(dt_isa_active(), part_bits);
+#else
+    (void)lo;
+#endif
     return part_bits == 16 ? to_complex_2 : part_bits == 32 ? to_complex_4 : to_complex_8;
 }
 
@@ -232,7 +239,7 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
     if (cd) {
         if (!plan_real(c, dp, sf, r, count))
             return false;
-        add_part_step(c, to_complex_fn(dp->bits), df, dp, &exact_rules);
+        add_part_step(c, to_complex_fn(dp->bits, c->lo), df, dp, &exact_rules);
         return true;
     }
     return plan_real(c, df, sf, r, count) && c->steps > 1;

@@ -63,8 +63,34 @@ bool dt_cpu_has_avx512bf16(void)
     dt_isa_detected();
     return has_bf16;
 }
+dt_cpu_id dt_cpu_id_get(void)
+{
+    dt_cpu_id id = {DT_CPU_OTHER, 0, 0};
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return id;
+    char v[12]; /* the vendor string, in ebx edx ecx order */
+    memcpy(v, &b, 4);
+    memcpy(v + 4, &d, 4);
+    memcpy(v + 8, &c, 4);
+    id.vendor = memcmp(v, "GenuineIntel", 12) == 0   ? DT_CPU_INTEL
+                : memcmp(v, "AuthenticAMD", 12) == 0 ? DT_CPU_AMD
+                                                     : DT_CPU_OTHER;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return id;
+    /* eax: [27:20] extended family, [19:16] extended model, [11:8] family, [7:4] model */
+    const unsigned fam = (a >> 8) & 0xF, model = (a >> 4) & 0xF;
+    id.family = fam == 0xF ? fam + ((a >> 20) & 0xFF) : fam;
+    id.model = fam == 0x6 || fam == 0xF ? model | (((a >> 16) & 0xF) << 4) : model;
+    return id;
+}
 #else
 static dt_isa probe(void) { return DT_ISA_PORTABLE; }
+dt_cpu_id dt_cpu_id_get(void)
+{
+    const dt_cpu_id id = {DT_CPU_OTHER, 0, 0};
+    return id;
+}
 #endif
 
 static void init(void)

@@ -30,6 +30,7 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     memset(k, 0, sizeof *k);
     if (sf->tc == DT_TC_STRING || df->tc == DT_TC_STRING)
         return false;
+    (void)dt_mempath_get(); /* the profile (its prefetch distance) before any kernel runs */
     const bool real = is_real(sf) && is_real(df);
     const dt_isa isa = dt_isa_active();
     k->df = df;
@@ -53,5 +54,6 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     if (!found && real)
         found = dt_registry_find(k, DT_ISA_PORTABLE, DT_ISA_PORTABLE, df, sf, r, count);
     k->stream = found && dt_stream_wanted(df, sf, k->compute_bound, count);
+    k->nt = k->stream && k->nt_capable && dt_mempath_get()->direct;
     return found;
 }

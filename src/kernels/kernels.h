@@ -63,6 +63,8 @@ typedef struct dt_narrow {
 struct dt_kernel {
     dt_kernel_fn fn;
     bool stream;       /* a large output: blocks go through L1 and streaming stores (stream.c) */
+    bool nt_capable;   /* set by the entry: the kernel can store non-temporally itself */
+    bool nt;           /* set by the finder: ...and does, instead of stream's L1 blocks */
     bool compute_bound; /* set by the finder: the kernel runs near its compute limit, not memory's */
     const void *table; /* a lookup table, when the kernel uses one */
     const dt_format *df, *sf;
@@ -101,7 +103,10 @@ bool dt_registry_find(dt_kernel *k, dt_isa lo, dt_isa hi, const dt_format *df,
 /* Each file's entries, ending with {NULL} */
 extern const dt_kernel_entry dt_entries_portable[];
 #if defined(__x86_64__) && defined(__GNUC__)
-extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[];
+extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[], dt_entries_avx512bf16[];
+/* complex_x86.c: the real -> complex step of compose.c (parts of 16, 32 or 64 bits) for isa
+ * (AVX2 or better; NULL below) */
+dt_kernel_fn dt_to_complex_x86(dt_isa isa, int part_bits);
 #endif
 /* The entries of DTCAST_ROUND_STOCHASTIC (portable_stochastic.c, stochastic_avx2.c,
  * stochastic_avx512.c): they take such rules only, and every other entry is never shown them
@@ -166,15 +171,46 @@ void dt_stream_threshold_set(size_t bytes);
 #define DT_NOCLONE __attribute__((noinline, noclone))
 #endif
 
-/* Software prefetch of the source, DT_PREFETCH_AHEAD bytes ahead of a streaming loop: one per
- * 64-byte line that an iteration reads (the hardware prefetchers alone left single-core
- * streaming 10-40% short of it here, as glibc's large memcpy also prefetches). Prefetches never
- * fault; the address is formed as an integer, so running past the buffer is harmless. */
-#define DT_PREFETCH_AHEAD 4096
+/* ---- the memory path (mempath.c, stream.c) ------------------------------------------------- */
+/* The CPU's maker and model (cpuid leaves 0 and 1; all zero off x86). */
+typedef enum dt_cpu_vendor { DT_CPU_OTHER, DT_CPU_INTEL, DT_CPU_AMD } dt_cpu_vendor;
+typedef struct dt_cpu_id {
+    dt_cpu_vendor vendor;
+    unsigned family, model; /* with the extended fields folded in, as the vendors number them */
+} dt_cpu_id;
+dt_cpu_id dt_cpu_id_get(void);
+
+/* How large conversions meet memory, chosen once for the CPU (mempath.c: the profiles, each
+ * backed by a same-run A/B in BENCHMARKS.md; DTCAST_MEMPATH overrides them for such runs). */
+#define DT_STREAM_BLOCK_MAX 16384
+typedef struct dt_mempath {
+    const char *name;
+    uint32_t prefetch_ahead; /* bytes ahead of a streaming loop's reads that it prefetches */
+    size_t stream_min;       /* output bytes from which a conversion streams its output */
+    uint32_t block_narrow;   /* output bytes per streamed block, narrowing kernels (L1) */
+    uint32_t block_wide;     /* ... and kernels whose output is at least as wide as their input */
+    uint8_t copy_width;      /* bytes per non-temporal store of the block copy: 16, 32 or 64 */
+    bool direct;             /* kernels that can store non-temporally themselves do so */
+} dt_mempath;
+const dt_mempath *dt_mempath_get(void);
+/* Tests: runs with *m instead (NULL: the CPU's profile again); a copy_width the CPU lacks is
+ * the caller's error. Not meant to race with running conversions. */
+void dt_mempath_set(const dt_mempath *m);
+/* Applies a DTCAST_MEMPATH text ("copy=64,narrow=4096"; see dtcast.1) to *m: the fields it
+ * names with valid values; anything else is ignored. */
+void dt_mempath_parse(dt_mempath *m, const char *text);
+
+/* Software prefetch of the source, dt_prefetch_ahead bytes (the profile's) ahead of a streaming
+ * loop: one per 64-byte line that an iteration reads (the hardware prefetchers alone left
+ * single-core streaming 10-40% short of it on AMD Zen, as glibc's large memcpy also
+ * prefetches). Prefetches never fault; the address is formed as an integer, so running past
+ * the buffer is harmless. Set before any kernel is found (dt_kernel_find). */
+extern uint32_t dt_prefetch_ahead;
 static inline void dt_prefetch_span(const void *p, size_t bytes)
 {
+    const uintptr_t a = (uintptr_t)p + dt_prefetch_ahead;
     for (size_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch((const void *)((uintptr_t)p + DT_PREFETCH_AHEAD + o), 0, 3);
+        __builtin_prefetch((const void *)(a + o), 0, 3);
 }
 
 /* ---- lookup tables (tables.c) ---------------------------------------------------------------- */

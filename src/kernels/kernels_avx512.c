@@ -872,7 +872,7 @@ static void subbyte_setup(dt_kernel *k, const uint8_t *t, unsigned sb, unsigned 
         uint8_t *d = (uint8_t *)dst + begin * (W / 8);                                          \
         size_t n = end - begin, i = 0;                                                          \
         for (; i + 2 * L <= n; i += 2 * L, s += 2 * in_bytes, d += 2 * 64) {                    \
-            _mm_prefetch((const char *)(uintptr_t)(s + DT_PREFETCH_AHEAD), _MM_HINT_T0);        \
+            _mm_prefetch((const char *)(uintptr_t)(s + dt_prefetch_ahead), _MM_HINT_T0);        \
             SUB_BODY(W, s, all, ~0u, STORE_FULL_##W##_0);                                      \
             SUB_BODY(W, s + in_bytes, all, ~0u, STORE_FULL_##W##_1);                           \
         }                                                                                       \

@@ -572,8 +572,8 @@ static DT_TARGET_AVX2 DT_INLINE uint32_t fq_amax_all(const uint8_t *x, size_t n,
     const size_t head = n % (4 * per); /* the first elements, by the tail loop */
     for (size_t i = n; i > head; i -= 4 * per) {
         const uint8_t *p = x + (i - 4 * per) * (32 / per);
-        __builtin_prefetch((const void *)((uintptr_t)p - DT_PREFETCH_AHEAD), 0, 3);
-        __builtin_prefetch((const void *)((uintptr_t)p - DT_PREFETCH_AHEAD + 64), 0, 3);
+        __builtin_prefetch((const void *)((uintptr_t)p - dt_prefetch_ahead), 0, 3);
+        __builtin_prefetch((const void *)((uintptr_t)p - dt_prefetch_ahead + 64), 0, 3);
         const __m256i v0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), a);
         const __m256i v1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32)), a);
         const __m256i v2 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64)), a);
@@ -614,7 +614,7 @@ static DT_TARGET_AVX2 DT_INLINE void fq_tiles_run(const uint8_t *x, size_t rows,
             const uint8_t *p = x + t * tb;
             __m256i m0 = acc[t], m1 = _mm256_setzero_si256();
             for (size_t o = 0; o < tb; o += 64) {
-                __builtin_prefetch((const void *)((uintptr_t)p + o + DT_PREFETCH_AHEAD), 0, 3);
+                __builtin_prefetch((const void *)((uintptr_t)p + o + dt_prefetch_ahead), 0, 3);
                 const __m256i v0 = _mm256_and_si256(
                     _mm256_loadu_si256((const __m256i *)(const void *)(p + o)), a);
                 const __m256i v1 = _mm256_and_si256(

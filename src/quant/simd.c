@@ -128,8 +128,8 @@ DT_TARGET_AVX2 static float amax_avx2(const float *x, size_t n)
     __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)(x + i) + DT_PREFETCH_AHEAD), _MM_HINT_T0);
-        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)(x + i) + DT_PREFETCH_AHEAD + 64),
+        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)(x + i) + dt_prefetch_ahead), _MM_HINT_T0);
+        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)(x + i) + dt_prefetch_ahead + 64),
                      _MM_HINT_T0);
         m0 = amax8_bits(m0, x + i);
         m1 = amax8_bits(m1, x + i + 8);
@@ -154,9 +154,9 @@ DT_TARGET_AVX2 static void amax_blocks_avx2(const float *x, size_t nblk, size_t 
     for (size_t b = 0; b < nblk; b++) {
         const float *p = x + b * B;
         /* one prefetch per 64-byte line */
-        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + DT_PREFETCH_AHEAD), _MM_HINT_T0);
+        _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + dt_prefetch_ahead), _MM_HINT_T0);
         if (B == 32)
-            _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + DT_PREFETCH_AHEAD + 64),
+            _mm_prefetch((const char *)(uintptr_t)((uintptr_t)p + dt_prefetch_ahead + 64),
                          _MM_HINT_T0);
         __m256i m = amax8_bits(_mm256_setzero_si256(), p);
         m = amax8_bits(m, p + 8);
