@@ -5,20 +5,17 @@
 #include "ggml.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* fast_kquants_avx512.c */
-void dt_ggml_quantize_q4_K_avx512(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q5_K_avx512(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q2_K_avx512(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q6_K_avx512(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q3_K_avx512(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q8_K_avx512(const float *x, uint8_t *y, size_t nb);
-/* fast_kquants_avx2.c */
-void dt_ggml_quantize_q4_K_avx2(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q5_K_avx2(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q2_K_avx2(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q3_K_avx2(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q6_K_avx2(const float *x, uint8_t *y, size_t nb);
-void dt_ggml_quantize_q8_K_avx2(const float *x, uint8_t *y, size_t nb);
+/* fast_kquants_avx2.c and fast_kquants_avx512.c: kquants.c's bytes exactly */
+#define DT_GGML_FAST_KQUANTS_Q(t)                                                                  \
+    void dt_ggml_quantize_##t##_avx2(const float *x, uint8_t *y, size_t nb);                       \
+    void dt_ggml_quantize_##t##_avx512(const float *x, uint8_t *y, size_t nb);
+DT_GGML_FAST_KQUANTS_Q(q2_K)
+DT_GGML_FAST_KQUANTS_Q(q3_K)
+DT_GGML_FAST_KQUANTS_Q(q4_K)
+DT_GGML_FAST_KQUANTS_Q(q5_K)
+DT_GGML_FAST_KQUANTS_Q(q6_K)
+DT_GGML_FAST_KQUANTS_Q(q8_K)
+#undef DT_GGML_FAST_KQUANTS_Q
 #endif
 
 #endif

@@ -18,20 +18,7 @@
 #define FN DT_TARGET_AVX2
 #define FNI static DT_INLINE DT_TARGET_AVX2
 
-#define F16_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-/* the short loops over vectors unrolled, so that their arrays stay in registers */
-#define UNROLL _Pragma("GCC unroll 16")
-
-#ifndef PF_AHEAD
-#define PF_AHEAD 8192
-#endif
-/* software prefetch of the bytes PF_AHEAD past [p, p + bytes) (never faults: the address is an
- * integer; past the buffer it is harmless) */
-FNI void prefetch(const void *p, size_t bytes)
-{
-    for (size_t o = 0; o < bytes; o += 64)
-        _mm_prefetch((const char *)((uintptr_t)p + PF_AHEAD + o), _MM_HINT_T0);
-}
+#include "fast_simple_common.h" /* prefetch, f16_store, nibbles, mx_exponent, fp4_kv, ... */
 
 FNI __m256 vabs(__m256 v)
 {
@@ -84,11 +71,6 @@ FNI void f16x8(uint16_t *h, __m256 d)
 {
     _mm_storeu_si128((__m128i *)(void *)h, _mm256_cvtps_ph(d, F16_RNE));
 }
-FNI void f16_store(uint8_t *p, float d)
-{
-    const uint16_t h = (uint16_t)_cvtss_sh(d, F16_RNE);
-    memcpy(p, &h, 2);
-}
 
 /* the low bytes of 4 x 8 (2 x 8) int32 lanes, in order */
 FNI __m256i bytes32(__m256i a, __m256i b, __m256i c, __m256i d)
@@ -106,15 +88,6 @@ FNI __m128i bytes16(__m256i a, __m256i b)
     const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, ab),
                                                   _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
     return _mm256_castsi256_si128(p);
-}
-FNI __m128i nibbles(__m128i lo, __m128i hi)
-{
-    return _mm_or_si128(lo, _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8((char)0xF0)));
-}
-FNI __m128i nibbles_masked(__m128i lo, __m128i hi)
-{
-    const __m128i f = _mm_set1_epi8(0x0F);
-    return _mm_or_si128(_mm_and_si128(lo, f), _mm_slli_epi16(_mm_and_si128(hi, f), 4));
 }
 /* bit 4 of 32 byte codes as a little-endian u32 */
 FNI uint32_t bit4(__m256i c)
@@ -215,11 +188,9 @@ FN void dt_ggml_quantize_q8_1_avx2(const float *x, uint8_t *y, size_t nb)
     }
 }
 
-/* ---- Q4_0 / Q5_0 --------------------------------------------------------------------------- */
-/* d = max / div (max: the first element of largest |x|, +0 for zeros), ids = 1 / d: from the
- * largest and the smallest element, the first of largest |x| looked up where they tie
- * (fast_simple_avx512.c) */
-FNI __m256 q40_scales(const float *x, size_t g, float div, float *ids)
+/* ---- Q4_0 / Q5_0 / Q4_1 / Q5_1 ------------------------------------------------------------- */
+/* the smallest and the largest element of g <= 8 blocks of 32 (lane k: block k; 0 from g on) */
+FNI void min_max8(const float *x, size_t g, __m256 *mn, __m256 *mx)
 {
     __m256 lo[8], hi[8];
     prefetch(x, 128 * g);
@@ -233,7 +204,17 @@ FNI __m256 q40_scales(const float *x, size_t g, float div, float *ids)
         } else
             lo[k] = hi[k] = _mm256_setzero_ps();
     }
-    const __m256 mn = tree_min(lo), mx = tree_max(hi);
+    *mn = tree_min(lo);
+    *mx = tree_max(hi);
+}
+
+/* Q4_0 / Q5_0: d = max / div (max: the first element of largest |x|, +0 for zeros), ids = 1 / d:
+ * from the largest and the smallest element, the first of largest |x| looked up where they tie
+ * (fast_simple_avx512.c) */
+FNI __m256 q40_scales(const float *x, size_t g, float div, float *ids)
+{
+    __m256 mn, mx;
+    min_max8(x, g, &mn, &mx);
     const __m256 nmn = _mm256_sub_ps(_mm256_setzero_ps(), mn); /* -min, exact */
     __m256 m = _mm256_blendv_ps(mx, mn, _mm256_cmp_ps(nmn, mx, _CMP_GT_OQ));
     const unsigned tie =
@@ -264,63 +245,49 @@ FNI __m256i q40_codes(const float *x, __m256 s, float add, int top)
     return _mm256_min_epi8(bytes32(r[0], r[1], r[2], r[3]), _mm256_set1_epi8((char)top));
 }
 
-FN void dt_ggml_quantize_q4_0_avx2(const float *x, uint8_t *y, size_t nb)
+/* Q4_0 (q5 = 0) or Q5_0 (q5 = 1) */
+FNI void q40_rows(const float *x, uint8_t *y, size_t nb, int q5)
 {
+    const size_t bytes = q5 ? 22 : 18;
     for (size_t b = 0; b < nb; b += 8) {
         const size_t g = nb - b < 8 ? nb - b : 8;
         const float *xb = x + 32 * b;
         _Alignas(32) float ids[8];
         _Alignas(16) uint16_t dh[8];
-        f16x8(dh, q40_scales(xb, g, -8.0f, ids));
+        f16x8(dh, q40_scales(xb, g, q5 ? -16.0f : -8.0f, ids));
         for (size_t k = 0; k < g; k++) {
-            const __m256i c = q40_codes(xb + 32 * k, _mm256_set1_ps(ids[k]), 8.5f, 15);
-            uint8_t *o = y + 18 * (b + k);
+            const __m256i c =
+                q40_codes(xb + 32 * k, _mm256_set1_ps(ids[k]), q5 ? 16.5f : 8.5f, q5 ? 31 : 15);
+            const __m128i lo = _mm256_castsi256_si128(c), hi = _mm256_extracti128_si256(c, 1);
+            uint8_t *o = y + bytes * (b + k);
             memcpy(o, &dh[k], 2);
-            _mm_storeu_si128((__m128i *)(void *)(o + 2),
-                             nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            if (q5) {
+                const uint32_t qh = bit4(c);
+                memcpy(o + 2, &qh, 4);
+                _mm_storeu_si128((__m128i *)(void *)(o + 6), nibbles_masked(lo, hi));
+            } else {
+                _mm_storeu_si128((__m128i *)(void *)(o + 2), nibbles(lo, hi));
+            }
         }
     }
+}
+
+FN void dt_ggml_quantize_q4_0_avx2(const float *x, uint8_t *y, size_t nb)
+{
+    q40_rows(x, y, nb, 0);
 }
 
 FN void dt_ggml_quantize_q5_0_avx2(const float *x, uint8_t *y, size_t nb)
 {
-    for (size_t b = 0; b < nb; b += 8) {
-        const size_t g = nb - b < 8 ? nb - b : 8;
-        const float *xb = x + 32 * b;
-        _Alignas(32) float ids[8];
-        _Alignas(16) uint16_t dh[8];
-        f16x8(dh, q40_scales(xb, g, -16.0f, ids));
-        for (size_t k = 0; k < g; k++) {
-            const __m256i c = q40_codes(xb + 32 * k, _mm256_set1_ps(ids[k]), 16.5f, 31);
-            uint8_t *o = y + 22 * (b + k);
-            const uint32_t qh = bit4(c);
-            memcpy(o, &dh[k], 2);
-            memcpy(o + 2, &qh, 4);
-            _mm_storeu_si128(
-                (__m128i *)(void *)(o + 6),
-                nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
-        }
-    }
+    q40_rows(x, y, nb, 1);
 }
 
-/* ---- Q4_1 / Q5_1 --------------------------------------------------------------------------- */
-/* min and max as the reference's first-wins comparisons give them (a zero extreme has the sign
- * of the block's first zero), d = (max - min) / div; mn, ids = 1 / d */
+/* Q4_1 / Q5_1: min and max as the reference's first-wins comparisons give them (a zero extreme
+ * has the sign of the block's first zero), d = (max - min) / div; mn, ids = 1 / d */
 FNI __m256 q41_scales(const float *x, size_t g, float div, float *mn, float *ids)
 {
-    __m256 lo[8], hi[8];
-    prefetch(x, 128 * g);
-    UNROLL
-    for (size_t k = 0; k < 8; k++) {
-        if (k < g) {
-            const float *p = x + 32 * k;
-            const __m256 a = ld(p), b = ld(p + 8), c = ld(p + 16), d = ld(p + 24);
-            lo[k] = _mm256_min_ps(_mm256_min_ps(a, b), _mm256_min_ps(c, d));
-            hi[k] = _mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, d));
-        } else
-            lo[k] = hi[k] = _mm256_setzero_ps();
-    }
-    __m256 vmn = tree_min(lo), vmx = tree_max(hi);
+    __m256 vmn, vmx;
+    min_max8(x, g, &vmn, &vmx);
     const __m256 z = _mm256_setzero_ps();
     const unsigned zero =
         (unsigned)_mm256_movemask_ps(
@@ -357,49 +324,44 @@ FNI __m256i q41_codes(const float *x, __m256 mn, __m256 s)
     return bytes32(r[0], r[1], r[2], r[3]);
 }
 
-FN void dt_ggml_quantize_q4_1_avx2(const float *x, uint8_t *y, size_t nb)
+/* Q4_1 (q5 = 0: the codes at most 15) or Q5_1 (q5 = 1: no clamp, as the reference) */
+FNI void q41_rows(const float *x, uint8_t *y, size_t nb, int q5)
 {
+    const size_t bytes = q5 ? 24 : 20;
     for (size_t b = 0; b < nb; b += 8) {
         const size_t g = nb - b < 8 ? nb - b : 8;
         const float *xb = x + 32 * b;
         _Alignas(32) float mn[8], ids[8];
         _Alignas(16) uint16_t dh[8], mh[8];
-        f16x8(dh, q41_scales(xb, g, 15.0f, mn, ids));
+        f16x8(dh, q41_scales(xb, g, q5 ? 31.0f : 15.0f, mn, ids));
         f16x8(mh, _mm256_load_ps(mn));
         for (size_t k = 0; k < g; k++) {
-            const __m256i c = _mm256_min_epi8(
-                q41_codes(xb + 32 * k, _mm256_set1_ps(mn[k]), _mm256_set1_ps(ids[k])),
-                _mm256_set1_epi8(15));
-            uint8_t *o = y + 20 * (b + k);
+            __m256i c = q41_codes(xb + 32 * k, _mm256_set1_ps(mn[k]), _mm256_set1_ps(ids[k]));
+            if (!q5)
+                c = _mm256_min_epi8(c, _mm256_set1_epi8(15));
+            const __m128i lo = _mm256_castsi256_si128(c), hi = _mm256_extracti128_si256(c, 1);
+            uint8_t *o = y + bytes * (b + k);
             memcpy(o, &dh[k], 2);
             memcpy(o + 2, &mh[k], 2);
-            _mm_storeu_si128((__m128i *)(void *)(o + 4),
-                             nibbles(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
+            if (q5) {
+                const uint32_t qh = bit4(c);
+                memcpy(o + 4, &qh, 4);
+                _mm_storeu_si128((__m128i *)(void *)(o + 8), nibbles_masked(lo, hi));
+            } else {
+                _mm_storeu_si128((__m128i *)(void *)(o + 4), nibbles(lo, hi));
+            }
         }
     }
 }
 
+FN void dt_ggml_quantize_q4_1_avx2(const float *x, uint8_t *y, size_t nb)
+{
+    q41_rows(x, y, nb, 0);
+}
+
 FN void dt_ggml_quantize_q5_1_avx2(const float *x, uint8_t *y, size_t nb)
 {
-    for (size_t b = 0; b < nb; b += 8) {
-        const size_t g = nb - b < 8 ? nb - b : 8;
-        const float *xb = x + 32 * b;
-        _Alignas(32) float mn[8], ids[8];
-        _Alignas(16) uint16_t dh[8], mh[8];
-        f16x8(dh, q41_scales(xb, g, 31.0f, mn, ids));
-        f16x8(mh, _mm256_load_ps(mn));
-        for (size_t k = 0; k < g; k++) {
-            const __m256i c = q41_codes(xb + 32 * k, _mm256_set1_ps(mn[k]), _mm256_set1_ps(ids[k]));
-            uint8_t *o = y + 24 * (b + k);
-            const uint32_t qh = bit4(c);
-            memcpy(o, &dh[k], 2);
-            memcpy(o + 2, &mh[k], 2);
-            memcpy(o + 4, &qh, 4);
-            _mm_storeu_si128(
-                (__m128i *)(void *)(o + 8),
-                nibbles_masked(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1)));
-        }
-    }
+    q41_rows(x, y, nb, 1);
 }
 
 /* ---- TQ2_0 / TQ1_0 ------------------------------------------------------------------------- */
@@ -538,46 +500,15 @@ FNI __m256i fp4_codes_mid(__m256 x, const __m256 *m)
 }
 FNI bool fp4_consts(float d, float amax, __m256 *c)
 {
-    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
-    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
-    const bool fast = d > 0.0f && d <= 0x1p124f && !(amax > 0x1p20f * d);
+    const bool fast = fp4_thresholds_hold(d, amax);
     UNROLL
     for (int i = 1; i < 8; i++)
-        c[i] = _mm256_set1_ps((fast ? mid[i] : kv[i]) * d);
+        c[i] = _mm256_set1_ps((fast ? fp4_mid[i] : fp4_kv[i]) * d);
     return fast;
 }
 FNI __m256i fp4_any(__m256 x, const __m256 *c, bool fast)
 {
     return fast ? fp4_codes_mid(x, c) : fp4_codes(x, c);
-}
-
-static float floor_log2_ref(float a)
-{
-    int e;
-    const double f = frexp((double)a, &e);
-    const double t = (double)(e - 1) + log2(2.0 * f);
-    return floorf((float)t);
-}
-static inline uint8_t mx_exponent(float amax)
-{
-    if (!(amax > 0.0f))
-        return 0;
-    uint32_t u;
-    memcpy(&u, &amax, 4);
-    const uint32_t ex = u >> 23, man = u & 0x7FFFFFu;
-    if (ex == 0 || man >= 0x7FF000u) {
-        const float v = floor_log2_ref(amax) - 2 + 127;
-        const int32_t r = v >= -2147483648.f && v < 2147483648.f ? (int32_t)v : INT32_MIN;
-        return (uint8_t)((uint32_t)r & 0xFFu);
-    }
-    return (uint8_t)((ex - 127u + 125u) & 0xFFu);
-}
-static inline float e8m0_half(unsigned e)
-{
-    const uint32_t u = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 /* the exponent bytes of 8 amax (mx_exponent): ex - 2 (low 8 bits) for a normal amax whose
@@ -705,8 +636,6 @@ FNI __m256i ue4m3_round_v(__m256 v, __m256 *half)
 
 FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
 {
-    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
-    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
     for (size_t b = 0; b < nb; b += 2) {
         const size_t g = nb - b < 2 ? nb - b : 2; /* blocks of 64: 4 g sub-blocks of 16 */
         const float *xb = x + 64 * b;
@@ -729,8 +658,8 @@ FN void dt_ggml_quantize_nvfp4_avx2(const float *x, uint8_t *y, size_t nb)
         _Alignas(32) float t[8][8];
         UNROLL
         for (int i = 1; i < 8; i++)
-            _mm256_store_ps(t[i], _mm256_mul_ps(_mm256_blendv_ps(_mm256_set1_ps(kv[i]),
-                                                                 _mm256_set1_ps(mid[i]), fast),
+            _mm256_store_ps(t[i], _mm256_mul_ps(_mm256_blendv_ps(_mm256_set1_ps(fp4_kv[i]),
+                                                                 _mm256_set1_ps(fp4_mid[i]), fast),
                                                 d));
         for (size_t s = 0; s < 4 * g; s++) {
             __m256 c[8];

@@ -28,20 +28,7 @@
 #define FN DT_TARGET_AVX512
 #define FNI static DT_INLINE DT_TARGET_AVX512
 
-#define F16_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-/* the short loops over vectors unrolled, so that their arrays stay in registers */
-#define UNROLL _Pragma("GCC unroll 16")
-
-#ifndef PF_AHEAD
-#define PF_AHEAD 8192
-#endif
-/* software prefetch of the bytes PF_AHEAD past [p, p + bytes) (never faults: the address is an
- * integer; past the buffer it is harmless) */
-FNI void prefetch(const void *p, size_t bytes)
-{
-    for (size_t o = 0; o < bytes; o += 64)
-        _mm_prefetch((const char *)((uintptr_t)p + PF_AHEAD + o), _MM_HINT_T0);
-}
+#include "fast_simple_common.h" /* prefetch, f16_store, nibbles, mx_exponent, fp4_kv, ... */
 
 FNI __m512 vabs(__m512 v)
 {
@@ -141,12 +128,9 @@ FN void dt_ggml_quantize_q8_0_avx512(const float *x, uint8_t *y, size_t nb)
         q8_0_group(x + 32 * b, y + 34 * b, nb - b);
 }
 
-/* ---- Q4_0 / Q5_0 --------------------------------------------------------------------------- */
-/* g <= 16 blocks of 32: d = max / div (max: the first element of largest |x|, +0 when all are
- * zeros) and 1 / d. From the largest and the smallest element: the one of larger magnitude is
- * max; where they have the same magnitude (both signs reach it, or all zeros) the first such
- * element is looked up. */
-FNI void q40_scales(const float *x, size_t g, float div, __m512 *d, __m512 *id)
+/* ---- Q4_0 / Q5_0 / Q4_1 / Q5_1 ------------------------------------------------------------- */
+/* the smallest and the largest element of g <= 16 blocks of 32 (lane k: block k; 0 from g on) */
+FNI void min_max16(const float *x, size_t g, __m512 *mn, __m512 *mx)
 {
     __m512 lo[16], hi[16];
     prefetch(x, 128 * g);
@@ -159,7 +143,18 @@ FNI void q40_scales(const float *x, size_t g, float div, __m512 *d, __m512 *id)
         } else
             lo[k] = hi[k] = _mm512_setzero_ps();
     }
-    const __m512 mn = tree_min(lo), mx = tree_max(hi);
+    *mn = tree_min(lo);
+    *mx = tree_max(hi);
+}
+
+/* Q4_0 / Q5_0, g <= 16 blocks of 32: d = max / div (max: the first element of largest |x|, +0
+ * when all are zeros) and 1 / d. From the largest and the smallest element: the one of larger
+ * magnitude is max; where they have the same magnitude (both signs reach it, or all zeros) the
+ * first such element is looked up. */
+FNI void q40_scales(const float *x, size_t g, float div, __m512 *d, __m512 *id)
+{
+    __m512 mn, mx;
+    min_max16(x, g, &mn, &mx);
     const __m512 nmn = _mm512_sub_ps(_mm512_setzero_ps(), mn); /* -min, exact */
     __m512 m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(nmn, mx, _CMP_GT_OQ), mx, mn);
     const __mmask16 tie = (__mmask16)(_mm512_cmp_ps_mask(nmn, mx, _CMP_EQ_OQ) & ((1u << g) - 1u));
@@ -187,15 +182,6 @@ FNI __m128i q40_codes(const float *x, __m512 id, float add, int top)
     return _mm_min_epi8(_mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)), _mm_set1_epi8((char)top));
 }
 
-FNI __m128i nibbles(__m128i lo, __m128i hi)
-{
-    return _mm_or_si128(lo, _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8((char)0xF0)));
-}
-FNI __m128i nibbles_masked(__m128i lo, __m128i hi)
-{
-    const __m128i f = _mm_set1_epi8(0x0F);
-    return _mm_or_si128(_mm_and_si128(lo, f), _mm_slli_epi16(_mm_and_si128(hi, f), 4));
-}
 /* bit 4 of 32 codes (16 + 16) as a little-endian u32 */
 FNI uint32_t bit4(__m128i lo, __m128i hi)
 {
@@ -203,74 +189,58 @@ FNI uint32_t bit4(__m128i lo, __m128i hi)
     return (uint32_t)_mm_test_epi8_mask(lo, b) | (uint32_t)_mm_test_epi8_mask(hi, b) << 16;
 }
 
-FNI void q4_0_group(const float *x, uint8_t *y, size_t g)
+/* g <= 16 blocks of Q4_0 (q5 = 0) or Q5_0 (q5 = 1) */
+FNI void q40_group(const float *x, uint8_t *y, size_t g, int q5)
 {
+    const float add = q5 ? 16.5f : 8.5f;
+    const int top = q5 ? 31 : 15;
     __m512 d, id;
-    q40_scales(x, g, -8.0f, &d, &id);
+    q40_scales(x, g, q5 ? -16.0f : -8.0f, &d, &id);
     _Alignas(64) float ids[16];
     _Alignas(32) uint16_t dh[16];
     _mm512_store_ps(ids, id);
     f16x16(dh, d);
     for (size_t k = 0; k < g; k++) {
         const __m512 s = _mm512_set1_ps(ids[k]);
-        const __m128i c0 = q40_codes(x + 32 * k, s, 8.5f, 15),
-                      c1 = q40_codes(x + 32 * k + 16, s, 8.5f, 15);
-        uint8_t *o = y + 18 * k;
+        const __m128i c0 = q40_codes(x + 32 * k, s, add, top),
+                      c1 = q40_codes(x + 32 * k + 16, s, add, top);
+        uint8_t *o = y + (q5 ? 22 : 18) * k;
         memcpy(o, &dh[k], 2);
-        _mm_storeu_si128((__m128i *)(void *)(o + 2), nibbles(c0, c1));
+        if (q5) {
+            const uint32_t qh = bit4(c0, c1);
+            memcpy(o + 2, &qh, 4);
+            _mm_storeu_si128((__m128i *)(void *)(o + 6), nibbles_masked(c0, c1));
+        } else {
+            _mm_storeu_si128((__m128i *)(void *)(o + 2), nibbles(c0, c1));
+        }
     }
+}
+FNI void q40_rows(const float *x, uint8_t *y, size_t nb, int q5)
+{
+    const size_t bytes = q5 ? 22 : 18;
+    size_t b = 0;
+    for (; b + 16 <= nb; b += 16)
+        q40_group(x + 32 * b, y + bytes * b, 16, q5);
+    if (b < nb)
+        q40_group(x + 32 * b, y + bytes * b, nb - b, q5);
 }
 
 FN void dt_ggml_quantize_q4_0_avx512(const float *x, uint8_t *y, size_t nb)
 {
-    size_t b = 0;
-    for (; b + 16 <= nb; b += 16)
-        q4_0_group(x + 32 * b, y + 18 * b, 16);
-    if (b < nb)
-        q4_0_group(x + 32 * b, y + 18 * b, nb - b);
+    q40_rows(x, y, nb, 0);
 }
 
 FN void dt_ggml_quantize_q5_0_avx512(const float *x, uint8_t *y, size_t nb)
 {
-    for (size_t b = 0; b < nb; b += 16) {
-        const size_t g = nb - b < 16 ? nb - b : 16;
-        const float *xb = x + 32 * b;
-        __m512 d, id;
-        q40_scales(xb, g, -16.0f, &d, &id);
-        _Alignas(64) float ids[16];
-        _Alignas(32) uint16_t dh[16];
-        _mm512_store_ps(ids, id);
-        f16x16(dh, d);
-        for (size_t k = 0; k < g; k++) {
-            const __m512 s = _mm512_set1_ps(ids[k]);
-            const __m128i c0 = q40_codes(xb + 32 * k, s, 16.5f, 31);
-            const __m128i c1 = q40_codes(xb + 32 * k + 16, s, 16.5f, 31);
-            uint8_t *o = y + 22 * (b + k);
-            const uint32_t qh = bit4(c0, c1);
-            memcpy(o, &dh[k], 2);
-            memcpy(o + 2, &qh, 4);
-            _mm_storeu_si128((__m128i *)(void *)(o + 6), nibbles_masked(c0, c1));
-        }
-    }
+    q40_rows(x, y, nb, 1);
 }
 
-/* ---- Q4_1 / Q5_1 --------------------------------------------------------------------------- */
-/* g <= 16 blocks of 32: min and max as the reference's first-wins comparisons give them (a zero
- * extreme has the sign of the block's first zero), d = (max - min) / div, 1 / d */
+/* Q4_1 / Q5_1, g <= 16 blocks of 32: min and max as the reference's first-wins comparisons give
+ * them (a zero extreme has the sign of the block's first zero), d = (max - min) / div, 1 / d */
 FNI void q41_scales(const float *x, size_t g, float div, float *mn, float *id, __m512 *d)
 {
-    __m512 lo[16], hi[16];
-    prefetch(x, 128 * g);
-    UNROLL
-    for (size_t k = 0; k < 16; k++) {
-        if (k < g) {
-            const __m512 a = _mm512_loadu_ps(x + 32 * k), b = _mm512_loadu_ps(x + 32 * k + 16);
-            lo[k] = _mm512_min_ps(a, b);
-            hi[k] = _mm512_max_ps(a, b);
-        } else
-            lo[k] = hi[k] = _mm512_setzero_ps();
-    }
-    __m512 vmn = tree_min(lo), vmx = tree_max(hi);
+    __m512 vmn, vmx;
+    min_max16(x, g, &vmn, &vmx);
     const __m512 z = _mm512_setzero_ps();
     const __mmask16 zero = (__mmask16)((_mm512_cmp_ps_mask(vmn, z, _CMP_EQ_OQ) |
                                         _mm512_cmp_ps_mask(vmx, z, _CMP_EQ_OQ)) &
@@ -305,52 +275,47 @@ FNI __m128i q41_codes(const float *x, __m512 mn, __m512 id)
     return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
 }
 
-FN void dt_ggml_quantize_q4_1_avx512(const float *x, uint8_t *y, size_t nb)
+/* Q4_1 (q5 = 0: the codes at most 15) or Q5_1 (q5 = 1: no clamp, as the reference) */
+FNI void q41_rows(const float *x, uint8_t *y, size_t nb, int q5)
 {
+    const size_t bytes = q5 ? 24 : 20;
     for (size_t b = 0; b < nb; b += 16) {
         const size_t g = nb - b < 16 ? nb - b : 16;
         const float *xb = x + 32 * b;
         _Alignas(64) float mn[16], ids[16];
         _Alignas(32) uint16_t dh[16], mh[16];
         __m512 d;
-        q41_scales(xb, g, 15.0f, mn, ids, &d);
+        q41_scales(xb, g, q5 ? 31.0f : 15.0f, mn, ids, &d);
         f16x16(dh, d);
         f16x16(mh, _mm512_load_ps(mn));
         for (size_t k = 0; k < g; k++) {
             const __m512 m = _mm512_set1_ps(mn[k]), s = _mm512_set1_ps(ids[k]);
-            const __m128i top = _mm_set1_epi8(15);
-            const __m128i c0 = _mm_min_epi8(q41_codes(xb + 32 * k, m, s), top);
-            const __m128i c1 = _mm_min_epi8(q41_codes(xb + 32 * k + 16, m, s), top);
-            uint8_t *o = y + 20 * (b + k);
+            __m128i c0 = q41_codes(xb + 32 * k, m, s), c1 = q41_codes(xb + 32 * k + 16, m, s);
+            uint8_t *o = y + bytes * (b + k);
             memcpy(o, &dh[k], 2);
             memcpy(o + 2, &mh[k], 2);
-            _mm_storeu_si128((__m128i *)(void *)(o + 4), nibbles(c0, c1));
+            if (q5) {
+                const uint32_t qh = bit4(c0, c1);
+                memcpy(o + 4, &qh, 4);
+                _mm_storeu_si128((__m128i *)(void *)(o + 8), nibbles_masked(c0, c1));
+            } else {
+                const __m128i top = _mm_set1_epi8(15);
+                c0 = _mm_min_epi8(c0, top);
+                c1 = _mm_min_epi8(c1, top);
+                _mm_storeu_si128((__m128i *)(void *)(o + 4), nibbles(c0, c1));
+            }
         }
     }
 }
 
+FN void dt_ggml_quantize_q4_1_avx512(const float *x, uint8_t *y, size_t nb)
+{
+    q41_rows(x, y, nb, 0);
+}
+
 FN void dt_ggml_quantize_q5_1_avx512(const float *x, uint8_t *y, size_t nb)
 {
-    for (size_t b = 0; b < nb; b += 16) {
-        const size_t g = nb - b < 16 ? nb - b : 16;
-        const float *xb = x + 32 * b;
-        _Alignas(64) float mn[16], ids[16];
-        _Alignas(32) uint16_t dh[16], mh[16];
-        __m512 d;
-        q41_scales(xb, g, 31.0f, mn, ids, &d);
-        f16x16(dh, d);
-        f16x16(mh, _mm512_load_ps(mn));
-        for (size_t k = 0; k < g; k++) {
-            const __m512 m = _mm512_set1_ps(mn[k]), s = _mm512_set1_ps(ids[k]);
-            const __m128i c0 = q41_codes(xb + 32 * k, m, s), c1 = q41_codes(xb + 32 * k + 16, m, s);
-            uint8_t *o = y + 24 * (b + k);
-            const uint32_t qh = bit4(c0, c1);
-            memcpy(o, &dh[k], 2);
-            memcpy(o + 2, &mh[k], 2);
-            memcpy(o + 4, &qh, 4);
-            _mm_storeu_si128((__m128i *)(void *)(o + 8), nibbles_masked(c0, c1));
-        }
-    }
+    q41_rows(x, y, nb, 1);
 }
 
 /* ---- Q8_1: Q8_0's codes at offset 4, s = fp16(d * the sum of the (signed byte) codes) ------ */
@@ -412,11 +377,6 @@ FNI __m512i trit(const float *x, __m512 id)
 {
     return _mm512_add_epi32(vround_cvtt(_mm512_mul_ps(_mm512_loadu_ps(x), id)),
                             _mm512_set1_epi32(1));
-}
-FNI void f16_store(uint8_t *p, float d)
-{
-    const uint16_t h = (uint16_t)_cvtss_sh(d, F16_RNE);
-    memcpy(p, &h, 2);
 }
 
 FN void dt_ggml_quantize_tq2_0_avx512(const float *x, uint8_t *y, size_t nb)
@@ -533,12 +493,10 @@ FNI __m512i fp4_codes_mid(__m512 x, const __m512 *m)
  * thresholds hold (0 < d <= 2^124, amax <= 2^20 d) */
 FNI bool fp4_consts(float d, float amax, __m512 *c)
 {
-    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
-    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
-    const bool fast = d > 0.0f && d <= 0x1p124f && !(amax > 0x1p20f * d);
+    const bool fast = fp4_thresholds_hold(d, amax);
     UNROLL
     for (int i = 1; i < 8; i++)
-        c[i] = _mm512_set1_ps((fast ? mid[i] : kv[i]) * d);
+        c[i] = _mm512_set1_ps((fast ? fp4_mid[i] : fp4_kv[i]) * d);
     return fast;
 }
 
@@ -560,40 +518,6 @@ FNI __m512i fp4_codes_tab(__m512 x, __m512 two_id)
     const __mmask16 neg =
         _mm512_mask_test_epi32_mask(_mm512_movepi32_mask(_mm512_castps_si512(x)), t, t);
     return _mm512_mask_or_epi32(t, neg, t, _mm512_set1_epi32(8));
-}
-
-/* the reference's floor(log2f(a)) (simple.c: correctly rounded log2, then floor) */
-static float floor_log2_ref(float a)
-{
-    int e;
-    const double f = frexp((double)a, &e);
-    const double t = (double)(e - 1) + log2(2.0 * f);
-    return floorf((float)t);
-}
-/* MXFP4's exponent byte of amax: floor(log2 amax) - 2 + 127, low 8 bits; 0 for amax = 0. For a
- * normal amax whose mantissa is below 2 - 2^-11, log2 amax = k + log2 f is at least 2^-11.5
- * below k + 1, far beyond the rounding of a binary32 near k + 1 (|k| < 256: ulp <= 2^-16), so
- * the floor is the exponent k; the others take the reference's path. */
-static inline uint8_t mx_exponent(float amax)
-{
-    if (!(amax > 0.0f))
-        return 0;
-    uint32_t u;
-    memcpy(&u, &amax, 4);
-    const uint32_t ex = u >> 23, man = u & 0x7FFFFFu;
-    if (ex == 0 || man >= 0x7FF000u) {
-        const float v = floor_log2_ref(amax) - 2 + 127;
-        const int32_t r = v >= -2147483648.f && v < 2147483648.f ? (int32_t)v : INT32_MIN;
-        return (uint8_t)((uint32_t)r & 0xFFu);
-    }
-    return (uint8_t)((ex - 127u + 125u) & 0xFFu);
-}
-static inline float e8m0_half(unsigned e)
-{
-    const uint32_t u = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 /* the exponent bytes of 16 amax (mx_exponent): ex - 2 (low 8 bits) for a normal amax whose
@@ -701,8 +625,6 @@ FNI __m512i ue4m3_round_v(__m512 v, __m512 *half)
 
 FN void dt_ggml_quantize_nvfp4_avx512(const float *x, uint8_t *y, size_t nb)
 {
-    static const float kv[8] = {0, 1, 2, 3, 4, 6, 8, 12};
-    static const float mid[8] = {0, 0.5f, 1.5f, 2.5f, 3.5f, 5, 7, 10};
     for (size_t b = 0; b < nb; b += 4) {
         const size_t g = nb - b < 4 ? nb - b : 4; /* blocks of 64: 4 g sub-blocks of 16 */
         const float *xb = x + 64 * b;
@@ -723,9 +645,10 @@ FN void dt_ggml_quantize_nvfp4_avx512(const float *x, uint8_t *y, size_t nb)
         _Alignas(64) float t[8][16];
         UNROLL
         for (int i = 1; i < 8; i++)
-            _mm512_store_ps(t[i], _mm512_mul_ps(_mm512_mask_blend_ps(fast, _mm512_set1_ps(kv[i]),
-                                                                     _mm512_set1_ps(mid[i])),
-                                                d));
+            _mm512_store_ps(t[i],
+                            _mm512_mul_ps(_mm512_mask_blend_ps(fast, _mm512_set1_ps(fp4_kv[i]),
+                                                               _mm512_set1_ps(fp4_mid[i])),
+                                          d));
         for (size_t s = 0; s < 4 * g; s++) {
             __m512 c[8];
             UNROLL

@@ -34,29 +34,12 @@
  * common ISA) and nearest_int(+-Inf) is -2^22. No NaN reaches a stored scale: each is made from
  * a maximum found by strict comparisons (never NaN, never 0 where it is divided by). */
 #include "ggml.h"
+#include "kquants_scalar.h" /* clamp_int, u8_of, s8_of, signed_absmax, asym_levels; the scales */
 
 #include <math.h>
 #include <string.h>
 
-#define GROUP_MAX_EPS 1e-15f /* ggml's GROUP_MAX_EPS: a sub-block below it in |x| is zero */
-
 /* ---- small helpers ----------------------------------------------------------------------- */
-
-static inline int clamp_int(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v; /* ggml's MAX(lo, MIN(hi, v)) */
-}
-
-/* int -> uint8_t / int8_t as ggml's implicit conversions do on its targets: the low 8 bits */
-static inline uint8_t u8_of(int v)
-{
-    return (uint8_t)((unsigned)v & 0xFFu);
-}
-static inline int s8_of(int v)
-{
-    const int b = (int)((unsigned)v & 0xFFu);
-    return b < 128 ? b : b - 256;
-}
 
 static inline void fill_u8(uint8_t *L, int n, uint8_t v)
 {
@@ -64,34 +47,7 @@ static inline void fill_u8(uint8_t *L, int n, uint8_t v)
         L[i] = v;
 }
 
-/* The first element of largest |x| (strict >, so the earliest wins), with its sign; *amax gets
- * its magnitude (0 when every element is +-0). The scan that opens make_qx_quants,
- * make_q3_quants and quantize_row_q8_K_ref. */
-static float signed_absmax(const float *x, int n, float *amax)
-{
-    float max = 0.0f, am = 0.0f;
-    for (int i = 0; i < n; ++i) {
-        const float ax = fabsf(x[i]);
-        if (ax > am) {
-            am = ax;
-            max = x[i];
-        }
-    }
-    *amax = am;
-    return max;
-}
-
 /* ---- make_qkx2_quants: levels 0..nmax with a scale and a min (Q2_K, Q4_K, Q5_K) ---------- */
-
-/* L[i] = clamp(nearest_int(iscale * (x[i] - min)), 0, nmax) */
-static void asym_levels(const float *x, int n, int nmax, float iscale, float min, uint8_t *L)
-{
-    for (int i = 0; i < n; ++i) {
-        const float d = x[i] - min;
-        const float v = iscale * d;
-        L[i] = (uint8_t)clamp_int(dt_ggml_nearest_int(v), 0, nmax);
-    }
-}
 
 /* sum_i w[i] * e(i), e = |scale*L + min - x| (mad) or its square, in index order */
 static float asym_error(const float *x, const float *w, const uint8_t *L, int n, float scale,
@@ -356,6 +312,16 @@ static float fit_signed_q3(const float *x, int n, int nmax, int8_t *L)
 
 /* ---- the per-type quantizers ---------------------------------------------------------------- */
 
+/* The final pass of Q3_K and Q6_K for 16 elements: L[l] = clamp(nearest_int(x[l] / d), -nmax,
+ * nmax - 1) + nmax */
+static void signed_levels16(const float *x, float d, int nmax, int8_t *L)
+{
+    for (int l = 0; l < 16; ++l) {
+        const float q = x[l] / d;
+        L[l] = (int8_t)(clamp_int(dt_ggml_nearest_int(q), -nmax, nmax - 1) + nmax);
+    }
+}
+
 /* Four 2-bit planes: byte 32*h + l of qs holds L[128h + l + 32k] in bits 2k..2k+1 (Q2_K, Q3_K) */
 static void pack_2bit(const uint8_t *L, uint8_t *qs)
 {
@@ -375,47 +341,19 @@ void dt_ggml_quantize_q2_K(const float *x, uint8_t *y, size_t nb)
     for (size_t ib = 0; ib < nb; ++ib, x += DT_QK_K, y += 84) {
         uint8_t L[DT_QK_K];
         float scales[16], mins[16];
-        float max_scale = 0.0f, max_min = 0.0f; /* strict >: a NaN never becomes the max */
         for (int j = 0; j < 16; ++j) {
             float w[16];
             for (int l = 0; l < 16; ++l)
                 w[l] = fabsf(x[16 * j + l]);
             scales[j] = fit_scale_min(x + 16 * j, w, 16, 3, -0.5f, 0.1f, 15, true, L + 16 * j,
                                       &mins[j]);
-            if (scales[j] > max_scale)
-                max_scale = scales[j];
-            if (mins[j] > max_min)
-                max_min = mins[j];
         }
-
-        uint8_t *sc = y;
-        uint16_t d = 0, dmin = 0; /* fp16(0) */
-        /* ggml stores the int codes in uint8_t bytes and ORs (l << 4) for a possibly negative
-         * l: the low 8 bits of each */
-        if (max_scale > 0.0f) {
-            const float iscale = 15.0f / max_scale;
-            for (int j = 0; j < 16; ++j) {
-                const float v = iscale * scales[j];
-                sc[j] = u8_of(dt_ggml_nearest_int(v));
-            }
-            d = dt_ggml_fp16(max_scale / 15.0f);
-        } else {
-            memset(sc, 0, 16);
-        }
-        if (max_min > 0.0f) {
-            const float iscale = 15.0f / max_min;
-            for (int j = 0; j < 16; ++j) {
-                const float v = iscale * mins[j];
-                sc[j] |= (uint8_t)(((unsigned)dt_ggml_nearest_int(v) << 4) & 0xFFu);
-            }
-            dmin = dt_ggml_fp16(max_min / 15.0f);
-        }
-        dt_ggml_wr16(y + 80, d);
-        dt_ggml_wr16(y + 82, dmin);
+        float D, M;
+        q2k_scales(scales, mins, y, &D, &M);
+        const uint8_t *sc = y;
 
         /* the final pass with the stored scales; a sub-block whose scale is 0 (or -0) keeps the
          * levels of its fit (a NaN scale, Inf * 0, re-quantizes: nearest_int(NaN) = 0) */
-        const float D = dt_ggml_fp16_to_f32(d), M = dt_ggml_fp16_to_f32(dmin);
         for (int j = 0; j < 16; ++j) {
             const float dj = D * (float)(sc[j] & 0xF);
             if (dj == 0.0f)
@@ -439,51 +377,17 @@ void dt_ggml_quantize_q3_K(const float *x, uint8_t *y, size_t nb)
     for (size_t ib = 0; ib < nb; ++ib, x += DT_QK_K, y += 110) {
         int8_t Ls[DT_QK_K];
         float scales[16];
-        float max_scale = 0.0f, amax = 0.0f;
-        for (int j = 0; j < 16; ++j) {
+        for (int j = 0; j < 16; ++j)
             scales[j] = fit_signed_q3(x + 16 * j, 16, 4, Ls + 16 * j);
-            const float a = fabsf(scales[j]);
-            if (a > amax) {
-                amax = a;
-                max_scale = scales[j];
-            }
-        }
-
-        /* codes 0..63 = clamp(nearest_int(iscale*scale), -32, 31) + 32; ggml first keeps the
-         * nearest_int in an int8_t (the low 8 bits), then clamps */
+        /* codes 0..63 = clamp(nearest_int(iscale*scale), -32, 31) + 32 */
         int code[16];
-        uint8_t *sb = y + 96;
-        memset(sb, 0, 12);
-        uint16_t d = 0;
-        if (max_scale != 0.0f) {
-            const float iscale = -32.0f / max_scale;
-            for (int j = 0; j < 16; ++j) {
-                const float v = iscale * scales[j];
-                const int c = clamp_int(s8_of(dt_ggml_nearest_int(v)), -32, 31) + 32;
-                code[j] = c;
-                if (j < 8)
-                    sb[j] = (uint8_t)(c & 0xF);
-                else
-                    sb[j - 8] |= (uint8_t)((c & 0xF) << 4);
-                sb[8 + j % 4] |= (uint8_t)((c >> 4) << (2 * (j / 4)));
-            }
-            d = dt_ggml_fp16(1.0f / iscale);
-        } else {
-            for (int j = 0; j < 16; ++j)
-                code[j] = 0; /* the bytes are zero: sub-scale -32, times d = 0 */
-        }
-        dt_ggml_wr16(y + 108, d);
+        const float D = q3k_scales(scales, y, code);
 
         /* the final pass: d_j = f32(d) * (code - 32); 0 keeps the fitted levels */
-        const float D = dt_ggml_fp16_to_f32(d);
         for (int j = 0; j < 16; ++j) {
             const float dj = D * (float)(code[j] - 32);
-            if (dj == 0.0f)
-                continue;
-            for (int l = 0; l < 16; ++l) {
-                const float q = x[16 * j + l] / dj;
-                Ls[16 * j + l] = (int8_t)(clamp_int(dt_ggml_nearest_int(q), -4, 3) + 4);
-            }
+            if (dj != 0.0f)
+                signed_levels16(x + 16 * j, dj, 4, Ls + 16 * j);
         }
 
         /* the high bit of element e goes to bit e/32 of hmask[e % 32], the low 2 bits to qs */
@@ -501,22 +405,6 @@ void dt_ggml_quantize_q3_K(const float *x, uint8_t *y, size_t nb)
     }
 }
 
-/* The 12 bytes of 6-bit scales and mins of Q4_K and Q5_K (ggml's get_scale_min_k4 inverted):
- * sub-blocks 0..3 in the low 6 bits of bytes j (scale) and j+4 (min); 4..7 as nibbles of byte
- * j+4 (scale low, min high) with their top 2 bits in bits 6..7 of bytes j-4 (scale) and j (min). */
-static void pack_scale_min_k4(const uint8_t *ls, const uint8_t *lm, uint8_t *s)
-{
-    for (int j = 0; j < 4; ++j) {
-        s[j] = ls[j];
-        s[j + 4] = lm[j];
-    }
-    for (int j = 4; j < 8; ++j) {
-        s[j + 4] = (uint8_t)((ls[j] & 0xF) | (lm[j] & 0xF) << 4);
-        s[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
-        s[j] |= (uint8_t)((lm[j] >> 4) << 6);
-    }
-}
-
 /* What Q4_K and Q5_K share (quantize_row_q4_K_ref, quantize_row_q5_K_ref): 8 sub-blocks of 32
  * fitted by make_qkx2_quants(32, nmax, weights av + |x|, rmin, 0.1, nstep, squared error),
  * 6-bit codes min(63, nearest_int((63/max)*v)) (stored as uint8_t first: the low 8 bits), d =
@@ -526,33 +414,13 @@ static void quantize_q45_block(const float *x, uint8_t *y, int nmax, float rmin,
                                uint8_t *L)
 {
     float scales[8], mins[8];
-    float max_scale = 0.0f, max_min = 0.0f;
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 8; ++j)
         scales[j] = fit_q45_sub(x + 32 * j, nmax, rmin, nstep, L + 32 * j, &mins[j]);
-        if (scales[j] > max_scale)
-            max_scale = scales[j];
-        if (mins[j] > max_min)
-            max_min = mins[j];
-    }
-    const float inv_scale = max_scale > 0.0f ? 63.0f / max_scale : 0.0f;
-    const float inv_min = max_min > 0.0f ? 63.0f / max_min : 0.0f;
     uint8_t ls[8], lm[8];
-    for (int j = 0; j < 8; ++j) {
-        const float vs = inv_scale * scales[j];
-        const float vm = inv_min * mins[j];
-        const uint8_t cs = u8_of(dt_ggml_nearest_int(vs));
-        const uint8_t cm = u8_of(dt_ggml_nearest_int(vm));
-        ls[j] = cs < 63 ? cs : 63;
-        lm[j] = cm < 63 ? cm : 63;
-    }
-    const uint16_t d = dt_ggml_fp16(max_scale / 63.0f);
-    const uint16_t dmin = dt_ggml_fp16(max_min / 63.0f);
-    dt_ggml_wr16(y, d);
-    dt_ggml_wr16(y + 2, dmin);
-    pack_scale_min_k4(ls, lm, y + 4);
+    float D, M;
+    q45_scales(scales, mins, y, ls, lm, &D, &M);
 
     /* the final pass: d_j = f32(d) * code, m_j = f32(dmin) * code; d_j = 0 keeps the fit */
-    const float D = dt_ggml_fp16_to_f32(d), M = dt_ggml_fp16_to_f32(dmin);
     for (int j = 0; j < 8; ++j) {
         const float dj = D * (float)ls[j];
         if (dj == 0.0f)
@@ -608,40 +476,18 @@ void dt_ggml_quantize_q6_K(const float *x, uint8_t *y, size_t nb)
     for (size_t ib = 0; ib < nb; ++ib, x += DT_QK_K, y += 210) {
         int8_t L[DT_QK_K];
         float scales[16];
-        float max_scale = 0.0f, max_abs = 0.0f;
-        for (int j = 0; j < 16; ++j) {
+        for (int j = 0; j < 16; ++j)
             scales[j] = fit_signed_x2(x + 16 * j, 16, 32, L + 16 * j);
-            const float a = fabsf(scales[j]);
-            if (a > max_abs) {
-                max_abs = a;
-                max_scale = scales[j];
-            }
-        }
-        if (max_abs < GROUP_MAX_EPS) {
-            memset(y, 0, 210); /* d = fp16(0) */
-            continue;
-        }
-        const float iscale = -128.0f / max_scale;
-        const uint16_t d = dt_ggml_fp16(1.0f / iscale);
-        dt_ggml_wr16(y + 208, d);
         int sc[16];
-        for (int j = 0; j < 16; ++j) {
-            const float v = iscale * scales[j];
-            const int c = dt_ggml_nearest_int(v);
-            sc[j] = s8_of(c < 127 ? c : 127); /* stored in an int8_t */
-            y[192 + j] = u8_of(sc[j]);
-        }
+        float D;
+        if (!q6k_scales(scales, y, sc, &D))
+            continue; /* all zero bytes */
 
         /* the final pass: d_j = f32(d) * sc; 0 keeps the fitted levels */
-        const float D = dt_ggml_fp16_to_f32(d);
         for (int j = 0; j < 16; ++j) {
             const float dj = D * (float)sc[j];
-            if (dj == 0.0f)
-                continue;
-            for (int l = 0; l < 16; ++l) {
-                const float q = x[16 * j + l] / dj;
-                L[16 * j + l] = (int8_t)(clamp_int(dt_ggml_nearest_int(q), -32, 31) + 32);
-            }
+            if (dj != 0.0f)
+                signed_levels16(x + 16 * j, dj, 32, L + 16 * j);
         }
 
         /* per half h: ql[64h + l] = low nibbles of L[128h + l] | L[128h + l + 64] << 4,

@@ -9,26 +9,10 @@
  * bits. That happens only in blocks whose reciprocal scale overflows (|x| < 2^-126 or so):
  * x * inf and 0 * inf become codes the dequantizer turns into (signed) zeros. */
 #include "ggml.h"
+#include "simple_scalar.h" /* cvtt32, cvtt_i8, cvtt_u8; MXFP4's exponent and scale */
 
 #include <math.h>
 
-/* (int32_t)v as x86-64's cvttss2si computes it */
-static inline int32_t cvtt32(float v)
-{
-    if (!(v >= -2147483648.f && v < 2147483648.f))
-        return INT32_MIN;
-    return (int32_t)v;
-}
-/* (int8_t)v / (uint8_t)v as x86-64 builds compute them: cvttss2si, then the low byte */
-static inline int cvtt_i8(float v)
-{
-    const int b = (int)((uint32_t)cvtt32(v) & 0xFFu);
-    return b >= 128 ? b - 256 : b;
-}
-static inline unsigned cvtt_u8(float v)
-{
-    return (uint32_t)cvtt32(v) & 0xFFu;
-}
 /* (int)(lroundf(v) + 1) as glibc on x86-64 computes it: lroundf of NaN or |v| >= 2^63 is
  * LONG_MIN, and the conversion to int keeps the low 32 bits (so such a v gives 1) */
 static inline int lround_plus1(float v)
@@ -218,32 +202,11 @@ static inline unsigned best_fp4(float x, float d)
     return best;
 }
 
-/* 2^(e - 128) (ggml's e8m0_to_fp32_half): e = 0 and 1 are binary32 subnormals, 0xFF is 2^127 */
-static inline float e8m0_half(unsigned e)
-{
-    return dt_ggml_f32_of(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
-}
-
-/* floor(log2f(a)) for finite a > 0, log2 correctly rounded to binary32 (what ggml's log2f and
- * numpy's give near powers of two, where it matters): a = 2^k * f with f in [1, 2) has
- * log2 a = k + log2 f, which rounds up to k + 1 when f is a few ulps below 2. The double sum is
- * within 2^-52 of the exact log2, far inside the distance of any binary32 input's log2 from a
- * binary32 rounding boundary, so its rounding to float is the correct one. */
-static inline float floor_log2(float a)
-{
-    int e;
-    const double f = frexp((double)a, &e); /* a = f * 2^e, f in [0.5, 1) */
-    const double t = (double)(e - 1) + log2(2.0 * f);
-    return floorf((float)t);
-}
-
 void dt_ggml_quantize_mxfp4(const float *x, uint8_t *y, size_t nb)
 {
     for (size_t b = 0; b < nb; b++, x += 32, y += 17) {
-        const float amax = max_abs_first(x, 32, NULL);
-        /* the shared exponent floor(log2 amax) - 2 (e2m1's largest exponent), biased by 127;
-         * below 2^-125 it is negative and keeps its low 8 bits, as x86-64 builds store it */
-        const unsigned e = amax > 0.0f ? cvtt_u8(floor_log2(amax) - 2 + 127) : 0;
+        /* the shared exponent floor(log2 amax) - 2 (simple_scalar.h) */
+        const unsigned e = mx_exponent_ref(max_abs_first(x, 32, NULL));
         const float d = e8m0_half(e);
         y[0] = (uint8_t)e;
         for (int j = 0; j < 16; j++)
