@@ -5,10 +5,19 @@
  * random bit patterns), dequantizers on 10^8 elements' worth of random blocks, float32 and the
  * residuals both. Under the sanitizers (which check memory, not bits) 10^6.
  *
+ * Then dequantization to bfloat16 through dtcast_ggml_dequantize, per type: the fast path (on
+ * AVX-512 with AVX512-BF16 the blocks straight to bfloat16, fast_dequant_avx512bf16.c, whose
+ * entries are also called directly; else the one-pass store) against the reference path
+ * (dt_quant_simple: dequant.c, round to odd, the library's conversion), bit for bit, on 10^8
+ * elements' worth of random blocks whose scales are of every kind (random bytes, normal,
+ * far apart, subnormal, few mantissa bits, near overflow, Inf and NaN).
+ *
  *   test_ggml_fast [SCALE]   SCALE multiplies the counts (make check-long: 1; default 1) */
 #include "check.h"
+#include "ggml/fast_dequant.h"
 #include "ggml/ggml.h"
 #include "kernels/kernels.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -147,6 +156,140 @@ static void test_dequantizer(const dt_ggml_fast *f, const dt_ggml_traits *t, dou
     free(lb);
 }
 
+/* ---- dequantization to bfloat16: fast path against the reference path ------------------- */
+/* the fp16 scale fields of code's block (byte offsets; -1: none), the ones api.c's
+ * invalid_blocks and dequant.c's row functions test */
+static void scale_fields(int code, int off[2])
+{
+    off[0] = off[1] = -1;
+    switch (code) {
+    case 2: case 6: case 8: case 9: case 41: case 42: case 16: case 17: case 18: case 19:
+    case 20: case 21: case 22: case 23: off[0] = 0; break;
+    case 3: case 7: case 12: case 13: off[0] = 0; off[1] = 2; break;
+    case 10: off[0] = 80; off[1] = 82; break;
+    case 11: off[0] = 108; break;
+    case 14: off[0] = 208; break;
+    case 34: off[0] = 52; break;
+    case 35: off[0] = 64; break;
+    default: break; /* IQ1_M (split d), Q8_K (float32 d), MXFP4, NVFP4: their own */
+    }
+}
+
+/* an fp16 of the given kind */
+static uint16_t f16_of_kind(unsigned kind)
+{
+    const uint16_t sign = (uint16_t)((next64() & 1) << 15), man = (uint16_t)(next64() & 0x3FF);
+    switch (kind) {
+    case 0: return (uint16_t)(sign | (1 + next64() % 30) << 10 | man);          /* normal */
+    case 1: return (uint16_t)(sign | man);                                       /* subnormal */
+    case 2: return (uint16_t)(sign | 0x7C00 | (next64() % 4 == 0 ? 0 : man));    /* Inf / NaN */
+    case 3: return (uint16_t)(sign | (1 + next64() % 30) << 10 | (man & 0x380)); /* few bits */
+    case 4: return (uint16_t)(sign | (29 + next64() % 2) << 10 | man);          /* near 65504 */
+    default: return (uint16_t)(sign | (1 + next64() % 4) << 10 | man);          /* tiny */
+    }
+}
+
+/* random bytes, then the scales of one kind (or left random) */
+static void fill_blocks_bf16(int code, const dt_ggml_traits *t, uint8_t *src, size_t nb)
+{
+    for (size_t i = 0; i < nb * t->bytes; i++)
+        src[i] = (uint8_t)next64();
+    for (size_t b = 0; b < nb; b++) {
+        uint8_t *x = src + b * t->bytes;
+        const unsigned kind = (unsigned)(next64() % 10);
+        if (kind >= 8)
+            continue; /* the random bytes' scales */
+        /* 0: normal; 1: normal and few-bit; 2: far apart (a huge and a tiny one: large
+         * residuals); 3: subnormal;
+         * 4: few mantissa bits (ties); 5: near overflow; 6: tiny; 7: Inf or NaN */
+        static const unsigned k1[8] = {0, 0, 4, 1, 3, 4, 5, 2};
+        static const unsigned k2[8] = {0, 3, 5, 1, 3, 4, 5, 0};
+        int off[2];
+        scale_fields(code, off);
+        for (int k = 0; k < 2; k++)
+            if (off[k] >= 0)
+                dt_ggml_wr16(x + off[k], f16_of_kind(k ? k2[kind] : k1[kind]));
+        if (code == 29) { /* IQ1_M: d in the top nibbles of the words at 48, 50, 52, 54 */
+            const uint16_t d = f16_of_kind(k1[kind]);
+            for (int n = 0; n < 4; n++) {
+                const uint16_t w = dt_ggml_rd16(x + 48 + 2 * n);
+                dt_ggml_wr16(x + 48 + 2 * n, (uint16_t)((w & 0x0FFF) | ((d >> (4 * n)) & 15) << 12));
+            }
+        } else if (code == 39) { /* MXFP4: E8M0, the subnormal scales, 0xFE, 0xFF */
+            static const uint8_t e[8] = {127, 0, 1, 2, 0xFE, 0xFF, 100, 150};
+            x[0] = e[kind];
+        } else if (code == 15) { /* Q8_K: a float32 d */
+            static const uint32_t ex[8] = {127, 1, 254, 0, 100, 0xFF, 246, 247}; /* 1 and 246: the fast path's ends */
+            dt_ggml_wr32(x, (uint32_t)(next64() & 0x807FFFFFu) | ex[kind] << 23);
+        }
+    }
+}
+
+static void test_bf16(double scale)
+{
+    const size_t n = 1u << 16; /* elements per round: whole blocks of every size */
+    const double want = (SANITIZED ? 1e6 : 1e8) * scale;
+    uint8_t *src = malloc(n * 2);
+    uint16_t *ref = malloc(n * 2), *got = malloc(n * 2), *direct = malloc(n * 2);
+#if defined(__x86_64__) && defined(__GNUC__)
+    const bool has_bf16 = dt_isa_detected() >= DT_ISA_AVX512 && dt_cpu_has_avx512bf16();
+#endif
+    for (int code = 0; code < DT_GGML_TYPE_COUNT; code++) {
+        const dt_ggml_traits *t = dt_ggml_traits_of((uint32_t)code);
+        if (!t || !t->dequantize)
+            continue;
+        const size_t nb = n / t->block, bytes = nb * t->bytes;
+        void (*fn)(const uint8_t *, uint16_t *, size_t) = NULL; /* the entry, called directly */
+#if defined(__x86_64__) && defined(__GNUC__)
+        for (size_t i = 0; i < dt_ggml_bf16_count; i++)
+            if (dt_ggml_bf16_list[i].code == (uint32_t)code && has_bf16)
+                fn = dt_ggml_bf16_list[i].fn;
+#endif
+        size_t done = 0, bad = 0, bad_direct = 0, first = SIZE_MAX;
+        dtcast_tensor y;
+        memset(&y, 0, sizeof y);
+        y.type = DTCAST_BFLOAT16;
+        y.ndim = 2;
+        y.shape[0] = 1;
+        y.shape[1] = (int64_t)n;
+        y.bytes = n * 2;
+        bool ok = true;
+        while ((double)done < want && ok) {
+            fill_blocks_bf16(code, t, src, nb);
+            memset(ref, 0x11, n * 2);
+            memset(got, 0x22, n * 2);
+            dt_quant_simple_set(true);
+            y.data = ref;
+            ok &= dtcast_ggml_dequantize(&y, src, bytes, code, 1, NULL) == DTCAST_OK;
+            dt_quant_simple_set(false);
+            y.data = got;
+            ok &= dtcast_ggml_dequantize(&y, src, bytes, code, 1, NULL) == DTCAST_OK;
+            if (fn) {
+                memset(direct, 0x33, n * 2);
+                fn(src, direct, nb);
+            }
+            for (size_t i = 0; i < n; i++) {
+                const bool b1 = got[i] != ref[i], b2 = fn && direct[i] != ref[i];
+                if ((b1 || b2) && first == SIZE_MAX)
+                    first = done + i;
+                bad += b1;
+                bad_direct += b2;
+            }
+            done += n;
+        }
+        char name[96];
+        snprintf(name, sizeof name, "ggml_fast_%s_bf16_dequantize%s", t->name,
+                 fn ? "_avx512bf16" : "");
+        CHECK(ok && bad == 0 && bad_direct == 0, name,
+              "status %s; %zu (api) and %zu (direct) of %zu values differ (first at %zu)",
+              ok ? "ok" : "failed", bad, bad_direct, done, first);
+    }
+    free(src);
+    free(ref);
+    free(got);
+    free(direct);
+}
+
 int main(int argc, char **argv)
 {
     const double scale = argc > 1 ? atof(argv[1]) : 1.0;
@@ -164,6 +307,7 @@ int main(int argc, char **argv)
         if (f->dequantize)
             test_dequantizer(f, t, scale);
     }
+    test_bf16(scale);
     /* the selection: the reference under the simple path, a listed one otherwise */
     CHECK(dt_ggml_quantizer(8) != NULL && dt_ggml_dequantizer(12) != NULL, "ggml_fast_selection",
           "%s", "no block function for Q8_0 / Q4_K");

@@ -11,8 +11,11 @@
  * rounded, each element's residual); float64 is their exact sum, bfloat16 and float16 round the
  * exact value once: the float32 is first rounded to odd (a nonzero residual sets the lowest bit
  * by stepping toward it), which makes the one nearest-even rounding to the narrower type the
- * correct rounding of the exact value (24 bits >= 11 + 2). */
+ * correct rounding of the exact value (24 bits >= 11 + 2). On x86-64 with AVX-512 and
+ * AVX512-BF16, bfloat16 comes straight from the blocks instead (fast_dequant_avx512bf16.c: the
+ * same bits, without the float32 buffer). */
 #include "ggml.h"
+#include "fast_dequant.h"
 #include "../kernels/kernels.h"
 #include "../parallel.h"
 #include "../quant/quant.h"
@@ -252,6 +255,9 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
 typedef struct d_job {
     const dt_ggml_traits *t;
     bool bf16_avx512; /* bfloat16 output in one pass (store_avx512.c) */
+#if defined(__x86_64__) && defined(__GNUC__)
+    dt_ggml_bf16_fn bf16; /* or straight from the blocks (fast_dequant_avx512bf16.c) */
+#endif
     dt_ggml_dequantize_fn dequantize; /* the reference or a fast path (fast.c) */
     const uint8_t *src;
     void *y;
@@ -289,7 +295,14 @@ static void d_range(void *ctx, size_t begin, size_t end)
     _Alignas(64) float v[CHUNK], lo[CHUNK];
     for (size_t c = begin; c < end; c++) {
         const size_t f = c * CHUNK, n = j->count - f < CHUNK ? j->count - f : CHUNK;
-        j->dequantize(j->src + f / t->block * t->bytes, v, want_lo ? lo : NULL, n / t->block);
+        const uint8_t *blocks = j->src + f / t->block * t->bytes;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (j->bf16) {
+            j->bf16(blocks, (uint16_t *)j->y + f, n / t->block);
+            continue;
+        }
+#endif
+        j->dequantize(blocks, v, want_lo ? lo : NULL, n / t->block);
         if (j->ytype == DTCAST_FLOAT64) {
             double *o = (double *)j->y + f;
             for (size_t i = 0; i < n; i++)
@@ -355,6 +368,7 @@ dtcast_status dtcast_ggml_dequantize(dtcast_tensor *y, const void *src, size_t s
 #if defined(__x86_64__) && defined(__GNUC__)
     j.bf16_avx512 = y->type == DTCAST_BFLOAT16 && !dt_quant_simple() &&
                     dt_isa_active() >= DT_ISA_AVX512;
+    j.bf16 = j.bf16_avx512 ? dt_ggml_bf16_dequantizer((uint32_t)code) : NULL;
 #endif
     const size_t chunks = (count + CHUNK - 1) / CHUNK;
     dt_quant_for(chunks, dt_thread_count(threads, count), d_range, &j);
