@@ -12,9 +12,15 @@
  * elements' worth of random blocks whose scales are of every kind (random bytes, normal,
  * far apart, subnormal, few mantissa bits, near overflow, Inf and NaN).
  *
+ * Then the quantizers' input readers (fast_input.h) of each ISA the CPU has: every bfloat16 and
+ * float16 bit pattern widened (against the exact widening; NaN only as NaN: vcvtph2ps quiets),
+ * and the nonfinite verdict of every chunk length 0..130 with the one nonfinite element at every
+ * position, float32 too.
+ *
  *   test_ggml_fast [SCALE]   SCALE multiplies the counts (make check-long: 1; default 1) */
 #include "check.h"
 #include "ggml/fast_dequant.h"
+#include "ggml/fast_input.h"
 #include "ggml/ggml.h"
 #include "kernels/kernels.h"
 #include "quant/quant.h"
@@ -290,6 +296,110 @@ static void test_bf16(double scale)
     free(direct);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* the exact float32 of a 16-bit pattern and whether it is NaN or infinite (the reference) */
+static float widen16(uint16_t h, bool bf16, bool *nonfinite)
+{
+    float f = 0.0f;
+    if (bf16) {
+        const uint32_t u = (uint32_t)h << 16;
+        memcpy(&f, &u, 4);
+    } else
+        dtcast_convert(&f, DTCAST_FLOAT32, &h, DTCAST_FLOAT16, 1, NULL, NULL);
+    *nonfinite = !isfinite(f);
+    return f;
+}
+
+static void test_input(void)
+{
+    struct {
+        const char *name;
+        dt_isa isa;
+        dtcast_type t;
+        dt_ggml_input_fn fn;
+    } const in[] = {
+        {"f32_avx2", DT_ISA_AVX2, DTCAST_FLOAT32, dt_ggml_input_f32_avx2},
+        {"bf16_avx2", DT_ISA_AVX2, DTCAST_BFLOAT16, dt_ggml_input_bf16_avx2},
+        {"f16_avx2", DT_ISA_AVX2, DTCAST_FLOAT16, dt_ggml_input_f16_avx2},
+        {"f32_avx512", DT_ISA_AVX512, DTCAST_FLOAT32, dt_ggml_input_f32_avx512},
+        {"bf16_avx512", DT_ISA_AVX512, DTCAST_BFLOAT16, dt_ggml_input_bf16_avx512},
+        {"f16_avx512", DT_ISA_AVX512, DTCAST_FLOAT16, dt_ggml_input_f16_avx512},
+    };
+    const size_t N = 1u << 16;
+    uint16_t *h = malloc(N * 2);
+    uint32_t *u = malloc(N * 4);
+    float *buf = malloc((N + 64) * 4);
+    for (size_t k = 0; k < sizeof in / sizeof *in; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "ggml_fast_input_%s", in[k].name);
+        if (in[k].isa > dt_isa_detected()) {
+            printf("SKIP %s: the CPU lacks %s\n", name, dt_isa_name(in[k].isa));
+            continue;
+        }
+        const bool is16 = in[k].t != DTCAST_FLOAT32, bf16 = in[k].t == DTCAST_BFLOAT16;
+        size_t bad = 0, first = SIZE_MAX;
+        if (is16) { /* every pattern, widened, in one call */
+            for (size_t i = 0; i < N; i++)
+                h[i] = (uint16_t)i;
+            for (size_t i = 0; i < N + 64; i++)
+                buf[i] = -1.0f;
+            in[k].fn(h, N, buf);
+            for (size_t i = 0; i < N; i++) {
+                bool nf;
+                const float want = widen16(h[i], bf16, &nf);
+                const bool ok = isnan(want) ? isnan(buf[i]) : memcmp(&want, &buf[i], 4) == 0;
+                if (!ok && first == SIZE_MAX)
+                    first = i;
+                bad += !ok;
+            }
+            for (size_t i = N; i < N + 64; i++)
+                bad += buf[i] != -1.0f; /* nothing past n written */
+        }
+        /* the verdict and the tails: lengths 0..130, a finite filler (random bits, exponents not all ones),
+         * then each position in turn holding one nonfinite value of each kind */
+        for (size_t n = 0; n <= 130; n++) {
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t r = next64();
+                h[i] = (uint16_t)(bf16 ? (r & 0x807F) | ((r >> 16) % 0xFF) << 7
+                                       : (r & 0x83FF) | ((r >> 16) % 0x1F) << 10);
+                u[i] = (uint32_t)((r & 0x807FFFFFu) | ((r >> 32) % 0xFF) << 23);
+            }
+            const void *src = is16 ? (const void *)h : (const void *)u;
+            for (size_t i = 0; i < n + 64; i++)
+                buf[i] = -1.0f;
+            bool none = in[k].fn(src, n, is16 ? buf : NULL);
+            for (size_t i = 0; is16 && i < n + 64; i++) { /* the values, nothing past n */
+                bool nf;
+                const float want = i < n ? widen16(h[i], bf16, &nf) : -1.0f;
+                none |= memcmp(&want, &buf[i], 4) != 0;
+            }
+            bad += none;
+            if (none && first == SIZE_MAX)
+                first = 1000000 + n;
+            for (size_t p = 0; p < n; p++) {
+                const uint16_t sh = h[p];
+                const uint32_t su = u[p];
+                for (int kind = 0; kind < 3; kind++) { /* +Inf, -Inf, a NaN */
+                    h[p] = (uint16_t)(bf16 ? (kind == 2 ? 0x7FC1 : 0x7F80 | (kind << 15))
+                                           : (kind == 2 ? 0x7E01 : 0x7C00 | (kind << 15)));
+                    u[p] = kind == 2 ? 0x7FC00001u : 0x7F800000u | (uint32_t)kind << 31;
+                    const bool got = in[k].fn(src, n, is16 ? buf : NULL);
+                    bad += !got;
+                    if (!got && first == SIZE_MAX)
+                        first = 2000000 + n * 1000 + p;
+                }
+                h[p] = sh;
+                u[p] = su;
+            }
+        }
+        CHECK(bad == 0, name, "%zu wrong (first: case %zu)", bad, first);
+    }
+    free(h);
+    free(u);
+    free(buf);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const double scale = argc > 1 ? atof(argv[1]) : 1.0;
@@ -308,6 +418,9 @@ int main(int argc, char **argv)
             test_dequantizer(f, t, scale);
     }
     test_bf16(scale);
+#if defined(__x86_64__) && defined(__GNUC__)
+    test_input();
+#endif
     /* the selection: the reference under the simple path, a listed one otherwise */
     CHECK(dt_ggml_quantizer(8) != NULL && dt_ggml_dequantizer(12) != NULL, "ggml_fast_selection",
           "%s", "no block function for Q8_0 / Q4_K");

@@ -16,6 +16,7 @@
  * same bits, without the float32 buffer). */
 #include "ggml.h"
 #include "fast_dequant.h"
+#include "fast_input.h"
 #include "../kernels/kernels.h"
 #include "../parallel.h"
 #include "../quant/quant.h"
@@ -65,6 +66,7 @@ static dtcast_status row_bytes(const dt_ggml_traits *t, const dtcast_tensor *x, 
 typedef struct q_job {
     const dt_ggml_traits *t;
     dt_ggml_quantize_fn quantize; /* the reference or a fast path (fast.c) */
+    dt_ggml_input_fn input;       /* the chunk's reader and scan, or NULL (fast_input.h) */
     int code;
     const void *x;
     dtcast_type xtype;
@@ -143,7 +145,17 @@ static void q_range(void *ctx, size_t begin, size_t end)
     uint64_t nonfinite = 0, invalid = 0;
     for (size_t c = begin; c < end; c++) {
         const size_t f = c * CHUNK, n = j->count - f < CHUNK ? j->count - f : CHUNK;
-        const float *v = dt_load_f32(&ld, f, n, buf);
+        const float *v;
+        bool bad = false;
+        if (t->block == 1)
+            v = dt_load_f32(&ld, f, n, buf);
+        else if (j->input && j->xtype != DTCAST_FLOAT32) {
+            bad = j->input((const uint8_t *)j->x + f * 2, n, buf);
+            v = buf;
+        } else {
+            v = dt_load_f32(&ld, f, n, buf);
+            bad = j->input ? j->input(v, n, NULL) : any_nonfinite(v, n);
+        }
         if (t->block == 1) { /* F16 / BF16 from float32 (F32 and float64 sources: not here) */
             uint8_t *o = j->dst + f * 2;
             for (size_t i = 0; i < n; i++)
@@ -152,7 +164,7 @@ static void q_range(void *ctx, size_t begin, size_t end)
             continue;
         }
         const float *use = v;
-        if (any_nonfinite(v, n))
+        if (bad)
             for (size_t i = 0; i < n; i++)
                 if (!isfinite(v[i])) {
                     if (use == v) {
@@ -236,7 +248,8 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
         o.threads = threads;
         return dtcast_convert(dst, t->plain, x->data, x->type, count, &o, error);
     }
-    q_job j = {.t = t, .quantize = dt_ggml_quantizer((uint32_t)code), .code = code,
+    q_job j = {.t = t, .quantize = dt_ggml_quantizer((uint32_t)code),
+               .input = x->type == DTCAST_FLOAT64 ? NULL : dt_ggml_input(x->type), .code = code,
                .x = x->data, .xtype = x->type, .dst = dst, .count = count};
     atomic_init(&j.nonfinite, 0);
     atomic_init(&j.first_nonfinite, UINT64_MAX);

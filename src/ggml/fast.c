@@ -6,6 +6,7 @@
 
 /* the prototypes of the listed functions: each .inc's companion header */
 #include "fast_dequant.h"
+#include "fast_input.h"
 #include "fast_kquants.h"
 #include "fast_simple.h"
 
@@ -47,4 +48,23 @@ dt_ggml_dequantize_fn dt_ggml_dequantizer(uint32_t code)
     const dt_ggml_fast *f = best(code, 0);
     const dt_ggml_traits *t = dt_ggml_traits_of(code);
     return f ? f->dequantize : t ? t->dequantize : NULL;
+}
+
+dt_ggml_input_fn dt_ggml_input(dtcast_type t)
+{
+    if (dt_quant_simple())
+        return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    const dt_isa isa = dt_isa_active();
+    if (isa >= DT_ISA_AVX512)
+        return t == DTCAST_FLOAT32    ? dt_ggml_input_f32_avx512
+               : t == DTCAST_BFLOAT16 ? dt_ggml_input_bf16_avx512
+               : t == DTCAST_FLOAT16  ? dt_ggml_input_f16_avx512 : NULL;
+    if (isa >= DT_ISA_AVX2)
+        return t == DTCAST_FLOAT32    ? dt_ggml_input_f32_avx2
+               : t == DTCAST_BFLOAT16 ? dt_ggml_input_bf16_avx2
+               : t == DTCAST_FLOAT16  ? dt_ggml_input_f16_avx2 : NULL;
+#endif
+    (void)t;
+    return NULL;
 }
