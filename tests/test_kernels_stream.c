@@ -56,14 +56,14 @@ static void test_parse(void)
 int main(void)
 {
     test_parse();
-    enum { MAXN = 70000, SLACK = 64 };
+    enum { MAXN = 70000, SLACK = 128 };
     if (!dt_stream_wanted(dt_format_of(DTCAST_FLOAT64), dt_format_of(DTCAST_FLOAT64), false,
                           (size_t)1 << 30)) {
         printf("PASS streamed outputs: this build has no streaming stores (never used)\n");
         return 0;
     }
-    uint8_t *src = malloc(MAXN * 8 + SLACK), *want = malloc(MAXN * 8 + SLACK),
-            *got = malloc(MAXN * 8 + SLACK), *inplace = malloc(MAXN * 8 + SLACK);
+    uint8_t *src = malloc(MAXN * 8 + SLACK + 64), *want = malloc(MAXN * 8 + SLACK + 64),
+            *got = malloc(MAXN * 8 + SLACK + 64), *inplace = malloc(MAXN * 8 + SLACK + 64);
     for (size_t i = 0; i < MAXN * 8 + SLACK; i++)
         src[i] = (uint8_t)rnd();
     /* counts: one block and its edges for 8-bit (8192 widening, 1024 narrowing), 4-bit (2048
@@ -116,7 +116,12 @@ int main(void)
                     }
                     streamed.stream = true; /* narrowing too: the block logic must hold for every pair */
                     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
-                        for (size_t off = 0; off < 3; off += 2) { /* destination offset 0 or 2 */
+                        for (size_t oi = 0; oi < 4; oi++) {
+                            /* destination offsets: 0, 2 (misaligned for 4- and 8-byte
+                             * elements), and 8 and 40 (heads before the first 64-byte line
+                             * of the kernels' own streaming stores) */
+                            static const size_t offs[] = {0, 2, 8, 40};
+                            const size_t off = offs[oi];
                             const size_t n = counts[c], db = bytes_for(df, n);
                             memset(want, 0x5A, db + off + SLACK);
                             memset(got, 0x5A, db + off + SLACK);

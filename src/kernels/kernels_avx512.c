@@ -25,6 +25,38 @@
         memcpy(d_ + i_ * (DB), tout_, (n_ - i_) * (DB));                                        \
     }
 
+/* The kernels' own streaming stores (dt_kernel.nt: large outputs, the memory path's "direct"):
+ * the output in whole aligned 64-byte lines, each written by one non-temporal store of a
+ * register, with no block in L1 and no copy. PLAIN converts the partial lines at both ends
+ * (the head up to the first line boundary, the tail); LINE(in) returns the line of PER elements
+ * at in. An output not aligned to its element size, or not streamed, goes through PLAIN whole.
+ *
+ *   dst:  |head (plain)|  line  |  line  |  ...  |  line  |tail (plain)|
+ *                      ^ 64-byte boundary                  ^ fewer than PER elements left
+ *
+ * In place (dst == src, destination not wider) works: a line's source is read before its
+ * store, and the line lies at or below the source still to be read. */
+#define LINES_NT(name, PLAIN, PER, SB, DB, SETUP, LINE)                                          \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,            \
+                        size_t end)                                                              \
+    {                                                                                            \
+        uint8_t *d = (uint8_t *)dst;                                                             \
+        const uint8_t *sp = (const uint8_t *)src;                                                \
+        if (!k->nt || ((uintptr_t)(d + begin * (DB)) % (DB)) != 0) {                             \
+            PLAIN(k, dst, src, begin, end);                                                      \
+            return;                                                                              \
+        }                                                                                        \
+        size_t i = begin + (size_t)(-(uintptr_t)(d + begin * (DB)) & 63) / (DB);                 \
+        i = i < end ? i : end;                                                                   \
+        PLAIN(k, dst, src, begin, i);                                                            \
+        SETUP                                                                                    \
+        for (; i + (PER) <= end; i += (PER)) {                                                   \
+            dt_prefetch_span(sp + i * (SB), (PER) * (SB));                                       \
+            _mm512_stream_si512((void *)(d + i * (DB)), LINE(sp + i * (SB)));                    \
+        }                                                                                        \
+        PLAIN(k, dst, src, i, end);                                                              \
+    }
+
 /* ---- float32 -> float16: vcvtps2ph rounds exactly in rne and the directed modes (the
  * immediate picks the mode; overflow follows IEEE 754 as the reference does). Fixed up: NaN ->
  * canonical 0x7E00 with the sign; saturate: +-Inf results -> +-max (Inf - 1). */
@@ -39,26 +71,55 @@
         BLOCKS(16, 4, 2, F32_F16_BODY)                                                          \
         _mm_setcsr(csr);                                                                        \
     }
-#define F32_F16_BODY(in, out)                                                                   \
-    do {                                                                                        \
-        const __m512 x = _mm512_loadu_ps(in);                                                   \
-        __m256i h = _mm512_cvtps_ph(x, imm_ | _MM_FROUND_NO_EXC);                               \
-        const __mmask16 nan = _mm512_cmpgt_epi32_mask(                                         \
+/* 16 float32 -> 16 float16 bits in mode IMM (the fix-ups above) */
+#define F32_F16_VEC(x, IMM, sat)                                                                \
+    __extension__({                                                                             \
+        __m256i h_ = _mm512_cvtps_ph((x), (IMM) | _MM_FROUND_NO_EXC);                           \
+        const __mmask16 nan_ = _mm512_cmpgt_epi32_mask(                                         \
             _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7FFFFFFF)),            \
             _mm512_set1_epi32(0x7F800000));                                                     \
-        const __m256i mag = _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF));                     \
-        const __mmask16 inf = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7C00));         \
-        h = _mm256_mask_sub_epi16(h, inf & sat, h, _mm256_set1_epi16(1)); /* Inf - 1 is max */ \
+        const __m256i mag_ = _mm256_and_si256(h_, _mm256_set1_epi16(0x7FFF));                   \
+        const __mmask16 inf_ = _mm256_cmpeq_epi16_mask(mag_, _mm256_set1_epi16(0x7C00));       \
+        h_ = _mm256_mask_sub_epi16(h_, inf_ & (sat), h_, _mm256_set1_epi16(1)); /* Inf - 1 */  \
         /* NaN: the sign of h, then the canonical quiet NaN: (h & 0x8000) | 0x7E00 */          \
-        h = _mm256_mask_blend_epi16(nan, h,                                                     \
-                                    _mm256_ternarylogic_epi32(h, _mm256_set1_epi16((short)0x8000), \
-                                                              _mm256_set1_epi16(0x7E00), 0xEA)); \
-        _mm256_storeu_si256((__m256i *)(out), h);                                               \
-    } while (0)
-F32_F16(f32_f16_rne, _MM_FROUND_TO_NEAREST_INT)
-F32_F16(f32_f16_floor, _MM_FROUND_TO_NEG_INF)
-F32_F16(f32_f16_ceil, _MM_FROUND_TO_POS_INF)
-F32_F16(f32_f16_trunc, _MM_FROUND_TO_ZERO)
+        _mm256_mask_blend_epi16(nan_, h_,                                                       \
+                                _mm256_ternarylogic_epi32(h_, _mm256_set1_epi16((short)0x8000), \
+                                                          _mm256_set1_epi16(0x7E00), 0xEA));    \
+    })
+#define F32_F16_BODY(in, out)                                                                   \
+    _mm256_storeu_si256((__m256i *)(void *)(out),                                               \
+                        F32_F16_VEC(_mm512_loadu_ps((const void *)(in)), imm_, sat))
+/* 32 elements, one line: two conversions side by side */
+#define F32_F16_LINE(in, IMM)                                                                   \
+    _mm512_inserti64x4(                                                                         \
+        _mm512_castsi256_si512(F32_F16_VEC(_mm512_loadu_ps((const void *)(in)), IMM, sat)),    \
+        F32_F16_VEC(_mm512_loadu_ps((const void *)((in) + 64)), IMM, sat), 1)
+F32_F16(f32_f16_rne_plain, _MM_FROUND_TO_NEAREST_INT)
+F32_F16(f32_f16_floor_plain, _MM_FROUND_TO_NEG_INF)
+F32_F16(f32_f16_ceil_plain, _MM_FROUND_TO_POS_INF)
+F32_F16(f32_f16_trunc_plain, _MM_FROUND_TO_ZERO)
+/* with streaming stores: MXCSR as in F32_F16 around the lines (PLAIN sets its own) */
+#define F32_F16_NT(name, IMM)                                                                   \
+    static FN void name##_lines(const dt_kernel *k, void *dst, const void *src, size_t begin,  \
+                                size_t end);                                                    \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(csr & ~0x8040u);                                                             \
+        name##_lines(k, dst, src, begin, end);                                                  \
+        _mm_setcsr(csr);                                                                        \
+    }                                                                                           \
+    LINES_NT(name##_lines, name##_plain, 32, 4, 2,                                              \
+             const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, F32_F16_LINE_##name)
+#define F32_F16_LINE_f32_f16_rne(in) F32_F16_LINE(in, _MM_FROUND_TO_NEAREST_INT)
+#define F32_F16_LINE_f32_f16_floor(in) F32_F16_LINE(in, _MM_FROUND_TO_NEG_INF)
+#define F32_F16_LINE_f32_f16_ceil(in) F32_F16_LINE(in, _MM_FROUND_TO_POS_INF)
+#define F32_F16_LINE_f32_f16_trunc(in) F32_F16_LINE(in, _MM_FROUND_TO_ZERO)
+F32_F16_NT(f32_f16_rne, _MM_FROUND_TO_NEAREST_INT)
+F32_F16_NT(f32_f16_floor, _MM_FROUND_TO_NEG_INF)
+F32_F16_NT(f32_f16_ceil, _MM_FROUND_TO_POS_INF)
+F32_F16_NT(f32_f16_trunc, _MM_FROUND_TO_ZERO)
 
 /* ---- float16 / bfloat16 -> float32 (exact): NaN -> canonical with sign, saturate Inf -> max */
 static FN inline __m512i fix_f32(__m512i y, __mmask16 sat)
@@ -75,16 +136,24 @@ static FN inline __m512i fix_f32(__m512i y, __mmask16 sat)
     _mm512_storeu_si512((out), fix_f32(v_load16h(in), sat))
 #define B_F32_BODY(in, out)                                                                     \
     _mm512_storeu_si512((out), fix_f32(v_load16b(in), sat))
-static FN void f16_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+static FN void f16_f32_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                             size_t end)
 {
     const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;
     BLOCKS(16, 2, 4, H_F32_BODY)
 }
-static FN void bf16_f32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+static FN void bf16_f32_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                              size_t end)
 {
     const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;
     BLOCKS(16, 2, 4, B_F32_BODY)
 }
+#define H_F32_LINE(in) fix_f32(v_load16h(in), sat)
+#define B_F32_LINE(in) fix_f32(v_load16b(in), sat)
+LINES_NT(f16_f32, f16_f32_plain, 16, 2, 4, const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;,
+         H_F32_LINE)
+LINES_NT(bf16_f32, bf16_f32_plain, 16, 2, 4,
+         const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, B_F32_LINE)
 
 /* ---- float32 -> float64 (exact; NaN canonical, saturate Inf -> max) -------------------------- */
 static FN inline __m512i fix_f64(__m512i y, __mmask8 sat)
@@ -100,11 +169,16 @@ static FN inline __m512i fix_f64(__m512i y, __mmask8 sat)
 #define F32_F64_BODY(in, out)                                                                   \
     _mm512_storeu_si512((out), fix_f64(_mm512_castpd_si512(_mm512_cvtps_pd(                     \
                                            _mm256_loadu_ps((const float *)(const void *)(in)))), sat))
-static FN void f32_f64(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+static FN void f32_f64_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                             size_t end)
 {
     const __mmask8 sat = k->r.saturate_float ? 0xFF : 0;
     BLOCKS(8, 4, 8, F32_F64_BODY)
 }
+#define F32_F64_LINE(in)                                                                        \
+    fix_f64(_mm512_castpd_si512(_mm512_cvtps_pd(_mm256_loadu_ps((const float *)(const void *)(in)))), sat)
+LINES_NT(f32_f64, f32_f64_plain, 8, 4, 8, const __mmask8 sat = k->r.saturate_float ? 0xFF : 0;,
+         F32_F64_LINE)
 
 /* ---- float64 -> float32: vcvtpd2ps with the mode as embedded rounding (IEEE overflow as the
  * reference); odd: truncate and set the lsb of inexact results. NaN canonical; saturate. */
@@ -133,23 +207,34 @@ static FN inline __m256i f64cvt(__m512d x, int mode)
         const int mode = MODE;                                                                  \
         BLOCKS(8, 8, 4, F64_F32_BODY)                                                           \
     }
+/* 8 float64 -> 8 float32 bits in mode (the fix-ups: NaN canonical, saturate) */
+static FN DT_INLINE __m256i f64_f32_vec(__m512d x, int mode, __mmask8 sat)
+{
+    __m256i y = f64cvt(x, mode);
+    const __m256i a = _mm256_and_si256(y, _mm256_set1_epi32(0x7FFFFFFF));
+    const __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+    const __mmask8 inf = _mm256_cmpeq_epi32_mask(a, _mm256_set1_epi32(0x7F800000)) & sat;
+    y = _mm256_mask_sub_epi32(y, inf, y, _mm256_set1_epi32(1));
+    return _mm256_mask_ternarylogic_epi32(y, nan, _mm256_set1_epi32((int)0x80000000),
+                                          _mm256_set1_epi32(0x7FC00000), 0xEA);
+}
 #define F64_F32_BODY(in, out)                                                                   \
-    do {                                                                                        \
-        const __m512d x = _mm512_loadu_pd(in);                                                  \
-        __m256i y = f64cvt(x, mode);                                                            \
-        const __m256i a = _mm256_and_si256(y, _mm256_set1_epi32(0x7FFFFFFF));                   \
-        const __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);                            \
-        const __mmask8 inf = _mm256_cmpeq_epi32_mask(a, _mm256_set1_epi32(0x7F800000)) & sat;   \
-        y = _mm256_mask_sub_epi32(y, inf, y, _mm256_set1_epi32(1));                             \
-        y = _mm256_mask_ternarylogic_epi32(y, nan, _mm256_set1_epi32((int)0x80000000),          \
-                                           _mm256_set1_epi32(0x7FC00000), 0xEA);                \
-        _mm256_storeu_si256((__m256i *)(out), y);                                               \
-    } while (0)
-F64_F32(f64_f32_rne, M_RNE)
-F64_F32(f64_f32_floor, M_FLOOR)
-F64_F32(f64_f32_ceil, M_CEIL)
-F64_F32(f64_f32_trunc, M_TRUNC)
-F64_F32(f64_f32_odd, M_ODD)
+    _mm256_storeu_si256((__m256i *)(void *)(out),                                               \
+                        f64_f32_vec(_mm512_loadu_pd((const void *)(in)), mode, sat))
+#define F64_F32_LINE(in)                                                                        \
+    _mm512_inserti64x4(                                                                         \
+        _mm512_castsi256_si512(f64_f32_vec(_mm512_loadu_pd((const void *)(in)), mode, sat)),   \
+        f64_f32_vec(_mm512_loadu_pd((const void *)((in) + 64)), mode, sat), 1)
+#define F64_F32_NT(name, MODE)                                                                  \
+    F64_F32(name##_plain, MODE)                                                                 \
+    LINES_NT(name, name##_plain, 16, 8, 4,                                                      \
+             const __mmask8 sat = k->r.saturate_float ? 0xFF : 0; const int mode = MODE;,       \
+             F64_F32_LINE)
+F64_F32_NT(f64_f32_rne, M_RNE)
+F64_F32_NT(f64_f32_floor, M_FLOOR)
+F64_F32_NT(f64_f32_ceil, M_CEIL)
+F64_F32_NT(f64_f32_trunc, M_TRUNC)
+F64_F32_NT(f64_f32_odd, M_ODD)
 
 /* ---- 8-bit source -> 16- or 32-bit destination through the 256-entry table ------------------
  * The table is split into byte planes (byte j of every entry); each plane is 4 x 64 bytes.
@@ -953,6 +1038,7 @@ static bool e_f32_half(dt_kernel *k, const dt_format *df, const dt_format *sf, c
                                           : f32_f16_trunc;
     else if (df->type == DTCAST_BFLOAT16)
         k->fn = f32_bf16_pick_avx512(m);
+    k->nt_capable = df->type == DTCAST_FLOAT16; /* LINES_NT */
     return k->fn != NULL;
 }
 
@@ -1006,6 +1092,7 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
                 : m == M_CEIL  ? f64_f32_ceil
                 : m == M_TRUNC ? f64_f32_trunc
                                           : f64_f32_odd;
+    k->nt_capable = true; /* every kernel here: LINES_NT */
     return k->fn != NULL;
 }
 
