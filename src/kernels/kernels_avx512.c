@@ -28,15 +28,16 @@
 /* The kernels' own streaming stores (dt_kernel.nt: large outputs, the memory path's "direct"):
  * the output in whole aligned 64-byte lines, each written by one non-temporal store of a
  * register, with no block in L1 and no copy. PLAIN converts the partial lines at both ends
- * (the head up to the first line boundary, the tail); LINE(in) returns the line of PER elements
- * at in. An output not aligned to its element size, or not streamed, goes through PLAIN whole.
+ * (the head up to the first line boundary, the tail); BODY(in, out) converts PER elements at in
+ * into whole lines at out (aligned), stored with _mm512_stream_si512. An output not aligned to its
+ * element size, or not streamed, goes through PLAIN whole.
  *
  *   dst:  |head (plain)|  line  |  line  |  ...  |  line  |tail (plain)|
  *                      ^ 64-byte boundary                  ^ fewer than PER elements left
  *
  * In place (dst == src, destination not wider) works: a line's source is read before its
  * store, and the line lies at or below the source still to be read. */
-#define LINES_NT(name, PLAIN, PER, SB, DB, SETUP, LINE)                                          \
+#define LINES_NT(name, PLAIN, PER, SB, DB, SETUP, BODY)                                          \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,            \
                         size_t end)                                                              \
     {                                                                                            \
@@ -52,10 +53,13 @@
         SETUP                                                                                    \
         for (; i + (PER) <= end; i += (PER)) {                                                   \
             dt_prefetch_span(sp + i * (SB), (PER) * (SB));                                       \
-            _mm512_stream_si512((void *)(d + i * (DB)), LINE(sp + i * (SB)));                    \
+            BODY(sp + i * (SB), d + i * (DB));                                                   \
         }                                                                                        \
         PLAIN(k, dst, src, i, end);                                                              \
     }
+
+/* one line from a register */
+#define NT_LINE(LINE, in, out) _mm512_stream_si512((void *)(out), LINE(in))
 
 /* ---- float32 -> float16: vcvtps2ph rounds exactly in rne and the directed modes (the
  * immediate picks the mode; overflow follows IEEE 754 as the reference does). Fixed up: NaN ->
@@ -111,11 +115,15 @@ F32_F16(f32_f16_trunc_plain, _MM_FROUND_TO_ZERO)
         _mm_setcsr(csr);                                                                        \
     }                                                                                           \
     LINES_NT(name##_lines, name##_plain, 32, 4, 2,                                              \
-             const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, F32_F16_LINE_##name)
-#define F32_F16_LINE_f32_f16_rne(in) F32_F16_LINE(in, _MM_FROUND_TO_NEAREST_INT)
-#define F32_F16_LINE_f32_f16_floor(in) F32_F16_LINE(in, _MM_FROUND_TO_NEG_INF)
-#define F32_F16_LINE_f32_f16_ceil(in) F32_F16_LINE(in, _MM_FROUND_TO_POS_INF)
-#define F32_F16_LINE_f32_f16_trunc(in) F32_F16_LINE(in, _MM_FROUND_TO_ZERO)
+             const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, F32_F16_NT_##name)
+#define F32_F16_NT_f32_f16_rne(in, out) NT_LINE(F32_F16_LINE_rne, in, out)
+#define F32_F16_LINE_rne(in) F32_F16_LINE(in, _MM_FROUND_TO_NEAREST_INT)
+#define F32_F16_NT_f32_f16_floor(in, out) NT_LINE(F32_F16_LINE_floor, in, out)
+#define F32_F16_LINE_floor(in) F32_F16_LINE(in, _MM_FROUND_TO_NEG_INF)
+#define F32_F16_NT_f32_f16_ceil(in, out) NT_LINE(F32_F16_LINE_ceil, in, out)
+#define F32_F16_LINE_ceil(in) F32_F16_LINE(in, _MM_FROUND_TO_POS_INF)
+#define F32_F16_NT_f32_f16_trunc(in, out) NT_LINE(F32_F16_LINE_trunc, in, out)
+#define F32_F16_LINE_trunc(in) F32_F16_LINE(in, _MM_FROUND_TO_ZERO)
 F32_F16_NT(f32_f16_rne, _MM_FROUND_TO_NEAREST_INT)
 F32_F16_NT(f32_f16_floor, _MM_FROUND_TO_NEG_INF)
 F32_F16_NT(f32_f16_ceil, _MM_FROUND_TO_POS_INF)
@@ -150,10 +158,12 @@ static FN void bf16_f32_plain(const dt_kernel *k, void *dst, const void *src, si
 }
 #define H_F32_LINE(in) fix_f32(v_load16h(in), sat)
 #define B_F32_LINE(in) fix_f32(v_load16b(in), sat)
+#define H_F32_NT(in, out) NT_LINE(H_F32_LINE, in, out)
+#define B_F32_NT(in, out) NT_LINE(B_F32_LINE, in, out)
 LINES_NT(f16_f32, f16_f32_plain, 16, 2, 4, const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;,
-         H_F32_LINE)
+         H_F32_NT)
 LINES_NT(bf16_f32, bf16_f32_plain, 16, 2, 4,
-         const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, B_F32_LINE)
+         const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, B_F32_NT)
 
 /* ---- float32 -> float64 (exact; NaN canonical, saturate Inf -> max) -------------------------- */
 static FN inline __m512i fix_f64(__m512i y, __mmask8 sat)
@@ -177,8 +187,9 @@ static FN void f32_f64_plain(const dt_kernel *k, void *dst, const void *src, siz
 }
 #define F32_F64_LINE(in)                                                                        \
     fix_f64(_mm512_castpd_si512(_mm512_cvtps_pd(_mm256_loadu_ps((const float *)(const void *)(in)))), sat)
+#define F32_F64_NT(in, out) NT_LINE(F32_F64_LINE, in, out)
 LINES_NT(f32_f64, f32_f64_plain, 8, 4, 8, const __mmask8 sat = k->r.saturate_float ? 0xFF : 0;,
-         F32_F64_LINE)
+         F32_F64_NT)
 
 /* ---- float64 -> float32: vcvtpd2ps with the mode as embedded rounding (IEEE overflow as the
  * reference); odd: truncate and set the lsb of inexact results. NaN canonical; saturate. */
@@ -229,7 +240,8 @@ static FN DT_INLINE __m256i f64_f32_vec(__m512d x, int mode, __mmask8 sat)
     F64_F32(name##_plain, MODE)                                                                 \
     LINES_NT(name, name##_plain, 16, 8, 4,                                                      \
              const __mmask8 sat = k->r.saturate_float ? 0xFF : 0; const int mode = MODE;,       \
-             F64_F32_LINE)
+             F64_F32_NT1)
+#define F64_F32_NT1(in, out) NT_LINE(F64_F32_LINE, in, out)
 F64_F32_NT(f64_f32_rne, M_RNE)
 F64_F32_NT(f64_f32_floor, M_FLOOR)
 F64_F32_NT(f64_f32_ceil, M_CEIL)
@@ -286,16 +298,16 @@ static FN inline void zip16(__m512i a, __m512i b, __m512i *w0, __m512i *w1)
     *w1 = _mm512_permutex2var_epi64(lo, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), hi);
 }
 
-#define T16_BODY(in, out)                                                                       \
+#define T16_STORE(in, out, STORE)                                                               \
     do {                                                                                        \
         const __m512i idx = _mm512_loadu_si512(in);                                             \
         const __mmask64 hi = _mm512_movepi8_mask(idx);                                          \
         __m512i w0, w1;                                                                         \
         zip8(plane_lookup(&pl, 0, idx, hi), plane_lookup(&pl, 1, idx, hi), &w0, &w1);           \
-        _mm512_storeu_si512((out), w0);                                                         \
-        _mm512_storeu_si512((out) + 64, w1);                                                    \
+        STORE((void *)(out), w0);                                                               \
+        STORE((void *)((out) + 64), w1);                                                        \
     } while (0)
-#define T32_BODY(in, out)                                                                       \
+#define T32_STORE(in, out, STORE)                                                               \
     do {                                                                                        \
         const __m512i idx = _mm512_loadu_si512(in);                                             \
         const __mmask64 hi = _mm512_movepi8_mask(idx);                                          \
@@ -304,23 +316,31 @@ static FN inline void zip16(__m512i a, __m512i b, __m512i *w0, __m512i *w1)
         zip8(plane_lookup(&pl, 2, idx, hi), plane_lookup(&pl, 3, idx, hi), &b0, &b1);           \
         zip16(a0, b0, &d0, &d1);                                                                \
         zip16(a1, b1, &d2, &d3);                                                                \
-        _mm512_storeu_si512((out), d0);                                                         \
-        _mm512_storeu_si512((out) + 64, d1);                                                    \
-        _mm512_storeu_si512((out) + 128, d2);                                                   \
-        _mm512_storeu_si512((out) + 192, d3);                                                   \
+        STORE((void *)(out), d0);                                                               \
+        STORE((void *)((out) + 64), d1);                                                        \
+        STORE((void *)((out) + 128), d2);                                                       \
+        STORE((void *)((out) + 192), d3);                                                       \
     } while (0)
-static FN void t8_16(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+#define T16_BODY(in, out) T16_STORE(in, out, _mm512_storeu_si512)
+#define T32_BODY(in, out) T32_STORE(in, out, _mm512_storeu_si512)
+#define T16_NT(in, out) T16_STORE(in, out, _mm512_stream_si512)
+#define T32_NT(in, out) T32_STORE(in, out, _mm512_stream_si512)
+static FN void t8_16_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                          size_t end)
 {
     planes pl;
     load_planes(&pl, k->table, 2);
     BLOCKS(64, 1, 2, T16_BODY)
 }
-static FN void t8_32(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+static FN void t8_32_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                          size_t end)
 {
     planes pl;
     load_planes(&pl, k->table, 4);
     BLOCKS(64, 1, 4, T32_BODY)
 }
+LINES_NT(t8_16, t8_16_plain, 64, 1, 2, planes pl; load_planes(&pl, k->table, 2);, T16_NT)
+LINES_NT(t8_32, t8_32_plain, 64, 1, 4, planes pl; load_planes(&pl, k->table, 4);, T32_NT)
 
 
 
@@ -1020,6 +1040,7 @@ static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
         return false;
     k->fn = df->stride_bits == 16 ? t8_16 : t8_32;
+    k->nt_capable = true; /* LINES_NT */
     return table_setup(k, df, sf, r);
 }
 
