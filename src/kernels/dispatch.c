@@ -53,7 +53,9 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
         found = chain(k, df, sf, r, count, DT_ISA_PORTABLE);
     if (!found && real)
         found = dt_registry_find(k, DT_ISA_PORTABLE, DT_ISA_PORTABLE, df, sf, r, count);
-    k->stream = found && dt_stream_wanted(df, sf, k->compute_bound, count);
-    k->nt = k->stream && k->nt_capable && dt_mempath_get()->direct;
+    /* a kernel that streams its own stores is not slowed by streaming, compute-bound or not */
+    const bool direct = found && k->nt_capable && dt_mempath_get()->direct;
+    k->stream = found && dt_stream_wanted(df, sf, k->compute_bound && !direct, count);
+    k->nt = k->stream && direct;
     return found;
 }

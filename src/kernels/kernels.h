@@ -191,6 +191,7 @@ typedef struct dt_mempath {
     uint32_t block_wide;     /* ... and kernels whose output is at least as wide as their input */
     uint8_t copy_width;      /* bytes per non-temporal store of the block copy: 16, 32 or 64 */
     bool direct;             /* kernels that can store non-temporally themselves do so */
+    uint32_t prefetch_far;   /* a second prefetch this far ahead, into L2 (0: none) */
 } dt_mempath;
 const dt_mempath *dt_mempath_get(void);
 /* Tests: runs with *m instead (NULL: the CPU's profile again); a copy_width the CPU lacks is
@@ -205,12 +206,15 @@ void dt_mempath_parse(dt_mempath *m, const char *text);
  * single-core streaming 10-40% short of it on AMD Zen, as glibc's large memcpy also
  * prefetches). Prefetches never fault; the address is formed as an integer, so running past
  * the buffer is harmless. Set before any kernel is found (dt_kernel_find). */
-extern uint32_t dt_prefetch_ahead;
+extern uint32_t dt_prefetch_ahead, dt_prefetch_far;
 static inline void dt_prefetch_span(const void *p, size_t bytes)
 {
-    const uintptr_t a = (uintptr_t)p + dt_prefetch_ahead;
-    for (size_t o = 0; o < bytes; o += 64)
-        __builtin_prefetch((const void *)(a + o), 0, 3);
+    const uintptr_t a = (uintptr_t)p + dt_prefetch_ahead, f = (uintptr_t)p + dt_prefetch_far;
+    for (size_t o = 0; o < bytes; o += 64) {
+        __builtin_prefetch((const void *)(a + o), 0, 3); /* prefetcht0: into L1 */
+        if (dt_prefetch_far)
+            __builtin_prefetch((const void *)(f + o), 0, 1); /* prefetcht2: into L2 */
+    }
 }
 
 /* ---- lookup tables (tables.c) ---------------------------------------------------------------- */

@@ -1075,6 +1075,7 @@ static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     const dt_format *lane = NULL;
     k->fn = dt_narrow16_pick_avx512(df, sf, r, &lane);
     k->compute_bound = true; /* the template: 30-40 operations per vector */
+    k->nt_capable = df->stride_bits == 8; /* kernels_tmpl.h's narrow_loop */
     return k->fn && dt_narrow_setup(&k->n, df, lane, r);
 }
 
@@ -1091,6 +1092,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
         return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
     k->fn = narrow_pick_avx512(df, sf, r);
     k->compute_bound = true;
+    k->nt_capable = df->stride_bits == 8; /* kernels_tmpl.h's narrow_loop */
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
 }
 

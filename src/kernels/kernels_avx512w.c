@@ -71,6 +71,14 @@ static FN inline void v_store8(uint8_t *p, V c)
 {
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi16_epi8(c));
 }
+/* the kernels' own streaming stores (kernels_tmpl.h, DT_HAVE_NT_LINE8): the codes of two
+ * vectors, 64 bytes, as one aligned line */
+#define DT_HAVE_NT_LINE8 1
+static FN inline void v_nt_line8(uint8_t *p, const V *c)
+{
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi16_epi8(c[0])),
+                                                      _mm512_cvtepi16_epi8(c[1]), 1));
+}
 /* nibble pairs: in each 32-bit lane, the odd element's code (bits 16..19) moves to bits 4..7,
  * then vpmovdb keeps byte 0 of every lane */
 static FN inline void v_store4(uint8_t *p, V c)

@@ -406,7 +406,7 @@ static FN DT_INLINE void NAME(store_any)(uint8_t *p, V c, int obits)
 
 /* The loop: whole vectors, then the tail through a zeroed block (reads before writes, so an
  * in-place narrowing conversion is safe). */
-static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const void *src,
+static FN DT_INLINE void NAME(narrow_span)(const dt_kernel *k, void *dst, const void *src,
                                         size_t begin, size_t end, int mode, int kind, int sk,
                                         int obits)
 {
@@ -440,6 +440,41 @@ static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const 
         NAME(store_any)(out, NAME(narrow_any)(x, n, mode, kind, sk), obits);
         memcpy(d + i * (size_t)obits / 8, out, (rest * (size_t)obits + 7) / 8);
     }
+}
+
+/* With the kernel's own streaming stores (dt_kernel.nt; an ISA with DT_HAVE_NT_LINE8, 8-bit
+ * outputs): the head up to the first 64-byte boundary of the output and the tail by
+ * narrow_span, the lines between from 64 / VW vectors each, one non-temporal store a line.
+ * In place stays safe: a line's 64 sources are read before it is written, and it lies below
+ * every later source. */
+static FN DT_INLINE void NAME(narrow_loop)(const dt_kernel *k, void *dst, const void *src,
+                                        size_t begin, size_t end, int mode, int kind, int sk,
+                                        int obits)
+{
+#if defined(DT_HAVE_NT_LINE8)
+    if (obits == 8 && k->nt) {
+        const size_t sbytes = sk == S_F64 ? 8 : sk == S_F32 || sk >= S_I32 ? 4 : 2;
+        uint8_t *d = (uint8_t *)dst;
+        const uint8_t *s = (const uint8_t *)src;
+        size_t i = begin + (size_t)(-(uintptr_t)(d + begin) & 63);
+        i = i < end ? i : end;
+        NAME(narrow_span)(k, dst, src, begin, i, mode, kind, sk, obits);
+        const dt_narrow nl = k->n, *n = &nl;
+        for (; i + 64 <= end; i += 64) {
+            V c[64 / VW];
+            dt_prefetch_span(s + i * sbytes, 64 * sbytes);
+            for (int j = 0; j < 64 / VW; j++) {
+                V x = NAME(load_any)(s + (i + (size_t)j * VW) * sbytes, sk);
+                v_opaque(&x);
+                c[j] = NAME(narrow_any)(x, n, mode, kind, sk);
+            }
+            v_nt_line8(d + i, c);
+        }
+        NAME(narrow_span)(k, dst, src, i, end, mode, kind, sk, obits);
+        return;
+    }
+#endif
+    NAME(narrow_span)(k, dst, src, begin, end, mode, kind, sk, obits);
 }
 
 /* The template's source kind of sf (S_F32 ..), or -1. */

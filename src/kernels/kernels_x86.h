@@ -52,6 +52,17 @@ static FN inline V v_load64odd(const uint8_t *p)
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 static FN inline void v_store8(uint8_t *p, V c) { _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(c)); }
+/* the kernels' own streaming stores (kernels_tmpl.h, DT_HAVE_NT_LINE8): the codes of four
+ * vectors, 64 bytes, as one aligned line */
+#define DT_HAVE_NT_LINE8 1
+static FN inline void v_nt_line8(uint8_t *p, const V *c)
+{
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(c[0])),
+                                               _mm512_cvtepi32_epi8(c[1]), 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(c[2])),
+                                               _mm512_cvtepi32_epi8(c[3]), 1);
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+}
 static FN inline void v_store16(uint8_t *p, V c)
 {
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(c));

@@ -6,7 +6,7 @@
  * values first measured on AMD Zen 3/Zen 5, which later held on Zen 2 as well.
  *
  * DTCAST_MEMPATH overrides fields for such A/B runs (read once, like DTCAST_ISA):
- *     DTCAST_MEMPATH="prefetch=4096,narrow=1024,wide=8192,copy=64,min=16777216,direct=1"
+ *     DTCAST_MEMPATH="prefetch=4096,far=12288,narrow=1024,wide=8192,copy=64,min=16777216,direct=1"
  * Unknown names and malformed values are ignored. */
 #include "kernels.h"
 
@@ -17,11 +17,12 @@
 static const dt_mempath profiles[] = {
     /* AMD Zen 2/3/5 (2 vCPUs, 32 MiB L3): 1 KiB narrowing blocks were 1.36x faster than 8 KiB
      * for float32 -> float16; 16-byte streaming stores; prefetch 4 KiB ahead */
-    {"default", 4096, (size_t)16 << 20, 1024, 8192, 16, false},
-    /* Intel Xeon with AVX-512 (family 6; measured on model 207): the copy out of the L1 block
-     * with one 64-byte streaming store per line, 4 KiB narrowing blocks, and the kernels that
-     * can store non-temporally themselves doing so (BENCHMARKS.md, issue 32) */
-    {"intel-avx512", 4096, (size_t)16 << 20, 4096, 8192, 64, true},
+    {"default", 4096, (size_t)16 << 20, 1024, 8192, 16, false, 0},
+    /* Intel Xeon with AVX-512 (family 6; measured on models 207 and 167): the copy out of the
+     * L1 block with one 64-byte streaming store per line, 4 KiB narrowing blocks, the kernels
+     * that can store non-temporally themselves doing so, and a second prefetch 12 KiB ahead into
+     * L2 (the L2 streamer stops at each 4 KiB page; BENCHMARKS.md, issue 32) */
+    {"intel-avx512", 4096, (size_t)16 << 20, 4096, 8192, 64, true, 12288},
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -52,6 +53,8 @@ void dt_mempath_parse(dt_mempath *m, const char *e)
                     m->stream_min = (size_t)v;
                 else if (klen == 6 && memcmp(e, "direct", 6) == 0 && v <= 1)
                     m->direct = v == 1;
+                else if (klen == 3 && memcmp(e, "far", 3) == 0 && v <= 262144)
+                    m->prefetch_far = (uint32_t)v;
             }
         }
         e = *end ? end + 1 : end;
@@ -72,6 +75,7 @@ static void init(void)
         (active.copy_width == 32 && isa < DT_ISA_AVX2))
         active.copy_width = 16; /* never an instruction the CPU (or the DTCAST_ISA pin) lacks */
     dt_prefetch_ahead = active.prefetch_ahead;
+    dt_prefetch_far = active.prefetch_far;
 }
 
 const dt_mempath *dt_mempath_get(void)
@@ -88,6 +92,7 @@ void dt_mempath_set(const dt_mempath *m)
     else
         init();
     dt_prefetch_ahead = active.prefetch_ahead;
+    dt_prefetch_far = active.prefetch_far;
 }
 
-uint32_t dt_prefetch_ahead = 4096;
+uint32_t dt_prefetch_ahead = 4096, dt_prefetch_far = 0;
