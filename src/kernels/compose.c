@@ -185,7 +185,7 @@ static bool plan_real(dt_chain *c, const dt_format *df, const dt_format *sf, con
         return true;
     }
     const int mark = c->steps;
-    if (!dt_chain_preferred(df, sf, dt_isa_active()) && add_step(c, df, sf, r, count))
+    if (!dt_chain_preferred(df, sf, r, dt_isa_active()) && add_step(c, df, sf, r, count))
         return true;
     /* integers of fewer than 8 bits through an 8-bit lane of their signedness: wrapping (the
      * value modulo 2^8, then modulo 2^bits) and saturating (to the 8-bit range, then to the
@@ -252,8 +252,13 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
  * most 8 bits and float8e8m0 (measured 1.0-1.4x faster), and for AVX2's fused 32- and 64-bit
  * integer -> float16/bfloat16 kernels (64-bit: 1.6-2x faster than the chain; 32-bit: 2-3.5x in
  * L2). */
-bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa)
+bool dt_chain_preferred(const dt_format *df, const dt_format *sf, const dt_rules *r, dt_isa isa)
 {
+    /* float64 -> bfloat16 in rne: one AVX512-BF16 kernel (kernels_avx512bf16.c), 1.5x the chain
+     * out of cache on the Intel Xeon (BENCHMARKS.md, issue 32) */
+    if (r && sf->type == DTCAST_FLOAT64 && df->type == DTCAST_BFLOAT16 && isa >= DT_ISA_AVX512 &&
+        dt_cpu_has_avx512bf16() && dt_mode_of(r->round) == M_RNE && !r->saturate_float)
+        return false;
     if (sf->tc == DT_TC_COMPLEX)
         sf = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)

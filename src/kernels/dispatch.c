@@ -40,7 +40,7 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
                                               * (stream.c calls blocks from index 0) */
         return real && dt_registry_find(k, DT_ISA_PORTABLE, isa, df, sf, r, count);
     /* a chain of vector kernels first where it is the faster (dt_chain_preferred) */
-    bool found = dt_chain_preferred(df, sf, isa) &&
+    bool found = dt_chain_preferred(df, sf, r, isa) &&
                  dt_kernel_find_chain(k, df, sf, r, count,
                                       isa > DT_ISA_PORTABLE ? DT_ISA_AVX2 : DT_ISA_PORTABLE);
     if (!found)

@@ -135,8 +135,8 @@ bool dt_kernel_find_chain(dt_kernel *k, const dt_format *df, const dt_format *sf
  * (portable_fpu.c): fills k and returns true, or returns false. complex128 -> the same targets
  * (the real parts) too: the registry never offers complex pairs; compose.c asks for them. */
 bool dt_pfpu_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r);
-/* Whether a chain of vector kernels beats one kernel for the pair on isa (compose.c). */
-bool dt_chain_preferred(const dt_format *df, const dt_format *sf, dt_isa isa);
+/* Whether a chain of vector kernels beats one kernel for the pair under r on isa (compose.c). */
+bool dt_chain_preferred(const dt_format *df, const dt_format *sf, const dt_rules *r, dt_isa isa);
 
 /* Converts elements [begin, end); begin is a multiple of 8 (so packed outputs never share a
  * byte between two calls). Padding bits after the last element are the caller's business.

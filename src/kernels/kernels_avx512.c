@@ -1070,7 +1070,7 @@ static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     (void)count;
     if (sf->type == DTCAST_FLOAT32 && (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT))
         return false; /* float32 -> 4/8/16-bit integers: the integer entry, before this one */
-    if (dt_chain_preferred(df, sf, DT_ISA_AVX512))
+    if (dt_chain_preferred(df, sf, r, DT_ISA_AVX512))
         return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
     const dt_format *lane = NULL;
     k->fn = dt_narrow16_pick_avx512(df, sf, r, &lane);
@@ -1088,7 +1088,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && dt_mode_of(r->round) != M_RNA &&
         dt_mode_of(r->round) != M_ODD)
         return false;
-    if (dt_chain_preferred(df, sf, DT_ISA_AVX512))
+    if (dt_chain_preferred(df, sf, r, DT_ISA_AVX512))
         return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
     k->fn = narrow_pick_avx512(df, sf, r);
     k->compute_bound = true;

@@ -91,6 +91,80 @@ static FN void f32_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_
     part(d + i, s + i, n - i);
 }
 
+/* ---- float64 -> bfloat16, round to nearest even: the float64 rounded to odd into float32
+ * (f64odd8: truncating vcvtpd2ps, the lsb set where it lost bits), then float32 -> bfloat16 as
+ * above. Rounding to odd first keeps one rounding: float32 holds 24 significand bits, more than
+ * bfloat16's 8 + 2, over bfloat16's whole exponent range (its own), subnormals included; a
+ * float64 beyond float32's range truncates to FLT_MAX with the lsb set, which rounds to Inf as
+ * the float64 does; NaN keeps its sign and is made canonical by exact16.
+ *
+ *   float64 x 4 --f64odd8--> float32 (odd) x 2 --vcvtne2ps2bf16 / exact16--> one 64-byte line */
+#include "round_odd_avx512.h"
+
+static FN inline __m512 odd16(const double *s)
+{
+    const __m256i lo = f64odd8(_mm512_loadu_pd(s)), hi = f64odd8(_mm512_loadu_pd(s + 8));
+    return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+}
+
+static FN void part64(uint16_t *d, const double *s, size_t n)
+{
+    for (size_t i = 0; i < n; i += 16) {
+        const size_t m = n - i < 16 ? n - i : 16;
+        const __mmask16 km = (__mmask16)((1u << m) - 1);
+        const __m256i lo = f64odd8(_mm512_maskz_loadu_pd((__mmask8)km, s + i));
+        const __m256i hi = f64odd8(_mm512_maskz_loadu_pd((__mmask8)(km >> 8), s + i + 8));
+        const __m512 x = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+        _mm256_mask_storeu_epi16(d + i, km, cvt16(x));
+    }
+}
+
+static FN inline __m512i line64(const double *s)
+{
+    const __m512 a = odd16(s), b = odd16(s + 16);
+    if (_mm512_fpclass_ps_mask(a, NOT_PLAIN) | _mm512_fpclass_ps_mask(b, NOT_PLAIN))
+        return _mm512_inserti64x4(_mm512_castsi256_si512(exact16(a)), exact16(b), 1);
+    return (__m512i)_mm512_cvtne2ps_pbh(b, a);
+}
+
+static FN void f64_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                           size_t end)
+{
+    const double *s = (const double *)src + begin;
+    uint16_t *d = (uint16_t *)dst + begin;
+    const size_t n = end - begin;
+    size_t i = 0;
+    /* in place (dst == src): each line reads its 256 bytes before writing 64 at a quarter of
+     * their offset */
+    if (k->nt && ((uintptr_t)d & 1) == 0) {
+        size_t head = (size_t)(-(uintptr_t)d & 63) / 2;
+        head = head < n ? head : n;
+        part64(d, s, head);
+        for (i = head; i + 32 <= n; i += 32) {
+            dt_prefetch_span(s + i, 256);
+            _mm512_stream_si512((void *)(d + i), line64(s + i));
+        }
+    } else {
+        for (; i + 32 <= n; i += 32) {
+            dt_prefetch_span(s + i, 256);
+            _mm512_storeu_si512((void *)(d + i), line64(s + i));
+        }
+    }
+    part64(d + i, s + i, n - i);
+}
+
+static bool e_f64_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count)
+{
+    (void)count;
+    if (!dt_cpu_has_avx512bf16() || sf->type != DTCAST_FLOAT64 || df->type != DTCAST_BFLOAT16 ||
+        dt_mode_of(r->round) != M_RNE || r->saturate_float)
+        return false;
+    k->fn = f64_bf16_ne;
+    k->nt_capable = true;
+    return true;
+}
+
 static bool e_f32_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count)
 {
@@ -106,6 +180,8 @@ static bool e_f32_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
 const dt_kernel_entry dt_entries_avx512bf16[] = {
     {"avx512-bf16 float32 -> bfloat16 rne (vcvtne2ps2bf16, streaming stores)", DT_ISA_AVX512,
      e_f32_bf16},
+    {"avx512-bf16 float64 -> bfloat16 rne (rounded to odd into float32, then vcvtne2ps2bf16)",
+     DT_ISA_AVX512, e_f64_bf16},
     {NULL, DT_ISA_PORTABLE, NULL},
 };
 #endif
