@@ -321,10 +321,25 @@ static FN inline void zip16(__m512i a, __m512i b, __m512i *w0, __m512i *w1)
         STORE((void *)((out) + 128), d2);                                                       \
         STORE((void *)((out) + 192), d3);                                                       \
     } while (0)
+/* 8-bit targets: the one plane is the table */
+#define T8_STORE(in, out, STORE)                                                                \
+    do {                                                                                        \
+        const __m512i idx = _mm512_loadu_si512(in);                                             \
+        STORE((void *)(out), plane_lookup(&pl, 0, idx, _mm512_movepi8_mask(idx)));             \
+    } while (0)
+#define T8_BODY(in, out) T8_STORE(in, out, _mm512_storeu_si512)
+#define T8_NT(in, out) T8_STORE(in, out, _mm512_stream_si512)
 #define T16_BODY(in, out) T16_STORE(in, out, _mm512_storeu_si512)
 #define T32_BODY(in, out) T32_STORE(in, out, _mm512_storeu_si512)
 #define T16_NT(in, out) T16_STORE(in, out, _mm512_stream_si512)
 #define T32_NT(in, out) T32_STORE(in, out, _mm512_stream_si512)
+static FN void t8_8_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                         size_t end)
+{
+    planes pl;
+    load_planes(&pl, k->table, 1);
+    BLOCKS(64, 1, 1, T8_BODY)
+}
 static FN void t8_16_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
                           size_t end)
 {
@@ -339,6 +354,7 @@ static FN void t8_32_plain(const dt_kernel *k, void *dst, const void *src, size_
     load_planes(&pl, k->table, 4);
     BLOCKS(64, 1, 4, T32_BODY)
 }
+LINES_NT(t8_8, t8_8_plain, 64, 1, 1, planes pl; load_planes(&pl, k->table, 1);, T8_NT)
 LINES_NT(t8_16, t8_16_plain, 64, 1, 2, planes pl; load_planes(&pl, k->table, 2);, T16_NT)
 LINES_NT(t8_32, t8_32_plain, 64, 1, 4, planes pl; load_planes(&pl, k->table, 4);, T32_NT)
 
@@ -1033,13 +1049,14 @@ static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
     return k->fn != NULL;
 }
 
-/* 8-bit sources -> 16/32-bit targets through byte planes of the table */
+/* 8-bit sources -> 8/16/32-bit targets through byte planes of the table */
 static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                      size_t count)
 {
-    if (!(sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
+    if (!(sf->stride_bits == 8 &&
+          (df->stride_bits == 8 || df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
         return false;
-    k->fn = df->stride_bits == 16 ? t8_16 : t8_32;
+    k->fn = df->stride_bits == 8 ? t8_8 : df->stride_bits == 16 ? t8_16 : t8_32;
     k->nt_capable = true; /* LINES_NT */
     return table_setup(k, df, sf, r);
 }
@@ -1122,7 +1139,7 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
 const dt_kernel_entry dt_entries_avx512[] = {
     {"avx512 table: 1/2/4-bit -> 16/32-bit (vpmultishiftqb + vpermw/d)", DT_ISA_AVX512, e_subbyte},
     {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int", DT_ISA_AVX512, e_int},
-    {"avx512 table: 8-bit -> 16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
+    {"avx512 table: 8-bit -> 8/16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
     {"avx512 float32 -> float16 (vcvtps2ph), bfloat16", DT_ISA_AVX512, e_f32_half},
     {"avx512 narrow template, 16-bit lanes", DT_ISA_AVX512, e_narrow16},
     {"avx512 narrow template, 32-bit lanes", DT_ISA_AVX512, e_narrow},
