@@ -1,6 +1,6 @@
 /* AVX-512BW kernels on 16-bit lanes ("w": words): the narrowing template with 32 lanes holding
  * float16 or bfloat16 bits (float32 and float64 rounded to odd into bfloat16), for conversions
- * into 4- and 8-bit floats and integers (twice the lanes of the float32-lane kernels in
+ * into 4- and 8-bit floats and 1-, 2-, 4- and 8-bit integers (twice the lanes of the float32-lane kernels in
  * kernels_avx512.c). Compiled for the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
@@ -71,6 +71,18 @@ static FN inline void v_store8(uint8_t *p, V c)
 {
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi16_epi8(c));
 }
+/* packed 1- and 2-bit targets: the sign bit of every word (vpmovw2m), and the 2-bit codes
+ * packed: c * 0x4080 puts bit 0 of a code at bit 7 of its word and bit 1 at bit 15 (c << 7 and
+ * c << 14 do not overlap), and vpmovb2m takes bits 7 and 15 of word i as bits 2i and 2i + 1
+ *
+ *   word i:  bit 15: code bit 1   bit 7: code bit 0   ->   mask bits 2i + 1, 2i */
+static FN inline uint32_t v_signs(V x) { return (uint32_t)_mm512_movepi16_mask(x); }
+#define DT_HAVE_SIGNS 1
+static FN inline uint64_t v_bits2(V c)
+{
+    return (uint64_t)_mm512_movepi8_mask(_mm512_mullo_epi16(c, v_set1(0x4080)));
+}
+#define DT_HAVE_BITS2 1
 /* the kernels' own streaming stores (kernels_tmpl.h, DT_HAVE_NT_LINE8): the codes of two
  * vectors, 64 bytes, as one aligned line */
 #define DT_HAVE_NT_LINE8 1

@@ -27,7 +27,8 @@
  *   DT_NO_LOAD32: no v_load32 (16-bit sources only); float64 sources need HAVE_F64ODD too
  *   HAVE_I16 + v_loadi16/u16(p): VW int16 / uint16 -> bfloat16 bits rounded to odd (float targets)
  *   DT_LANE16_E8M0: float8e8m0 targets on bfloat16 lanes (its exponent is bfloat16's)
- *   v_signs(v): packed 1- and 2-bit targets (VW <= 16: 2-bit codes fill at most 32 bits)
+ *   v_signs(v): packed 1- and 2-bit targets (the lanes' sign bits; VW <= 16 unless the layer
+ *   has v_bits2, whose 2-bit codes may fill 64 bits)
  *   DT_HAVE_BITS2 + v_bits2(c): the 2-bit codes of the lanes packed (lane i in bits 2i, 2i + 1)
  * and, on lanes without variable shifts:
  *   DT_ROUND_BY_PRODUCT + v_pow2r(sh) (2^(L_BITS - sh) for 1 <= sh < L_BITS, 2^-sh for
@@ -355,16 +356,16 @@ static DT_INLINE uint32_t NAME(spread2)(uint32_t x)
 /* packed sub-byte codes: bit j of every lane's code, moved to bit 31, gathered as one mask */
 static FN DT_INLINE void NAME(store_bits)(uint8_t *p, V c, int obits)
 {
-    uint32_t w = v_signs(v_slli(c, L_BITS - 1));
+    uint64_t w = v_signs(v_slli(c, L_BITS - 1)); /* VW <= 32: 2-bit codes fill <= 64 bits */
     if (obits == 2) { /* element i in bits 2i (bit 0 of its code) and 2i + 1 (bit 1) */
 #if defined(DT_HAVE_BITS2)
         w = v_bits2(c);
 #else
         const uint32_t hi = v_signs(v_slli(c, L_BITS - 2));
 #if defined(DT_HAVE_PDEP)
-        w = _pdep_u32(w, 0x55555555u) | _pdep_u32(hi, 0xAAAAAAAAu);
+        w = _pdep_u32((uint32_t)w, 0x55555555u) | _pdep_u32(hi, 0xAAAAAAAAu);
 #else
-        w = NAME(spread2)(w) | NAME(spread2)(hi) << 1;
+        w = NAME(spread2)((uint32_t)w) | NAME(spread2)(hi) << 1;
 #endif
 #endif
     }
