@@ -1,5 +1,6 @@
-/* The last step of real -> complex chains (compose.c) in vector registers: each real part
- * followed by a zero imaginary part, for parts of 2, 4 and 8 bytes (float16, float32, float64).
+/* The complex steps of compose.c's chains in vector registers, for parts of 2, 4 and 8 bytes
+ * (float16, float32, float64): the last step of real -> complex (each real part followed by a
+ * zero imaginary part) and the first of complex -> real (the real parts).
  *
  * The same three instructions for every part width w, shown for w = 8 bytes and one 128-bit
  * lane pair (AVX2: a 256-bit register is two lanes; AVX-512 four):
@@ -77,6 +78,94 @@ AVX2_STEP(8, epi64)
 AVX512_STEP(2, epi16)
 AVX512_STEP(4, epi32)
 AVX512_STEP(8, epi64)
+
+/* ---- the first step of complex -> real chains: the real parts, every other part ----------
+ *
+ *   x0 = [ r0 i0 r1 i1 ... ]  x1 = [ r8 i8 r9 i9 ... ]  (AVX-512, w = 8 bytes)
+ *   vpermt2q(x0, {0, 2, 4, .., 14}, x1) = [ r0 r1 .. r7 ]
+ *
+ * AVX2 picks the even parts within each 128-bit lane (unpacklo / shufps / pshufb), then puts
+ * the lanes in order with vpermq. */
+static inline void real_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(d + w * i, s + 2 * w * i, w);
+}
+
+#define REAL512(W, PERM, IDX)                                                                   \
+    DT_TARGET_AVX512 static void real_part_avx512_##W(const dt_kernel *k, void *dst,            \
+                                                      const void *src, size_t b, size_t e)      \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s = (const uint8_t *)src + 2 * W * b;                                    \
+        uint8_t *d = (uint8_t *)dst + W * b;                                                    \
+        const size_t n = e - b, per = 64 / W;                                                   \
+        size_t i = 0;                                                                           \
+        const __m512i idx = IDX;                                                                \
+        for (; i + per <= n; i += per) {                                                        \
+            const __m512i x0 = _mm512_loadu_si512((const void *)(s + 2 * W * i));              \
+            const __m512i x1 = _mm512_loadu_si512((const void *)(s + 2 * W * i + 64));         \
+            _mm512_storeu_si512((void *)(d + W * i), PERM(x0, idx, x1));                       \
+        }                                                                                       \
+        real_tail(d + W * i, s + 2 * W * i, n - i, W);                                          \
+    }
+REAL512(8, _mm512_permutex2var_epi64, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14))
+REAL512(4, _mm512_permutex2var_epi32,
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30))
+REAL512(2, _mm512_permutex2var_epi16,
+        _mm512_setr_epi32(0x00020000, 0x00060004, 0x000A0008, 0x000E000C, 0x00120010, 0x00160014,
+                          0x001A0018, 0x001E001C, 0x00220020, 0x00260024, 0x002A0028, 0x002E002C,
+                          0x00320030, 0x00360034, 0x003A0038, 0x003E003C))
+
+/* AVX2: the even parts of a then b per 128-bit lane, then the lanes in order (vpermq 0xD8) */
+DT_TARGET_AVX2 static inline __m256i even8(__m256i a, __m256i b)
+{
+    return _mm256_unpacklo_epi64(a, b);
+}
+DT_TARGET_AVX2 static inline __m256i even4(__m256i a, __m256i b)
+{
+    return _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0x88));
+}
+DT_TARGET_AVX2 static inline __m256i even2(__m256i a, __m256i b)
+{
+    const __m256i m = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,
+                                       0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    return _mm256_unpacklo_epi64(_mm256_shuffle_epi8(a, m), _mm256_shuffle_epi8(b, m));
+}
+#define REAL256(W, EVEN)                                                                        \
+    DT_TARGET_AVX2 static void real_part_avx2_##W(const dt_kernel *k, void *dst,                \
+                                                  const void *src, size_t b, size_t e)          \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s = (const uint8_t *)src + 2 * W * b;                                    \
+        uint8_t *d = (uint8_t *)dst + W * b;                                                    \
+        const size_t n = e - b, per = 32 / W;                                                   \
+        size_t i = 0;                                                                           \
+        for (; i + per <= n; i += per) {                                                        \
+            const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(s + 2 * W * i)); \
+            const __m256i x1 =                                                                  \
+                _mm256_loadu_si256((const __m256i *)(const void *)(s + 2 * W * i + 32));       \
+            _mm256_storeu_si256((__m256i *)(void *)(d + W * i),                                 \
+                                _mm256_permute4x64_epi64(EVEN(x0, x1), 0xD8));                  \
+        }                                                                                       \
+        real_tail(d + W * i, s + 2 * W * i, n - i, W);                                          \
+    }
+REAL256(8, even8)
+REAL256(4, even4)
+REAL256(2, even2)
+
+dt_kernel_fn dt_real_part_x86(dt_isa isa, int part_bits)
+{
+    if (isa >= DT_ISA_AVX512)
+        return part_bits == 16   ? real_part_avx512_2
+               : part_bits == 32 ? real_part_avx512_4
+                                 : real_part_avx512_8;
+    if (isa >= DT_ISA_AVX2)
+        return part_bits == 16   ? real_part_avx2_2
+               : part_bits == 32 ? real_part_avx2_4
+                                 : real_part_avx2_8;
+    return NULL;
+}
 
 dt_kernel_fn dt_to_complex_x86(dt_isa isa, int part_bits)
 {

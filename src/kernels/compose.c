@@ -76,8 +76,15 @@ static dt_kernel_fn same_fn(int part_bits)
     return part_bits == 16 ? same_2 : part_bits == 32 ? same_4 : same_8;
 }
 
-static dt_kernel_fn real_part_fn(int part_bits)
+/* A chain of vector kernels (lo >= AVX2) starts with complex_x86.c's step of the active ISA */
+static dt_kernel_fn real_part_fn(int part_bits, dt_isa lo)
 {
+#if defined(DT_HAVE_X86)
+    if (lo >= DT_ISA_AVX2)
+        return dt_real_part_x86(dt_isa_active(), part_bits);
+#else
+    (void)lo;
+#endif
     return part_bits == 16 ? real_part_2 : part_bits == 32 ? real_part_4 : real_part_8;
 }
 /* A chain of vector kernels (lo >= AVX2) ends in complex_x86.c's step of the active ISA */
@@ -233,7 +240,7 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
                 return true;
             }
         }
-        add_part_step(c, real_part_fn(sp->bits), sp, sf, &exact_rules);
+        add_part_step(c, real_part_fn(sp->bits, c->lo), sp, sf, &exact_rules);
         return plan_real(c, df, sp, r, count);
     }
     if (cd) {

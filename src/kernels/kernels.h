@@ -107,6 +107,8 @@ extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[], dt_entries_
 /* complex_x86.c: the real -> complex step of compose.c (parts of 16, 32 or 64 bits) for isa
  * (AVX2 or better; NULL below) */
 dt_kernel_fn dt_to_complex_x86(dt_isa isa, int part_bits);
+/* ... and the complex -> real step: the real parts */
+dt_kernel_fn dt_real_part_x86(dt_isa isa, int part_bits);
 #endif
 /* The entries of DTCAST_ROUND_STOCHASTIC (portable_stochastic.c, stochastic_avx2.c,
  * stochastic_avx512.c): they take such rules only, and every other entry is never shown them
