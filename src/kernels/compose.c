@@ -266,6 +266,12 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, const dt_rules
     if (r && sf->type == DTCAST_FLOAT64 && df->type == DTCAST_BFLOAT16 && isa >= DT_ISA_AVX512 &&
         dt_cpu_has_avx512bf16() && dt_mode_of(r->round) == M_RNE && !r->saturate_float)
         return false;
+    /* float64 -> float16 in rne and the directed modes: one AVX512-FP16 kernel
+     * (kernels_avx512fp16.c: vcvtpd2ph rounds once) */
+    if (r && sf->type == DTCAST_FLOAT64 && df->type == DTCAST_FLOAT16 && isa >= DT_ISA_AVX512 &&
+        dt_cpu_has_avx512fp16() && dt_mode_of(r->round) != M_RNA && dt_mode_of(r->round) != M_ODD &&
+        dt_mode_of(r->round) >= 0)
+        return false;
     if (sf->tc == DT_TC_COMPLEX)
         sf = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #if defined(DT_HAVE_X86)
-static bool has_bf16 = false;
+static bool has_bf16 = false, has_fp16 = false;
 
 #include <cpuid.h>
 #endif
@@ -53,6 +53,7 @@ static dt_isa probe(void)
                vbmi = (c >> 1) & 1;
     if (!(f && dq && bw && vl && vbmi) || (xcr0 & 0xE6) != 0xE6) /* + opmask, ZMM state */
         return DT_ISA_AVX2;
+    has_fp16 = (d >> 23) & 1; /* leaf 7.0 EDX: AVX512-FP16 */
     __cpuid_count(7, 1, a, b, c, d);
     has_bf16 = (a >> 5) & 1;
     return DT_ISA_AVX512;
@@ -62,6 +63,12 @@ bool dt_cpu_has_avx512bf16(void)
 {
     dt_isa_detected();
     return has_bf16;
+}
+
+bool dt_cpu_has_avx512fp16(void)
+{
+    dt_isa_detected();
+    return has_fp16;
 }
 dt_cpu_id dt_cpu_id_get(void)
 {

@@ -103,7 +103,8 @@ bool dt_registry_find(dt_kernel *k, dt_isa lo, dt_isa hi, const dt_format *df,
 /* Each file's entries, ending with {NULL} */
 extern const dt_kernel_entry dt_entries_portable[];
 #if defined(__x86_64__) && defined(__GNUC__)
-extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[], dt_entries_avx512bf16[];
+extern const dt_kernel_entry dt_entries_avx2[], dt_entries_avx512[], dt_entries_avx512bf16[],
+    dt_entries_avx512fp16[];
 /* complex_x86.c: the real -> complex step of compose.c (parts of 16, 32 or 64 bits) for isa
  * (AVX2 or better; NULL below) */
 dt_kernel_fn dt_to_complex_x86(dt_isa isa, int part_bits);
@@ -240,6 +241,8 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DT_HAVE_X86 1
 bool dt_cpu_has_avx512bf16(void);
+/* AVX512-FP16 (vcvtpd2ph and the other float16 instructions; kernels_avx512fp16.c) */
+bool dt_cpu_has_avx512fp16(void);
 /* float32 <-> float16, bfloat16 -> float32, 8- and 16-bit integers -> float16/bfloat16, with F16C
  * (kernels_avx2_half.c) */
 bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,

@@ -129,6 +129,41 @@ F32_F16_NT(f32_f16_floor, _MM_FROUND_TO_NEG_INF)
 F32_F16_NT(f32_f16_ceil, _MM_FROUND_TO_POS_INF)
 F32_F16_NT(f32_f16_trunc, _MM_FROUND_TO_ZERO)
 
+/* ---- bfloat16 -> float16: the bfloat16 bits moved up into float32 (exact), then vcvtps2ph as
+ * above (one rounding: float16 holds bfloat16's every significand, so only its range rounds:
+ * below 2^-14 into float16's subnormals, above 65504 to Inf or max) */
+#define BF16_AS_F32(in) \
+    _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(in))), 16))
+#define BF16_F16_BODY(in, out)                                                                  \
+    _mm256_storeu_si256((__m256i *)(void *)(out), F32_F16_VEC(BF16_AS_F32(in), imm_, sat))
+#define BF16_F16(name, IMM)                                                                     \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;                                 \
+        enum { imm_ = IMM };                                                                    \
+        BLOCKS(16, 2, 2, BF16_F16_BODY)                                                         \
+    }
+BF16_F16(bf16_f16_rne_plain, _MM_FROUND_TO_NEAREST_INT)
+BF16_F16(bf16_f16_floor_plain, _MM_FROUND_TO_NEG_INF)
+BF16_F16(bf16_f16_ceil_plain, _MM_FROUND_TO_POS_INF)
+BF16_F16(bf16_f16_trunc_plain, _MM_FROUND_TO_ZERO)
+/* 32 elements, one line */
+#define BF16_F16_LINE(in, IMM)                                                                  \
+    _mm512_inserti64x4(_mm512_castsi256_si512(F32_F16_VEC(BF16_AS_F32(in), IMM, sat)),         \
+                       F32_F16_VEC(BF16_AS_F32((in) + 32), IMM, sat), 1)
+#define BF16_F16_NT_rne(in, out) _mm512_stream_si512((void *)(out), BF16_F16_LINE(in, _MM_FROUND_TO_NEAREST_INT))
+#define BF16_F16_NT_floor(in, out) _mm512_stream_si512((void *)(out), BF16_F16_LINE(in, _MM_FROUND_TO_NEG_INF))
+#define BF16_F16_NT_ceil(in, out) _mm512_stream_si512((void *)(out), BF16_F16_LINE(in, _MM_FROUND_TO_POS_INF))
+#define BF16_F16_NT_trunc(in, out) _mm512_stream_si512((void *)(out), BF16_F16_LINE(in, _MM_FROUND_TO_ZERO))
+#define BF16_F16_LINES(m)                                                                       \
+    LINES_NT(bf16_f16_##m, bf16_f16_##m##_plain, 32, 2, 2,                                      \
+             const __mmask16 sat = k->r.saturate_float ? 0xFFFF : 0;, BF16_F16_NT_##m)
+BF16_F16_LINES(rne)
+BF16_F16_LINES(floor)
+BF16_F16_LINES(ceil)
+BF16_F16_LINES(trunc)
+
 /* ---- float16 / bfloat16 -> float32 (exact): NaN -> canonical with sign, saturate Inf -> max */
 static FN inline __m512i fix_f32(__m512i y, __mmask16 sat)
 {
@@ -1061,12 +1096,21 @@ static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     return table_setup(k, df, sf, r);
 }
 
-/* float32 -> float16 (vcvtps2ph) and bfloat16 */
+/* float32 -> float16 (vcvtps2ph) and bfloat16; bfloat16 -> float16 (vcvtps2ph) */
 static bool e_f32_half(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count)
 {
     (void)count;
     const int m = dt_mode_of(r->round);
+    if (sf->type == DTCAST_BFLOAT16 && df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD &&
+        m >= 0) {
+        k->fn = m == M_RNE     ? bf16_f16_rne
+                : m == M_FLOOR ? bf16_f16_floor
+                : m == M_CEIL  ? bf16_f16_ceil
+                                          : bf16_f16_trunc;
+        k->nt_capable = true; /* LINES_NT */
+        return true;
+    }
     if (sf->type != DTCAST_FLOAT32)
         return false;
     if (df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD)
@@ -1140,7 +1184,8 @@ const dt_kernel_entry dt_entries_avx512[] = {
     {"avx512 table: 1/2/4-bit -> 16/32-bit (vpmultishiftqb + vpermw/d)", DT_ISA_AVX512, e_subbyte},
     {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int", DT_ISA_AVX512, e_int},
     {"avx512 table: 8-bit -> 8/16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
-    {"avx512 float32 -> float16 (vcvtps2ph), bfloat16", DT_ISA_AVX512, e_f32_half},
+    {"avx512 float32/bfloat16 -> float16 (vcvtps2ph), float32 -> bfloat16", DT_ISA_AVX512,
+     e_f32_half},
     {"avx512 narrow template, 16-bit lanes", DT_ISA_AVX512, e_narrow16},
     {"avx512 narrow template, 32-bit lanes", DT_ISA_AVX512, e_narrow},
     {"avx512 float16/bfloat16 -> float32, float32 <-> float64", DT_ISA_AVX512, e_float},

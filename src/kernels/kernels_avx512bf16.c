@@ -1,5 +1,6 @@
-/* float32 -> bfloat16, round to nearest even, with AVX512-BF16's conversion (vcvtne2ps2bf16),
- * and non-temporal stores of its own for large outputs (dt_kernel.nt).
+/* float32, float64 and float16 -> bfloat16, round to nearest even, with AVX512-BF16's conversion
+ * (vcvtne2ps2bf16), and non-temporal stores of their own for large outputs (dt_kernel.nt). The
+ * float64 and float16 kernels make float32 first (rounded to odd; exactly), below.
  *
  *   float32   s eeeeeeee mmmmmmm mmmmmmmmmmmmmmmm
  *             |<----- bfloat16 ----->|<- dropped ->|
@@ -165,6 +166,69 @@ static bool e_f64_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     return true;
 }
 
+/* ---- float16 -> bfloat16, round to nearest even: vcvtph2ps (exact: every float16, subnormals
+ * too, is a normal float32), then vcvtne2ps2bf16 as above (no float32 subnormal can come from a
+ * float16; NaN vectors take exact16 for the canonical NaN) */
+static FN inline __m512 f16_as_f32(const uint16_t *s)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s));
+}
+
+static FN void part16(uint16_t *d, const uint16_t *s, size_t n)
+{
+    for (size_t i = 0; i < n; i += 16) {
+        const size_t m = n - i < 16 ? n - i : 16;
+        const __mmask16 km = (__mmask16)((1u << m) - 1);
+        const __m512 x = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, s + i));
+        _mm256_mask_storeu_epi16(d + i, km, cvt16(x));
+    }
+}
+
+static FN inline __m512i line16(const uint16_t *s)
+{
+    const __m512 a = f16_as_f32(s), b = f16_as_f32(s + 16);
+    if (_mm512_fpclass_ps_mask(a, NOT_PLAIN) | _mm512_fpclass_ps_mask(b, NOT_PLAIN))
+        return _mm512_inserti64x4(_mm512_castsi256_si512(exact16(a)), exact16(b), 1);
+    return (__m512i)_mm512_cvtne2ps_pbh(b, a);
+}
+
+static FN void f16_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                           size_t end)
+{
+    const uint16_t *s = (const uint16_t *)src + begin;
+    uint16_t *d = (uint16_t *)dst + begin;
+    const size_t n = end - begin;
+    size_t i = 0;
+    /* in place (dst == src) works: each line is read before it is written */
+    if (k->nt && ((uintptr_t)d & 1) == 0) {
+        size_t head = (size_t)(-(uintptr_t)d & 63) / 2;
+        head = head < n ? head : n;
+        part16(d, s, head);
+        for (i = head; i + 32 <= n; i += 32) {
+            dt_prefetch_span(s + i, 64);
+            _mm512_stream_si512((void *)(d + i), line16(s + i));
+        }
+    } else {
+        for (; i + 32 <= n; i += 32) {
+            dt_prefetch_span(s + i, 64);
+            _mm512_storeu_si512((void *)(d + i), line16(s + i));
+        }
+    }
+    part16(d + i, s + i, n - i);
+}
+
+static bool e_f16_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                       size_t count)
+{
+    (void)count;
+    if (!dt_cpu_has_avx512bf16() || sf->type != DTCAST_FLOAT16 || df->type != DTCAST_BFLOAT16 ||
+        dt_mode_of(r->round) != M_RNE || r->saturate_float)
+        return false;
+    k->fn = f16_bf16_ne;
+    k->nt_capable = true;
+    return true;
+}
+
 static bool e_f32_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count)
 {
@@ -182,6 +246,8 @@ const dt_kernel_entry dt_entries_avx512bf16[] = {
      e_f32_bf16},
     {"avx512-bf16 float64 -> bfloat16 rne (rounded to odd into float32, then vcvtne2ps2bf16)",
      DT_ISA_AVX512, e_f64_bf16},
+    {"avx512-bf16 float16 -> bfloat16 rne (vcvtph2ps, then vcvtne2ps2bf16)", DT_ISA_AVX512,
+     e_f16_bf16},
     {NULL, DT_ISA_PORTABLE, NULL},
 };
 #endif

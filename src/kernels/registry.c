@@ -9,6 +9,7 @@ static const dt_kernel_entry *const lists[] = {
     dt_entries_stochastic_avx512,
     dt_entries_stochastic_avx2,
     dt_entries_avx512bf16,
+    dt_entries_avx512fp16,
     dt_entries_avx512,
     dt_entries_widen8_avx2,
     dt_entries_avx2,
