@@ -822,9 +822,24 @@ static FN inline __m512i wrap_huge32(__m512 x) /* as wrap_huge, for float32: 2^(
                                  _mm512_setzero_si512());
 }
 
-static FN DT_INLINE __m512i f32_int(const uint8_t *p, int mode, int sat, __m512i lo, __m512i hi)
+/* the source kinds of fi32's loops: float32, and float16 / bfloat16 widened exactly on load
+ * (every value they hold is a float32 of |x| < 2^31, or Inf / NaN, which take wrap_huge32's and
+ * the saturating bound's paths as a float32 would) */
+enum { FI_F32, FI_F16, FI_BF16 };
+static FN DT_INLINE __m512 fi_load(const uint8_t *p, int sk)
 {
-    const __m512 x = _mm512_loadu_ps((const float *)(const void *)p);
+    if (sk == FI_F16)
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    if (sk == FI_BF16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p)), 16));
+    return _mm512_loadu_ps((const float *)(const void *)p);
+}
+
+static FN DT_INLINE __m512i f32_int(const uint8_t *p, int mode, int sat, __m512i lo, __m512i hi,
+                                    int sk)
+{
+    const __m512 x = fi_load(p, sk);
     const __m512i t = _mm512_cvtt_roundps_epi32(x, _MM_FROUND_NO_EXC);
     const __m512i away = _mm512_or_si512(_mm512_srai_epi32(_mm512_castps_si512(x), 31),
                                          _mm512_set1_epi32(1)); /* +1 or -1 by the sign */
@@ -874,9 +889,11 @@ static FN DT_INLINE __m512i f32_int(const uint8_t *p, int mode, int sat, __m512i
 
 /* 32 elements: two vectors, whole bytes of 4-bit outputs */
 static FN DT_INLINE void fi32_block(uint8_t *o, const uint8_t *s, int dw, int mode, int sat,
-                                    __m512i lo, __m512i hi)
+                                    __m512i lo, __m512i hi, int sk)
 {
-    const __m512i x0 = f32_int(s, mode, sat, lo, hi), x1 = f32_int(s + 64, mode, sat, lo, hi);
+    const size_t half = sk == FI_F32 ? 64 : 32; /* the source bytes of 16 elements */
+    const __m512i x0 = f32_int(s, mode, sat, lo, hi, sk),
+                  x1 = f32_int(s + half, mode, sat, lo, hi, sk);
     if (dw == 4) {
         const __m512i m = _mm512_set1_epi32(0xF);
         v_store4x2(o, _mm512_and_si512(x0, m), _mm512_and_si512(x1, m));
@@ -886,28 +903,51 @@ static FN DT_INLINE void fi32_block(uint8_t *o, const uint8_t *s, int dw, int mo
     }
 }
 
-static FN DT_INLINE void fi32_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                                   size_t end, int dw, int mode, int sat)
+static FN DT_INLINE void fi32_loop_from(const dt_kernel *k, void *dst, const void *src,
+                                        size_t begin, size_t end, int dw, int mode, int sat,
+                                        int sk)
 {
+    const size_t sb = sk == FI_F32 ? 4 : 2;
     const int bits = sat ? k->df->bits : 16; /* the bounds matter under saturate: <= 16 bits */
     const bool sg = k->df->tc == DT_TC_SINT;
     const __m512i lo = _mm512_set1_epi32(sg ? -(1 << (bits - 1)) : 0);
     const __m512i hi = _mm512_set1_epi32(sg ? (1 << (bits - 1)) - 1 : (1 << bits) - 1);
-    const uint8_t *s = (const uint8_t *)src + 4 * begin;
+    const uint8_t *s = (const uint8_t *)src + sb * begin;
     uint8_t *d = (uint8_t *)dst + begin * (size_t)dw / 8; /* begin: a multiple of 8 */
     const size_t n = end - begin;
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        dt_prefetch_span(s + 4 * i, 128);
-        fi32_block(d + i * (size_t)dw / 8, s + 4 * i, dw, mode, sat, lo, hi);
+        dt_prefetch_span(s + sb * i, 32 * sb);
+        fi32_block(d + i * (size_t)dw / 8, s + sb * i, dw, mode, sat, lo, hi, sk);
     }
     if (i < n) { /* the tail through a zeroed block (reads before writes: in place works) */
         _Alignas(64) uint8_t tin[128] = {0}, tout[128];
-        memcpy(tin, s + 4 * i, 4 * (n - i));
-        fi32_block(tout, tin, dw, mode, sat, lo, hi);
+        memcpy(tin, s + sb * i, sb * (n - i));
+        fi32_block(tout, tin, dw, mode, sat, lo, hi, sk);
         memcpy(d + i * (size_t)dw / 8, tout, ((n - i) * (size_t)dw + 7) / 8);
     }
 }
+static FN DT_INLINE void fi32_loop(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                   size_t end, int dw, int mode, int sat)
+{
+    fi32_loop_from(k, dst, src, begin, end, dw, mode, sat, FI_F32);
+}
+
+/* float16 / bfloat16 -> 16-bit integers (the 16-bit-lane template has no 16-bit outputs, and
+ * the 32-bit-lane one runs 30-40 operations a vector where this runs about 8): the mode and
+ * the policy at run time */
+#define FI16_FN(name, SK)                                                                       \
+    static FN DT_NOCLONE void name(const dt_kernel *k, void *dst, const void *src, size_t b,    \
+                                   size_t e)                                                    \
+    {                                                                                           \
+        const int mode = dt_mode_of(k->r.round);                                                \
+        if (k->r.saturate_int)                                                                  \
+            fi32_loop_from(k, dst, src, b, e, 16, mode, 1, SK);                                 \
+        else                                                                                    \
+            fi32_loop_from(k, dst, src, b, e, 16, mode, 0, SK);                                 \
+    }
+FI16_FN(f16_int16, FI_F16)
+FI16_FN(bf16_int16, FI_BF16)
 
 #define FI32_FN(dw, mode)                                                                       \
     static FN void fi32_##dw##_##mode(const dt_kernel *k, void *dst, const void *src, size_t b, \
@@ -1079,6 +1119,10 @@ static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
     if (sf->stride_bits == 8 && (df->stride_bits == 16 || df->stride_bits == 32))
         return false;
     k->fn = fi32_pick(df, sf, r);
+    if (!k->fn && (sf->type == DTCAST_FLOAT16 || sf->type == DTCAST_BFLOAT16) &&
+        (df->tc == DT_TC_SINT || df->tc == DT_TC_UINT) && df->bits == 16 &&
+        df->stride_bits == 16 && dt_mode_of(r->round) >= 0)
+        k->fn = sf->type == DTCAST_FLOAT16 ? f16_int16 : bf16_int16;
     if (!k->fn)
         k->fn = int_pick(df, sf, r);
     return k->fn != NULL;
@@ -1182,7 +1226,8 @@ static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
 
 const dt_kernel_entry dt_entries_avx512[] = {
     {"avx512 table: 1/2/4-bit -> 16/32-bit (vpmultishiftqb + vpermw/d)", DT_ISA_AVX512, e_subbyte},
-    {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int", DT_ISA_AVX512, e_int},
+    {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int, float16/bfloat16 -> 16-bit int",
+     DT_ISA_AVX512, e_int},
     {"avx512 table: 8-bit -> 8/16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
     {"avx512 float32/bfloat16 -> float16 (vcvtps2ph), float32 -> bfloat16", DT_ISA_AVX512,
      e_f32_half},
