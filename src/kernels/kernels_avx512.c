@@ -1140,14 +1140,26 @@ static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     return table_setup(k, df, sf, r);
 }
 
+/* the pairs e_f32_half takes in mode m: float32 -> float16 and bfloat16 -> float16 (vcvtps2ph:
+ * rne and the directed modes), float32 -> bfloat16 */
+static bool f32_half_takes(const dt_format *df, const dt_format *sf, int m)
+{
+    if (df->type == DTCAST_FLOAT16)
+        return (sf->type == DTCAST_FLOAT32 || sf->type == DTCAST_BFLOAT16) && m >= 0 &&
+               m != M_RNA && m != M_ODD;
+    return sf->type == DTCAST_FLOAT32 && df->type == DTCAST_BFLOAT16 && m >= 0 &&
+           f32_bf16_pick_avx512(m) != NULL;
+}
+
 /* float32 -> float16 (vcvtps2ph) and bfloat16; bfloat16 -> float16 (vcvtps2ph) */
 static bool e_f32_half(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count)
 {
     (void)count;
     const int m = dt_mode_of(r->round);
-    if (sf->type == DTCAST_BFLOAT16 && df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD &&
-        m >= 0) {
+    if (!f32_half_takes(df, sf, m))
+        return false;
+    if (sf->type == DTCAST_BFLOAT16) {
         k->fn = m == M_RNE     ? bf16_f16_rne
                 : m == M_FLOOR ? bf16_f16_floor
                 : m == M_CEIL  ? bf16_f16_ceil
@@ -1189,9 +1201,18 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
                      size_t count)
 {
     (void)count;
-    /* float32 -> floats in rne and the directed modes: vcvtps2ph and the 16-bit lanes, before */
+    /* float32 -> floats in rne and the directed modes: vcvtps2ph and the 16-bit lanes, before;
+     * bfloat16 -> float16 there too (e_f32_half); float64: the chain, or where the CPU has them
+     * the AVX512-BF16 / AVX512-FP16 kernels (dt_chain_preferred) */
     if (sf->type == DTCAST_FLOAT32 && df->tc == DT_TC_FLOAT && dt_mode_of(r->round) != M_RNA &&
         dt_mode_of(r->round) != M_ODD)
+        return false;
+    if (f32_half_takes(df, sf, dt_mode_of(r->round)) || sf->type == DTCAST_FLOAT64)
+        return false;
+    /* where the 16-bit lanes take the pair (e_narrow16, before), they hold twice the elements */
+    const dt_format *lane = NULL;
+    if ((sf->type == DTCAST_FLOAT16 || sf->type == DTCAST_BFLOAT16) &&
+        dt_narrow16_pick_avx512(df, sf, r, &lane) != NULL)
         return false;
     if (dt_chain_preferred(df, sf, r, DT_ISA_AVX512))
         return false; /* dispatch.c takes the chain through float32 (rounded to odd) there */
