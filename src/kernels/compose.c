@@ -261,6 +261,7 @@ static bool plan(dt_chain *c, const dt_format *df, const dt_format *sf, const dt
  * L2). */
 bool dt_chain_preferred(const dt_format *df, const dt_format *sf, const dt_rules *r, dt_isa isa)
 {
+#if defined(DT_HAVE_X86)
     /* float64 -> bfloat16 in rne: one AVX512-BF16 kernel (kernels_avx512bf16.c), 1.5x the chain
      * out of cache on the Intel Xeon (BENCHMARKS.md, issue 32) */
     if (r && sf->type == DTCAST_FLOAT64 && df->type == DTCAST_BFLOAT16 && isa >= DT_ISA_AVX512 &&
@@ -272,6 +273,9 @@ bool dt_chain_preferred(const dt_format *df, const dt_format *sf, const dt_rules
         dt_cpu_has_avx512fp16() && dt_mode_of(r->round) != M_RNA && dt_mode_of(r->round) != M_ODD &&
         dt_mode_of(r->round) >= 0)
         return false;
+#else
+    (void)r;
+#endif
     if (sf->tc == DT_TC_COMPLEX)
         sf = dt_format_of(sf->part);
     if (df->tc == DT_TC_COMPLEX)
