@@ -23,6 +23,7 @@
 #include "x86_attrs.h"
 
 #define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#include "lines_nt.h"
 
 /* vfpclassps categories: QNaN (0x01), denormal (0x20), SNaN (0x80) */
 #define NOT_PLAIN 0xA1
@@ -47,207 +48,95 @@ static FN inline __m256i cvt16(__m512 x)
     return (__m256i)_mm512_cvtneps_pbh(x);
 }
 
-/* n elements, 16 at a time through masks (the unaligned head and the tail) */
-static FN void part(uint16_t *d, const float *s, size_t n)
-{
-    for (size_t i = 0; i < n; i += 16) {
-        const size_t m = n - i < 16 ? n - i : 16;
-        const __mmask16 km = (__mmask16)((1u << m) - 1);
-        _mm256_mask_storeu_epi16(d + i, km, cvt16(_mm512_maskz_loadu_ps(km, s + i)));
-    }
-}
-
-/* 32 elements: two vectors, one 64-byte line of output */
-static FN inline __m512i line32(const float *s)
-{
-    __m512 a = _mm512_loadu_ps(s), b = _mm512_loadu_ps(s + 16);
-    if (_mm512_fpclass_ps_mask(a, NOT_PLAIN) | _mm512_fpclass_ps_mask(b, NOT_PLAIN))
-        return _mm512_inserti64x4(_mm512_castsi256_si512(exact16(a)), exact16(b), 1);
-    return (__m512i)_mm512_cvtne2ps_pbh(b, a);
-}
-
-static FN void f32_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                           size_t end)
-{
-    const float *s = (const float *)src + begin;
-    uint16_t *d = (uint16_t *)dst + begin;
-    const size_t n = end - begin;
-    size_t i = 0;
-    /* in place (dst == src) works: each line is read before the line it writes, which lies
-     * at half its offset */
-    if (k->nt && ((uintptr_t)d & 1) == 0) {
-        size_t head = (size_t)(-(uintptr_t)d & 63) / 2;
-        head = head < n ? head : n;
-        part(d, s, head);
-        for (i = head; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 128);
-            _mm512_stream_si512((void *)(d + i), line32(s + i));
-        }
-    } else {
-        for (; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 128);
-            _mm512_storeu_si512((void *)(d + i), line32(s + i));
-        }
-    }
-    part(d + i, s + i, n - i);
-}
-
-/* ---- float64 -> bfloat16, round to nearest even: the float64 rounded to odd into float32
- * (f64odd8: truncating vcvtpd2ps, the lsb set where it lost bits), then float32 -> bfloat16 as
- * above. Rounding to odd first keeps one rounding: float32 holds 24 significand bits, more than
- * bfloat16's 8 + 2, over bfloat16's whole exponent range (its own), subnormals included; a
+/* ---- the sources, 16 elements as float32 (km: the lanes to load; the others read as 0) ------
+ * float32 as it is; float64 rounded to odd into float32 (f64odd8: truncating vcvtpd2ps, the lsb
+ * set where it lost bits); float16 widened by vcvtph2ps.
+ *
+ * Rounding float64 to odd first keeps one rounding: float32 holds 24 significand bits, more
+ * than bfloat16's 8 + 2, over bfloat16's whole exponent range (its own), subnormals included; a
  * float64 beyond float32's range truncates to FLT_MAX with the lsb set, which rounds to Inf as
- * the float64 does; NaN keeps its sign and is made canonical by exact16.
+ * the float64 does; NaN keeps its sign and is made canonical by exact16. A float16 is exact in
+ * float32 and never a float32 subnormal, so only its NaN vectors take exact16.
  *
  *   float64 x 4 --f64odd8--> float32 (odd) x 2 --vcvtne2ps2bf16 / exact16--> one 64-byte line */
 #include "round_odd_avx512.h"
 
-static FN inline __m512 odd16(const double *s)
+static FN inline __m512 ld_f32(const uint8_t *p, __mmask16 km)
 {
-    const __m256i lo = f64odd8(_mm512_loadu_pd(s)), hi = f64odd8(_mm512_loadu_pd(s + 8));
+    return _mm512_maskz_loadu_ps(km, p);
+}
+static FN inline __m512 ld_f64(const uint8_t *p, __mmask16 km)
+{
+    const __m256i lo = f64odd8(_mm512_maskz_loadu_pd((__mmask8)km, p));
+    const __m256i hi = f64odd8(_mm512_maskz_loadu_pd((__mmask8)(km >> 8), p + 64));
     return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
 }
-
-static FN void part64(uint16_t *d, const double *s, size_t n)
+static FN inline __m512 ld_f16(const uint8_t *p, __mmask16 km)
 {
-    for (size_t i = 0; i < n; i += 16) {
-        const size_t m = n - i < 16 ? n - i : 16;
-        const __mmask16 km = (__mmask16)((1u << m) - 1);
-        const __m256i lo = f64odd8(_mm512_maskz_loadu_pd((__mmask8)km, s + i));
-        const __m256i hi = f64odd8(_mm512_maskz_loadu_pd((__mmask8)(km >> 8), s + i + 8));
-        const __m512 x = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
-        _mm256_mask_storeu_epi16(d + i, km, cvt16(x));
-    }
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, p));
 }
 
-static FN inline __m512i line64(const double *s)
+/* 32 elements, two vectors of float32: one 64-byte line of bfloat16 */
+static FN inline __m512i line32(__m512 a, __m512 b)
 {
-    const __m512 a = odd16(s), b = odd16(s + 16);
     if (_mm512_fpclass_ps_mask(a, NOT_PLAIN) | _mm512_fpclass_ps_mask(b, NOT_PLAIN))
         return _mm512_inserti64x4(_mm512_castsi256_si512(exact16(a)), exact16(b), 1);
     return (__m512i)_mm512_cvtne2ps_pbh(b, a);
 }
 
-static FN void f64_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                           size_t end)
-{
-    const double *s = (const double *)src + begin;
-    uint16_t *d = (uint16_t *)dst + begin;
-    const size_t n = end - begin;
-    size_t i = 0;
-    /* in place (dst == src): each line reads its 256 bytes before writing 64 at a quarter of
-     * their offset */
-    if (k->nt && ((uintptr_t)d & 1) == 0) {
-        size_t head = (size_t)(-(uintptr_t)d & 63) / 2;
-        head = head < n ? head : n;
-        part64(d, s, head);
-        for (i = head; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 256);
-            _mm512_stream_si512((void *)(d + i), line64(s + i));
-        }
-    } else {
-        for (; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 256);
-            _mm512_storeu_si512((void *)(d + i), line64(s + i));
-        }
-    }
-    part64(d + i, s + i, n - i);
-}
+/* The kernel from a source of SB bytes an element read by LD: ordinary stores 32 elements at a
+ * time and the tail 16 at a time through masks (name_plain), and with its own streaming stores
+ * through LINES_NT. In place (dst == src) works: each line reads its source before it writes
+ * at the same or a lower offset. */
+#define TO_BF16(name, SB, LD)                                                                   \
+    static FN void name##_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,  \
+                                size_t end)                                                     \
+    {                                                                                           \
+        (void)k;                                                                                \
+        const uint8_t *s = (const uint8_t *)src + begin * (SB);                                 \
+        uint16_t *d = (uint16_t *)dst + begin;                                                  \
+        const size_t n = end - begin;                                                           \
+        size_t i = 0;                                                                           \
+        for (; i + 32 <= n; i += 32) {                                                          \
+            dt_prefetch_span(s + i * (SB), 32 * (SB));                                          \
+            _mm512_storeu_si512((void *)(d + i), name##_LINE(s + i * (SB)));                    \
+        }                                                                                       \
+        for (; i < n; i += 16) {                                                                \
+            const size_t m = n - i < 16 ? n - i : 16;                                           \
+            const __mmask16 km = (__mmask16)((1u << m) - 1);                                    \
+            _mm256_mask_storeu_epi16(d + i, km, cvt16(LD(s + i * (SB), km)));                   \
+        }                                                                                       \
+    }                                                                                           \
+    LINES_NT(name, name##_plain, 32, SB, 2, , name##_NT)
+#define LINE_OF(LD, SB, in) line32(LD((in), 0xFFFF), LD((in) + 16 * (SB), 0xFFFF))
+#define f32_bf16_ne_LINE(in) LINE_OF(ld_f32, 4, in)
+#define f64_bf16_ne_LINE(in) LINE_OF(ld_f64, 8, in)
+#define f16_bf16_ne_LINE(in) LINE_OF(ld_f16, 2, in)
+#define f32_bf16_ne_NT(in, out) NT_LINE(f32_bf16_ne_LINE, in, out)
+#define f64_bf16_ne_NT(in, out) NT_LINE(f64_bf16_ne_LINE, in, out)
+#define f16_bf16_ne_NT(in, out) NT_LINE(f16_bf16_ne_LINE, in, out)
+TO_BF16(f32_bf16_ne, 4, ld_f32)
+TO_BF16(f64_bf16_ne, 8, ld_f64)
+TO_BF16(f16_bf16_ne, 2, ld_f16)
 
-static bool e_f64_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                       size_t count)
+static bool e_to_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
+                      size_t count)
 {
     (void)count;
-    if (!dt_cpu_has_avx512bf16() || sf->type != DTCAST_FLOAT64 || df->type != DTCAST_BFLOAT16 ||
+    if (!dt_cpu_has_avx512bf16() || df->type != DTCAST_BFLOAT16 ||
         dt_mode_of(r->round) != M_RNE || r->saturate_float)
         return false;
-    k->fn = f64_bf16_ne;
+    k->fn = sf->type == DTCAST_FLOAT32   ? f32_bf16_ne
+            : sf->type == DTCAST_FLOAT64 ? f64_bf16_ne
+            : sf->type == DTCAST_FLOAT16 ? f16_bf16_ne
+                                         : NULL;
     k->nt_capable = true;
-    return true;
-}
-
-/* ---- float16 -> bfloat16, round to nearest even: vcvtph2ps (exact: every float16, subnormals
- * too, is a normal float32), then vcvtne2ps2bf16 as above (no float32 subnormal can come from a
- * float16; NaN vectors take exact16 for the canonical NaN) */
-static FN inline __m512 f16_as_f32(const uint16_t *s)
-{
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)s));
-}
-
-static FN void part16(uint16_t *d, const uint16_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i += 16) {
-        const size_t m = n - i < 16 ? n - i : 16;
-        const __mmask16 km = (__mmask16)((1u << m) - 1);
-        const __m512 x = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(km, s + i));
-        _mm256_mask_storeu_epi16(d + i, km, cvt16(x));
-    }
-}
-
-static FN inline __m512i line16(const uint16_t *s)
-{
-    const __m512 a = f16_as_f32(s), b = f16_as_f32(s + 16);
-    if (_mm512_fpclass_ps_mask(a, NOT_PLAIN) | _mm512_fpclass_ps_mask(b, NOT_PLAIN))
-        return _mm512_inserti64x4(_mm512_castsi256_si512(exact16(a)), exact16(b), 1);
-    return (__m512i)_mm512_cvtne2ps_pbh(b, a);
-}
-
-static FN void f16_bf16_ne(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                           size_t end)
-{
-    const uint16_t *s = (const uint16_t *)src + begin;
-    uint16_t *d = (uint16_t *)dst + begin;
-    const size_t n = end - begin;
-    size_t i = 0;
-    /* in place (dst == src) works: each line is read before it is written */
-    if (k->nt && ((uintptr_t)d & 1) == 0) {
-        size_t head = (size_t)(-(uintptr_t)d & 63) / 2;
-        head = head < n ? head : n;
-        part16(d, s, head);
-        for (i = head; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 64);
-            _mm512_stream_si512((void *)(d + i), line16(s + i));
-        }
-    } else {
-        for (; i + 32 <= n; i += 32) {
-            dt_prefetch_span(s + i, 64);
-            _mm512_storeu_si512((void *)(d + i), line16(s + i));
-        }
-    }
-    part16(d + i, s + i, n - i);
-}
-
-static bool e_f16_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                       size_t count)
-{
-    (void)count;
-    if (!dt_cpu_has_avx512bf16() || sf->type != DTCAST_FLOAT16 || df->type != DTCAST_BFLOAT16 ||
-        dt_mode_of(r->round) != M_RNE || r->saturate_float)
-        return false;
-    k->fn = f16_bf16_ne;
-    k->nt_capable = true;
-    return true;
-}
-
-static bool e_f32_bf16(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
-                       size_t count)
-{
-    (void)count;
-    if (!dt_cpu_has_avx512bf16() || sf->type != DTCAST_FLOAT32 || df->type != DTCAST_BFLOAT16 ||
-        dt_mode_of(r->round) != M_RNE || r->saturate_float)
-        return false;
-    k->fn = f32_bf16_ne;
-    k->nt_capable = true;
-    return true;
+    return k->fn != NULL;
 }
 
 const dt_kernel_entry dt_entries_avx512bf16[] = {
-    {"avx512-bf16 float32 -> bfloat16 rne (vcvtne2ps2bf16, streaming stores)", DT_ISA_AVX512,
-     e_f32_bf16},
-    {"avx512-bf16 float64 -> bfloat16 rne (rounded to odd into float32, then vcvtne2ps2bf16)",
-     DT_ISA_AVX512, e_f64_bf16},
-    {"avx512-bf16 float16 -> bfloat16 rne (vcvtph2ps, then vcvtne2ps2bf16)", DT_ISA_AVX512,
-     e_f16_bf16},
+    {"avx512-bf16 float32/float64/float16 -> bfloat16 rne (vcvtne2ps2bf16, streaming stores)",
+     DT_ISA_AVX512, e_to_bf16},
     {NULL, DT_ISA_PORTABLE, NULL},
 };
 #endif

@@ -11,7 +11,8 @@
  *   float16  s eeeee       mmmmmmmmmm          one rounding, where the chain through float32
  *                                              (rounded to odd) took two steps and a buffer
  *
- * Its own streaming stores for large outputs (dt_kernel.nt): 32 elements, one 64-byte line. */
+ * Its own streaming stores for large outputs (dt_kernel.nt, lines_nt.h): 32 elements, one
+ * 64-byte line. */
 #include "kernels.h"
 
 #if defined(DT_HAVE_X86)
@@ -20,6 +21,7 @@
 #include "x86_attrs.h"
 
 #define FN __attribute__((DT_NODEBUG target("avx512f,avx512bw,avx512vl,avx512dq")))
+#include "lines_nt.h"
 
 /* vcvtpd2ph with the rounding control RC ("rn-sae", "rd-sae", "ru-sae", "rz-sae") as inline
  * assembly: compilers before clang 16 declare AVX512-FP16's intrinsics only when the whole file
@@ -56,41 +58,36 @@
                                 CVT8(_mm512_loadu_pd((s) + 24), IMM, sat), 1),                  \
         1)
 
+/* The kernel in mode IMM: ordinary stores 32 elements at a time and the tail 8 at a time
+ * through masks (no read or write past end), and with its own streaming stores through
+ * LINES_NT (lines_nt.h) */
 #define F64_F16(name, IMM)                                                                      \
-    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
-                        size_t end)                                                             \
+    static FN void name##_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,  \
+                                size_t end)                                                     \
     {                                                                                           \
         const __mmask8 sat = k->r.saturate_float ? 0xFF : 0;                                    \
         const double *s = (const double *)src + begin;                                          \
         uint16_t *d = (uint16_t *)dst + begin;                                                  \
         const size_t n = end - begin;                                                           \
         size_t i = 0;                                                                           \
-        if (k->nt && ((uintptr_t)d & 1) == 0) {                                                 \
-            /* the head up to the first line boundary 8 at a time (masked), then lines */       \
-            size_t head = (size_t)(-(uintptr_t)d & 63) / 2;                                     \
-            head = head < n ? head : n;                                                         \
-            for (; i < head; i += 8) {                                                          \
-                const size_t m = head - i < 8 ? head - i : 8;                                   \
-                const __mmask8 km = (__mmask8)((1u << m) - 1);                                  \
-                _mm_mask_storeu_epi16(d + i, km, CVT8(_mm512_maskz_loadu_pd(km, s + i), IMM, sat)); \
-            }                                                                                   \
-            i = head;                                                                           \
-            for (; i + 32 <= n; i += 32) {                                                      \
-                dt_prefetch_span(s + i, 256);                                                   \
-                _mm512_stream_si512((void *)(d + i), LINE32(s + i, IMM, sat));                  \
-            }                                                                                   \
-        } else {                                                                                \
-            for (; i + 32 <= n; i += 32) {                                                      \
-                dt_prefetch_span(s + i, 256);                                                   \
-                _mm512_storeu_si512((void *)(d + i), LINE32(s + i, IMM, sat));                  \
-            }                                                                                   \
+        for (; i + 32 <= n; i += 32) {                                                          \
+            dt_prefetch_span(s + i, 256);                                                       \
+            _mm512_storeu_si512((void *)(d + i), LINE32(s + i, IMM, sat));                      \
         }                                                                                       \
-        for (; i < n; i += 8) { /* the tail, masked: no read or write past end */               \
+        for (; i < n; i += 8) {                                                                 \
             const size_t m = n - i < 8 ? n - i : 8;                                             \
             const __mmask8 km = (__mmask8)((1u << m) - 1);                                      \
             _mm_mask_storeu_epi16(d + i, km, CVT8(_mm512_maskz_loadu_pd(km, s + i), IMM, sat)); \
         }                                                                                       \
-    }
+    }                                                                                           \
+    LINES_NT(name, name##_plain, 32, 8, 2, const __mmask8 sat = k->r.saturate_float ? 0xFF : 0;, \
+             name##_NT)
+#define NT_OF(in, out, IMM)                                                                     \
+    _mm512_stream_si512((void *)(out), LINE32((const double *)(const void *)(in), IMM, sat))
+#define f64_f16_rne_NT(in, out) NT_OF(in, out, "rn-sae")
+#define f64_f16_floor_NT(in, out) NT_OF(in, out, "rd-sae")
+#define f64_f16_ceil_NT(in, out) NT_OF(in, out, "ru-sae")
+#define f64_f16_trunc_NT(in, out) NT_OF(in, out, "rz-sae")
 F64_F16(f64_f16_rne, "rn-sae")
 F64_F16(f64_f16_floor, "rd-sae")
 F64_F16(f64_f16_ceil, "ru-sae")
