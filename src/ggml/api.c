@@ -145,16 +145,14 @@ static void q_range(void *ctx, size_t begin, size_t end)
     uint64_t nonfinite = 0, invalid = 0;
     for (size_t c = begin; c < end; c++) {
         const size_t f = c * CHUNK, n = j->count - f < CHUNK ? j->count - f : CHUNK;
-        const float *v;
-        bool bad = false;
-        if (t->block == 1)
-            v = dt_load_f32(&ld, f, n, buf);
-        else if (j->input && j->xtype != DTCAST_FLOAT32) {
+        const float *v = buf;
+        bool bad = false; /* a NaN or an infinity among the chunk's n (block types only) */
+        if (t->block > 1 && j->input && j->xtype != DTCAST_FLOAT32) /* widened and scanned */
             bad = j->input((const uint8_t *)j->x + f * 2, n, buf);
-            v = buf;
-        } else {
+        else {
             v = dt_load_f32(&ld, f, n, buf);
-            bad = j->input ? j->input(v, n, NULL) : any_nonfinite(v, n);
+            if (t->block > 1)
+                bad = j->input ? j->input(v, n, NULL) : any_nonfinite(v, n);
         }
         if (t->block == 1) { /* F16 / BF16 from float32 (F32 and float64 sources: not here) */
             uint8_t *o = j->dst + f * 2;
@@ -249,7 +247,7 @@ dtcast_status dtcast_ggml_quantize(void *dst, size_t dst_bytes, int code, const 
         return dtcast_convert(dst, t->plain, x->data, x->type, count, &o, error);
     }
     q_job j = {.t = t, .quantize = dt_ggml_quantizer((uint32_t)code),
-               .input = x->type == DTCAST_FLOAT64 ? NULL : dt_ggml_input(x->type), .code = code,
+               .input = dt_ggml_input(x->type), .code = code,
                .x = x->data, .xtype = x->type, .dst = dst, .count = count};
     atomic_init(&j.nonfinite, 0);
     atomic_init(&j.first_nonfinite, UINT64_MAX);
