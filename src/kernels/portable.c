@@ -40,11 +40,12 @@ DT_NOVEC static void lut_w1(uint8_t *d, const uint8_t *s, const uint8_t *t, size
 {
     size_t i = 0;
 #if defined(DT_LE)
-    for (; i + 8 <= n; i += 8) { /* 8 lookups, one 8-byte store */
-        const uint64_t o = (uint64_t)t[s[i]] | (uint64_t)t[s[i + 1]] << 8 |
-                           (uint64_t)t[s[i + 2]] << 16 | (uint64_t)t[s[i + 3]] << 24 |
-                           (uint64_t)t[s[i + 4]] << 32 | (uint64_t)t[s[i + 5]] << 40 |
-                           (uint64_t)t[s[i + 6]] << 48 | (uint64_t)t[s[i + 7]] << 56;
+    for (; i + 8 <= n; i += 8) { /* one 8-byte load, 8 lookups, one 8-byte store */
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+#define B_(j) ((uint64_t)t[(w >> (8 * j)) & 0xFF] << (8 * j))
+        const uint64_t o = B_(0) | B_(1) | B_(2) | B_(3) | B_(4) | B_(5) | B_(6) | B_(7);
+#undef B_
         memcpy(d + i, &o, 8);
     }
 #endif
@@ -113,15 +114,10 @@ static lut_fn lut_of(size_t w) { return w == 1 ? lut_w1 : w == 2 ? lut_w2 : w ==
             lut_w##W(d + i * W, s + i, (const uint8_t *)k->table, m);                           \
         }                                                                                       \
     }
+LUT_RUN(1)
 LUT_RUN(2)
 LUT_RUN(4)
 LUT_RUN(8)
-
-static void table8_w1(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
-{
-    lut_w1((uint8_t *)dst + begin, (const uint8_t *)src + begin, (const uint8_t *)k->table,
-           end - begin);
-}
 
 /* 8-bit source -> packed destination of db = 1, 2 or 4 bits: output bytes from 8/db codes each
  * (built as independent bytes: no serial chain), 8 per store, assembled in a register (bytes
@@ -189,6 +185,7 @@ DT_NOVEC static inline uint64_t pack_byte4(const uint8_t *t, const uint8_t *p)
         size_t i = begin;                                                                       \
         for (; i + 8 * PER <= end; i += 8 * PER) {                                              \
             const uint8_t *p = s + i;                                                           \
+            dt_pprefetch_step(p, 8 * PER);                                                      \
             uint64_t o = 0;                                                                     \
             for (unsigned j = 0; j < 8; j++)                                                    \
                 o |= pack_byte##DB(x, p + j * PER) << WORD_SHIFT(j);                            \
@@ -238,6 +235,7 @@ DT_NOVEC static inline uint64_t pair_byte4(const uint8_t *x, const uint8_t *p)
         size_t i = begin;                                                                       \
         for (; i + 8 * PER <= end; i += 8 * PER) {                                              \
             const uint8_t *p = s + i;                                                           \
+            dt_pprefetch_step(p, 8 * PER);                                                      \
             const uint64_t o = ((PB(DB, 0) | PB(DB, 1)) | (PB(DB, 2) | PB(DB, 3))) |            \
                                ((PB(DB, 4) | PB(DB, 5)) | (PB(DB, 6) | PB(DB, 7)));             \
             memcpy(d + i / PER, &o, 8);                                                         \

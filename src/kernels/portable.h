@@ -45,6 +45,14 @@
  * those into bool arithmetic, which it does not vectorise). */
 #define DT_PMASK(c) ((c) ? ~0u : 0u)
 #define DT_PMASK64(c) ((c) ? ~UINT64_C(0) : UINT64_C(0))
+/* The software prefetch of a loop whose iterations read step bytes from p on (kernels.h's
+ * dt_prefetch_span), issued once per 64-byte line: the table loops without it ran 1.3-1.5x
+ * slower out of L2 on the Intel Xeon (BENCHMARKS.md, issue 32). */
+DT_PINLINE void dt_pprefetch_step(const uint8_t *p, size_t step)
+{
+    if (step >= 64 || ((uintptr_t)p & 63) < step)
+        dt_prefetch_span(p, step);
+}
 /* m ? a : b for a mask m, bitwise: chains of these stay branch-free (chains of ?: can become
  * multi-way branches that gcc then cannot if-convert). */
 DT_PINLINE uint32_t dt_psel(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }

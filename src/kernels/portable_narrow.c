@@ -220,7 +220,12 @@ INLINE uint32_t narrow_int16(uint32_t x, const dt_pnarrow *p, int mode, int sat)
         subnz &= below;                          /* not when clamped to 0 */
     } else {
         const float y = dt_f32_of_bits(sel(lt_m((int32_t)a, 0x53000000), a, 0x53000000u)); /* <= 2^39 */
-        const float zf = (float)(int32_t)(y * 0x1p-16f);
+        /* y / 2^16 by the exponent's bits: a multiply gives a subnormal for |x| < 2^-110, and
+         * each costs a microcode assist of about 150 cycles where the environment does not
+         * flush (the pair ran 2.8x slower on small values); below 2^-110 the difference is
+         * negative, taken as 0 */
+        const uint32_t qb = dt_bits_of_f32(y) - (16u << 23);
+        const float zf = (float)(int32_t)dt_f32_of_bits(qb & ~(uint32_t)((int32_t)qb >> 31));
         r = y - zf * 0x1p16f;
     }
     const int32_t ti = (int32_t)r;
@@ -277,10 +282,10 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
             o[i] = (T)c[i];                                                                     \
     }
 /* The modes of a (source, kind, code width): rne, the default and what nearly every caller asks
- * for, has its own block function with the mode folded in; the five others (rna, floor, ceil,
- * trunc, odd) call one body that takes the mode at run time, as kernels_tmpl.h does (six folded
- * bodies per row at -O3 were 21 of the file's 27 CPU s of compile time; BENCHMARKS.md, "one
- * body for the directed modes", has the cost). DT_KERNEL_RUNTIME_MODES (the sanitizer build):
+ * for, has its own block function with the mode folded in (into integers trunc too, below); the
+ * others (rna, floor, ceil, trunc, odd) call one body that takes the mode at run time, as
+ * kernels_tmpl.h does (six folded bodies per row at -O3 were 21 of the file's 27 CPU s of
+ * compile time; BENCHMARKS.md, "one body for the directed modes", has the cost). DT_KERNEL_RUNTIME_MODES (the sanitizer build):
  * rne through that body too (kernels_tmpl.h says why). */
 #define BLOCK_MODE_FN(sk, kind, mode, T)                                                        \
     static void blk_##sk##_##kind##_##mode##_##T(void *out, const uint8_t *src, size_t n,       \
@@ -307,7 +312,22 @@ INLINE uint32_t narrow_elem(const uint8_t *src, size_t i, const dt_pnarrow *p, i
     }                                                                                           \
     BLOCK_RNE(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_RNA, T)                                    \
     BLOCK_MODE_FN(sk, kind, M_FLOOR, T) BLOCK_MODE_FN(sk, kind, M_CEIL, T)                      \
-    BLOCK_MODE_FN(sk, kind, M_TRUNC, T) BLOCK_MODE_FN(sk, kind, M_ODD, T)
+    BLOCK_TRUNC_##kind(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_ODD, T)
+/* Truncation is the default of float -> integer conversions (C's cast, NumPy's astype): into
+ * integers it has a folded body of its own too (through the shared one it ran at a fifth of the
+ * speed); float targets take it through the shared one. */
+#define BLOCK_TRUNC_FOLDED(sk, kind, T) BLOCK_FN(sk, kind, M_TRUNC, T)
+#if defined(DT_KERNEL_RUNTIME_MODES)
+#undef BLOCK_TRUNC_FOLDED
+#define BLOCK_TRUNC_FOLDED(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_TRUNC, T)
+#endif
+#define BLOCK_TRUNC_K_I16W BLOCK_TRUNC_FOLDED
+#define BLOCK_TRUNC_K_I16S BLOCK_TRUNC_FOLDED
+#define BLOCK_TRUNC_K_F(sk, kind, T) BLOCK_MODE_FN(sk, kind, M_TRUNC, T)
+#define BLOCK_TRUNC_K_FNUZ BLOCK_TRUNC_K_F
+#define BLOCK_TRUNC_K_FNONAN BLOCK_TRUNC_K_F
+#define BLOCK_TRUNC_K_FBF BLOCK_TRUNC_K_F
+#define BLOCK_TRUNC_K_E8M0 BLOCK_TRUNC_K_F
 #define BLOCK_ROW(sk, kind, T)                                                                  \
     {blk_##sk##_##kind##_M_RNE_##T, blk_##sk##_##kind##_M_RNA_##T,                               \
      blk_##sk##_##kind##_M_FLOOR_##T, blk_##sk##_##kind##_M_CEIL_##T,                            \

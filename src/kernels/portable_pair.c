@@ -45,6 +45,7 @@ static inline uint64_t e16(const uint8_t *t, const uint8_t *p)
         size_t i = begin;                                                                       \
         for (; i + per <= end; i += per) {                                                      \
             const uint8_t *p = s + i * sb / 8;                                                  \
+            dt_pprefetch_step(p, per * sb / 8);                                                 \
             const uint64_t o = WORD;                                                            \
             memcpy(d + i * db / 8, &o, 8);                                                      \
         }                                                                                       \
