@@ -356,6 +356,72 @@ static FN void t8_32_plain(const dt_kernel *k, void *dst, const void *src, size_
     BLOCKS(64, 1, 4, T32_BODY)
 }
 LINES_NT(t8_8, t8_8_plain, 64, 1, 1, planes pl; load_planes(&pl, k->table, 1);, T8_NT)
+/* 8-bit source -> packed 4-, 2- and 1-bit targets: the 64 codes of a vector looked up as for
+ * 8-bit targets (each below 2^db, in the low bits of its byte), then packed, element 2k in the
+ * low bits as ONNX:
+ *
+ *   4 bits, per 16-bit lane:   w = c1 << 8 | c0          ->  (w | w >> 4) & 0xFF = c1 << 4 | c0
+ *   2 bits, per 32-bit lane:   d = c3 c2 c1 c0 (bytes)   ->  w = d | d >> 6 (16-bit shifts):
+ *                              byte 0 = c1 << 2 | c0, byte 2 = c3 << 2 | c2, bits 10-15 zero;
+ *                              (w | w >> 12) & 0xFF = c3 << 6 | c2 << 4 | c1 << 2 | c0
+ *   1 bit:                     the codes' nonzero mask (vptestmb) is the 64 bits in order
+ *
+ * vpmovwb / vpmovdb truncate the lanes to their low byte. The last partial vector goes through
+ * a zeroed block, its codes past the end masked to 0 (the padding of a last partial byte). In
+ * place, a vector's 64 source bytes are read before its 8-32 output bytes (at or below them)
+ * are written. */
+static FN DT_INLINE void t8_pack_store(uint8_t *o, __m512i c, int db)
+{
+    if (db == 4) {
+        const __m512i w = _mm512_or_si512(c, _mm512_srli_epi16(c, 4));
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm512_cvtepi16_epi8(w));
+    } else if (db == 2) {
+        const __m512i w = _mm512_or_si512(c, _mm512_srli_epi16(c, 6));
+        const __m512i d = _mm512_or_si512(w, _mm512_srli_epi32(w, 12));
+        _mm_storeu_si128((__m128i *)(void *)o, _mm512_cvtepi32_epi8(d));
+    } else {
+        const uint64_t m = _mm512_test_epi8_mask(c, c);
+        memcpy(o, &m, 8);
+    }
+}
+static FN DT_INLINE void t8_sub_run(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                                    size_t end, int db)
+{
+    planes pl;
+    load_planes(&pl, k->table, 1);
+    const uint8_t *s = (const uint8_t *)src + begin;
+    uint8_t *d = (uint8_t *)dst + begin * (size_t)db / 8; /* begin: a multiple of 8 */
+    const size_t n = end - begin;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        dt_prefetch_span(s + i, 64);
+        const __m512i idx = _mm512_loadu_si512(s + i);
+        t8_pack_store(d + i * (size_t)db / 8, plane_lookup(&pl, 0, idx, _mm512_movepi8_mask(idx)),
+                      db);
+    }
+    if (i < n) {
+        _Alignas(64) uint8_t tin[64] = {0}, tout[64];
+        memcpy(tin, s + i, n - i);
+        const __m512i idx = _mm512_load_si512(tin);
+        const __m512i c = _mm512_maskz_mov_epi8((UINT64_C(1) << (n - i)) - 1,
+                                                plane_lookup(&pl, 0, idx, _mm512_movepi8_mask(idx)));
+        t8_pack_store(tout, c, db);
+        memcpy(d + i * (size_t)db / 8, tout, ((n - i) * (size_t)db + 7) / 8);
+    }
+}
+static FN void t8_4(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    t8_sub_run(k, dst, src, begin, end, 4);
+}
+static FN void t8_2(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    t8_sub_run(k, dst, src, begin, end, 2);
+}
+static FN void t8_1(const dt_kernel *k, void *dst, const void *src, size_t begin, size_t end)
+{
+    t8_sub_run(k, dst, src, begin, end, 1);
+}
+
 LINES_NT(t8_16, t8_16_plain, 64, 1, 2, planes pl; load_planes(&pl, k->table, 2);, T16_NT)
 LINES_NT(t8_32, t8_32_plain, 64, 1, 4, planes pl; load_planes(&pl, k->table, 4);, T32_NT)
 
@@ -1098,10 +1164,19 @@ static bool e_int(dt_kernel *k, const dt_format *df, const dt_format *sf, const 
 static bool e_table8(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                      size_t count)
 {
-    if (!(sf->stride_bits == 8 &&
-          (df->stride_bits == 8 || df->stride_bits == 16 || df->stride_bits == 32) && count >= 64))
+    const int db = df->stride_bits;
+    if (!(sf->stride_bits == 8 && (db == 1 || db == 2 || db == 4 || db == 8 || db == 16 || db == 32) &&
+          count >= 64))
         return false;
-    k->fn = df->stride_bits == 8 ? t8_8 : df->stride_bits == 16 ? t8_16 : t8_32;
+    if (db < 8) { /* packed targets: the codes are bytes, packed in registers */
+        k->fn = db == 4 ? t8_4 : db == 2 ? t8_2 : t8_1;
+        const void *t = dt_table_get(df, sf, r);
+        if (!t)
+            t = dt_table_build_into(k->local, df, sf, r);
+        planes_from_table(k, t, 1);
+        return true;
+    }
+    k->fn = db == 8 ? t8_8 : db == 16 ? t8_16 : t8_32;
     k->nt_capable = true; /* LINES_NT */
     return table_setup(k, df, sf, r);
 }
@@ -1215,7 +1290,7 @@ const dt_kernel_entry dt_entries_avx512[] = {
     {"avx512 table: 1/2/4-bit -> 16/32-bit (vpmultishiftqb + vpermw/d)", DT_ISA_AVX512, e_subbyte},
     {"avx512 integers: int <-> int, int <-> float32/64, float32 -> int, float16/bfloat16 -> 16-bit int",
      DT_ISA_AVX512, e_int},
-    {"avx512 table: 8-bit -> 8/16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
+    {"avx512 table: 8-bit -> 1/2/4/8/16/32-bit (vpermi2b byte planes)", DT_ISA_AVX512, e_table8},
     {"avx512 float32/bfloat16 -> float16 (vcvtps2ph), float32 -> bfloat16", DT_ISA_AVX512,
      e_f32_half},
     {"avx512 narrow template, 16-bit lanes", DT_ISA_AVX512, e_narrow16},
