@@ -18,7 +18,7 @@ static const dtcast_type types[] = {
     DTCAST_INT8,  DTCAST_UINT16,     DTCAST_INT16,       DTCAST_UINT32,        DTCAST_INT32,
     DTCAST_INT64, DTCAST_UINT64,     DTCAST_FLOAT4E2M1,  DTCAST_FLOAT8E4M3FN,  DTCAST_FLOAT8E5M2,
     DTCAST_FLOAT8E8M0, DTCAST_FLOAT16, DTCAST_BFLOAT16, DTCAST_FLOAT32,       DTCAST_FLOAT64,
-    DTCAST_INT1};
+    DTCAST_INT1,  DTCAST_COMPLEX64,  DTCAST_COMPLEX128};
 #define NT (sizeof types / sizeof types[0])
 
 /* DTCAST_MEMPATH's fields: the valid ones applied, the rest ignored */
@@ -64,9 +64,10 @@ int main(void)
         printf("PASS streamed outputs: this build has no streaming stores (never used)\n");
         return 0;
     }
-    uint8_t *src = malloc(MAXN * 8 + SLACK + 64), *want = malloc(MAXN * 8 + SLACK + 64),
-            *got = malloc(MAXN * 8 + SLACK + 64), *inplace = malloc(MAXN * 8 + SLACK + 64);
-    for (size_t i = 0; i < MAXN * 8 + SLACK; i++)
+    /* 16 bytes an element at most (complex128) */
+    uint8_t *src = malloc(MAXN * 16 + SLACK + 64), *want = malloc(MAXN * 16 + SLACK + 64),
+            *got = malloc(MAXN * 16 + SLACK + 64), *inplace = malloc(MAXN * 16 + SLACK + 64);
+    for (size_t i = 0; i < MAXN * 16 + SLACK; i++)
         src[i] = (uint8_t)rnd();
     /* counts: one block and its edges for 8-bit (8192 widening, 1024 narrowing), 4-bit (2048
      * narrowing) and 64-bit (1024) outputs, many blocks */

@@ -276,6 +276,25 @@ static void test_entries(double scale)
                         }
                     }
                 }
+        /* complex -> its own part type (dispatch.c asks the registry for these too): the
+         * finder's choice is counted here; its values are test_kernels' (kernels with a complex
+         * side, every ISA) */
+        static const dtcast_type cx[] = {DTCAST_COMPLEX32, DTCAST_BCOMPLEX32, DTCAST_COMPLEX64,
+                                         DTCAST_COMPLEX128};
+        for (size_t c = 0; c < sizeof cx / sizeof cx[0]; c++)
+            for (size_t ri = 0; ri < nr; ri++) {
+                const dt_format *sf = dt_format_of(cx[c]), *df = dt_format_of(sf->part);
+                dt_kernel k, f;
+                if (!dt_registry_setup(e, &k, df, sf, &rs[ri], counts[1]))
+                    continue;
+                uses++;
+                dt_isa_pin((int)e->isa);
+                const bool found = dt_kernel_find(&f, df, sf, &rs[ri], counts[1]);
+                dt_isa_pin(-1);
+                shadowed += !(found && f.fn == k.fn);
+                if (found)
+                    dt_kernel_release(&f);
+            }
         char name[256];
         snprintf(name, sizeof name, "registry entry %s: %zu uses (%zu where the finder chooses "
                  "another kernel), %zu values", e->name, uses, shadowed, values);

@@ -43,8 +43,11 @@ bool dt_kernel_find(dt_kernel *k, const dt_format *df, const dt_format *sf, cons
     bool found = dt_chain_preferred(df, sf, r, isa) &&
                  dt_kernel_find_chain(k, df, sf, r, count,
                                       isa > DT_ISA_PORTABLE ? DT_ISA_AVX2 : DT_ISA_PORTABLE);
+    /* complex -> its own part type (the real part, through the rules): a registry entry where
+     * an ISA has one (one pass, no chain) */
+    const bool own_part = sf->tc == DT_TC_COMPLEX && dt_format_of(sf->part) == df;
     if (!found)
-        found = real && isa > DT_ISA_PORTABLE &&
+        found = (real || own_part) && isa > DT_ISA_PORTABLE &&
                 dt_registry_find(k, DT_ISA_SSE2, isa, df, sf, r, count);
     /* then a chain of vector kernels, then a chain of any kernels */
     if (!found && isa > DT_ISA_PORTABLE)

@@ -1263,6 +1263,67 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
 }
 
+/* ---- complex64 -> float32, complex128 -> float64: the real part kept in its type ------------
+ * One pass instead of compose.c's chain (the real parts gathered into L1, then its "same" step):
+ * two source vectors hold 16 / 8 elements; vpermt2d / vpermt2q take their even parts (the real
+ * ones) into one line, which goes through the rules as the chain's step does: NaN -> the
+ * canonical quiet NaN with its sign, Inf -> the largest finite number when saturating.
+ *
+ *   x0 = [ r0 i0 r1 i1 ... ]   x1 = [ r8 i8 r9 i9 ... ]   (complex128: 64-bit parts)
+ *   re = vpermt2q(x0, [0 2 4 6 8 10 12 14], x1) = [ r0 r1 ... r7 ]                          */
+#define CPART_LINE(W, EPI, in, out, STORE)                                                     \
+    do {                                                                                        \
+        const __m512i x0_ = _mm512_loadu_si512(in), x1_ = _mm512_loadu_si512((in) + 64);        \
+        const __m512i re_ = _mm512_permutex2var_##EPI(x0_, even, x1_);                          \
+        const __m512i a_ = _mm512_andnot_si512(sgn, re_);                                       \
+        __m512i m_ = _mm512_mask_mov_##EPI(a_, _mm512_cmpeq_##EPI##_mask(a_, inf), top);        \
+        m_ = _mm512_mask_mov_##EPI(m_, _mm512_cmpgt_##EPI##_mask(a_, inf), qnan);               \
+        STORE((void *)(out), _mm512_or_si512(m_, _mm512_and_si512(re_, sgn)));                  \
+    } while (0)
+#define CPART_SETUP(W, EPI, T, EVEN)                                                            \
+    const T infc_ = (T)dt_float_inf_code(k->df, false);                                        \
+    const __m512i even = EVEN, sgn = _mm512_set1_##EPI((T)1 << (8 * W - 1));                   \
+    const __m512i inf = _mm512_set1_##EPI(infc_);                                              \
+    const __m512i qnan = _mm512_set1_##EPI((T)dt_float_nan_code(k->df, false));                \
+    const __m512i top = _mm512_set1_##EPI(k->r.saturate_float ? (T)dt_float_max_code(k->df)    \
+                                                              : infc_);
+#define EVEN64 _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14)
+#define EVEN32 _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+/* the plain kernels' line: CPART_BODY_W, defined per function (the part's width) */
+#define CPART_PLAIN_BODY(in, out) CPART_BODY_W(in, out, _mm512_storeu_si512)
+static FN void cpart8_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                            size_t end)
+{
+#define CPART_BODY_W(in, out, STORE) CPART_LINE(8, epi64, in, out, STORE)
+    CPART_SETUP(8, epi64, uint64_t, EVEN64)
+    BLOCKS(8, 16, 8, CPART_PLAIN_BODY)
+#undef CPART_BODY_W
+}
+static FN void cpart4_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
+                            size_t end)
+{
+#define CPART_BODY_W(in, out, STORE) CPART_LINE(4, epi32, in, out, STORE)
+    CPART_SETUP(4, epi32, uint32_t, EVEN32)
+    BLOCKS(16, 8, 4, CPART_PLAIN_BODY)
+#undef CPART_BODY_W
+}
+#define CPART8_NT(in, out) CPART_LINE(8, epi64, in, out, _mm512_stream_si512)
+#define CPART4_NT(in, out) CPART_LINE(4, epi32, in, out, _mm512_stream_si512)
+LINES_NT(cpart8, cpart8_plain, 8, 16, 8, CPART_SETUP(8, epi64, uint64_t, EVEN64), CPART8_NT)
+LINES_NT(cpart4, cpart4_plain, 16, 8, 4, CPART_SETUP(4, epi32, uint32_t, EVEN32), CPART4_NT)
+
+/* complex64 -> float32, complex128 -> float64 */
+static bool e_complex_part(dt_kernel *k, const dt_format *df, const dt_format *sf,
+                           const dt_rules *r, size_t count)
+{
+    (void)r, (void)count;
+    if (sf->tc != DT_TC_COMPLEX || dt_format_of(sf->part) != df)
+        return false;
+    k->fn = df->type == DTCAST_FLOAT64 ? cpart8 : df->type == DTCAST_FLOAT32 ? cpart4 : NULL;
+    k->nt_capable = true; /* LINES_NT */
+    return k->fn != NULL;
+}
+
 /* float16/bfloat16 -> float32, float32 <-> float64 */
 static bool e_float(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                     size_t count)
@@ -1296,6 +1357,8 @@ const dt_kernel_entry dt_entries_avx512[] = {
     {"avx512 narrow template, 16-bit lanes", DT_ISA_AVX512, e_narrow16},
     {"avx512 narrow template, 32-bit lanes", DT_ISA_AVX512, e_narrow},
     {"avx512 float16/bfloat16 -> float32, float32 <-> float64", DT_ISA_AVX512, e_float},
+    {"avx512 complex64 -> float32, complex128 -> float64 (the real part)", DT_ISA_AVX512,
+     e_complex_part},
     {NULL, DT_ISA_PORTABLE, NULL},
 };
 #endif
