@@ -24,7 +24,7 @@ static const dtcast_type types[] = {
 /* DTCAST_MEMPATH's fields: the valid ones applied, the rest ignored */
 static void test_parse(void)
 {
-    const dt_mempath base = {"test", 4096, 1u << 24, 1024, 8192, 16, false, 0};
+    const dt_mempath base = {"test", 4096, 1u << 24, 1024, 8192, 16, false, 0, false};
     static const struct {
         const char *text;
         uint32_t prefetch, narrow, wide;
@@ -32,13 +32,15 @@ static void test_parse(void)
         size_t min;
         bool direct;
         uint32_t far;
+        bool pair8;
     } cases[] = {
-        {"", 4096, 1024, 8192, 16, 1u << 24, false, 0},
-        {"copy=64,narrow=4096,direct=1", 4096, 4096, 8192, 64, 1u << 24, true, 0},
-        {"prefetch=2048,wide=16384,min=1,far=12288", 2048, 1024, 16384, 16, 1, false, 12288},
-        {"copy=48,narrow=100,wide=32768,direct=2,min=0,far=999999", 4096, 1024, 8192, 16, 1u << 24, false, 0},
-        {"narrow=4096x,=5,copy,prefetch=99999999,,narrow=,far=", 4096, 1024, 8192, 16, 1u << 24, false, 0},
-        {"NARROW=2048,narrow=2048,narrow=-64,FAR=64", 4096, 2048, 8192, 16, 1u << 24, false, 0},
+        {"", 4096, 1024, 8192, 16, 1u << 24, false, 0, false},
+        {"copy=64,narrow=4096,direct=1", 4096, 4096, 8192, 64, 1u << 24, true, 0, false},
+        {"prefetch=2048,wide=16384,min=1,far=12288,pair8=1", 2048, 1024, 16384, 16, 1, false, 12288, true},
+        {"pair8=2,pair8=x", 4096, 1024, 8192, 16, 1u << 24, false, 0, false},
+        {"copy=48,narrow=100,wide=32768,direct=2,min=0,far=999999", 4096, 1024, 8192, 16, 1u << 24, false, 0, false},
+        {"narrow=4096x,=5,copy,prefetch=99999999,,narrow=,far=", 4096, 1024, 8192, 16, 1u << 24, false, 0, false},
+        {"NARROW=2048,narrow=2048,narrow=-64,FAR=64", 4096, 2048, 8192, 16, 1u << 24, false, 0, false},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -47,7 +49,7 @@ static void test_parse(void)
         if (m.prefetch_ahead != cases[i].prefetch || m.block_narrow != cases[i].narrow ||
             m.block_wide != cases[i].wide || m.copy_width != cases[i].copy ||
             m.stream_min != cases[i].min || m.direct != cases[i].direct ||
-            m.prefetch_far != cases[i].far) {
+            m.prefetch_far != cases[i].far || m.pair8 != cases[i].pair8) {
             printf("  DTCAST_MEMPATH=\"%s\" parsed wrongly\n", cases[i].text);
             bad++;
         }

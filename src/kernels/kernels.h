@@ -195,6 +195,8 @@ typedef struct dt_mempath {
     uint8_t copy_width;      /* bytes per non-temporal store of the block copy: 16, 32 or 64 */
     bool direct;             /* kernels that can store non-temporally themselves do so */
     uint32_t prefetch_far;   /* a second prefetch this far ahead, into L2 (0: none) */
+    bool pair8;              /* portable 8-bit -> 8-bit tables: the 64 Ki-entry pair table
+                              * (portable_pair.c; two codes a lookup, from L2) */
 } dt_mempath;
 const dt_mempath *dt_mempath_get(void);
 /* Tests: runs with *m instead (NULL: the CPU's profile again); a copy_width the CPU lacks is

@@ -6,7 +6,7 @@
  * values first measured on AMD Zen 3/Zen 5, which later held on Zen 2 as well.
  *
  * DTCAST_MEMPATH overrides fields for such A/B runs (read once, like DTCAST_ISA):
- *     DTCAST_MEMPATH="prefetch=4096,far=12288,narrow=1024,wide=8192,copy=64,min=16777216,direct=1"
+ *     DTCAST_MEMPATH="prefetch=4096,far=12288,narrow=1024,wide=8192,copy=64,min=16777216,direct=1,pair8=1"
  * Unknown names and malformed values are ignored. */
 #include "kernels.h"
 
@@ -17,12 +17,12 @@
 static const dt_mempath profiles[] = {
     /* AMD Zen 2/3/5 (2 vCPUs, 32 MiB L3): 1 KiB narrowing blocks were 1.36x faster than 8 KiB
      * for float32 -> float16; 16-byte streaming stores; prefetch 4 KiB ahead */
-    {"default", 4096, (size_t)16 << 20, 1024, 8192, 16, false, 0},
+    {"default", 4096, (size_t)16 << 20, 1024, 8192, 16, false, 0, false},
     /* Intel Xeon with AVX-512 (family 6; measured on models 207 and 167): the copy out of the
      * L1 block with one 64-byte streaming store per line, 4 KiB narrowing blocks, the kernels
      * that can store non-temporally themselves doing so, and a second prefetch 12 KiB ahead into
      * L2 (the L2 streamer stops at each 4 KiB page; BENCHMARKS.md, issue 32) */
-    {"intel-avx512", 4096, (size_t)16 << 20, 4096, 8192, 64, true, 12288},
+    {"intel-avx512", 4096, (size_t)16 << 20, 4096, 8192, 64, true, 12288, true},
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -55,6 +55,8 @@ void dt_mempath_parse(dt_mempath *m, const char *e)
                     m->direct = v == 1;
                 else if (klen == 3 && memcmp(e, "far", 3) == 0 && v <= 262144)
                     m->prefetch_far = (uint32_t)v;
+                else if (klen == 5 && memcmp(e, "pair8", 5) == 0 && v <= 1)
+                    m->pair8 = v == 1;
             }
         }
         e = *end ? end + 1 : end;
@@ -68,6 +70,11 @@ static void init(void)
     active = profiles[0];
     if (id.vendor == DT_CPU_INTEL && id.family == 6 && isa >= DT_ISA_AVX512)
         active = profiles[1];
+    /* The portable 8-bit tables are a property of the caches, not of the instruction set (they
+     * run under DTCAST_ISA=portable too): on the Intel Xeon (model 167, 2 MiB L2) the pair table
+     * of random codes ran 1.25x faster than the byte table, on AMD Zen 1.3x slower
+     * (BENCHMARKS.md, issue 32; portable_pair.c). */
+    active.pair8 = id.vendor == DT_CPU_INTEL && id.family == 6;
     if (active.copy_width == 64 && isa < DT_ISA_AVX512)
         active.copy_width = isa >= DT_ISA_AVX2 ? 32 : 16;
     dt_mempath_parse(&active, getenv("DTCAST_MEMPATH"));

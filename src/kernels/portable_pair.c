@@ -74,8 +74,9 @@ bool dt_ppair_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const
 {
 #if defined(DT_LE)
     const unsigned eb = dt_table_pair_bits(df, sf);
-    /* bool data is 0 or 1 */
-    const bool few_codes = sf->stride_bits == 8 && (sf->tc == DT_TC_BOOL || sf->bits <= 6);
+    /* bool data is 0 or 1; other 8-bit codes where the CPU's profile says (mempath.c) */
+    const bool few_codes = sf->stride_bits == 8 && (sf->tc == DT_TC_BOOL || sf->bits <= 6 ||
+                                                    (eb == 16 && dt_mempath_get()->pair8));
     const bool packed = sf->stride_bits < 8 && eb <= 8;
     /* a table costs ~50 us to build: worth it from about a million elements */
     if (!eb || !(few_codes || packed) || k->table == k->local ||
