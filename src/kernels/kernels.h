@@ -53,6 +53,9 @@ typedef struct dt_narrow {
     uint32_t nan[2];   /* whole code of a NaN input, by sign */
     uint32_t sign;     /* the sign bit of the target (0: the target ignores the sign) */
     uint32_t keep_neg_zero; /* all ones when -0 exists, else 0 */
+    /* a float without a sign bit (float8e5m3fnu; dt_narrow_setup_unsigned): all ones, and the
+     * whole codes of a negative nonzero finite input and of -Inf (docs/conversion.md) */
+    uint32_t no_sign, neg_fin, neg_inf;
     /* integer targets */
     uint32_t imask;    /* 2^bits - 1 */
     uint32_t imax;     /* largest positive value */
@@ -240,6 +243,10 @@ void dt_rules_normalize(const dt_format *df, const dt_rules *r, dt_rules *out);
 /* The constants for df under r on lanes holding the float format lane (float32 or the 16-bit
  * source); false when the template has no such conversion. */
 bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r);
+/* The same, and floats without a sign bit too (no_sign: kernels_tmpl.h's narrowing template
+ * gives their negative inputs neg_fin / neg_inf; the portable kernels have no such step). */
+bool dt_narrow_setup_unsigned(dt_narrow *n, const dt_format *df, const dt_format *lane,
+                              const dt_rules *r);
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DT_HAVE_X86 1
 bool dt_cpu_has_avx512bf16(void);

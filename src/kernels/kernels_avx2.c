@@ -56,7 +56,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
         return false; /* F16C's (dt_half_find_avx2), e_bf16's */
     k->fn = narrow_pick_avx2(df, sf, r);
     k->compute_bound = true;
-    return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
+    return k->fn && dt_narrow_setup_unsigned(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
 }
 
 const dt_kernel_entry dt_entries_avx2[] = {

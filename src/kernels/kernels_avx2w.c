@@ -331,7 +331,7 @@ bool dt_narrow16_setup_avx2(dt_kernel *k, const dt_format *df, const dt_format *
 {
     const dt_format *lane;
     k->fn = dt_narrow16_pick_avx2(df, sf, r, &lane);
-    if (!k->fn || !dt_narrow_setup(&k->n, df, lane, r))
+    if (!k->fn || !dt_narrow_setup_unsigned(&k->n, df, lane, r))
         return false;
     if (!f4_target(df))
         return true;

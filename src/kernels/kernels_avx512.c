@@ -1234,7 +1234,7 @@ static bool e_narrow16(dt_kernel *k, const dt_format *df, const dt_format *sf, c
     k->fn = dt_narrow16_pick_avx512(df, sf, r, &lane);
     k->compute_bound = true; /* the template: 30-40 operations per vector */
     k->nt_capable = df->stride_bits == 8; /* kernels_tmpl.h's narrow_loop */
-    return k->fn && dt_narrow_setup(&k->n, df, lane, r);
+    return k->fn && dt_narrow_setup_unsigned(&k->n, df, lane, r);
 }
 
 /* the narrowing template on 16 lanes of 32 bits */
@@ -1260,7 +1260,7 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     k->fn = narrow_pick_avx512(df, sf, r);
     k->compute_bound = true;
     k->nt_capable = df->stride_bits == 8; /* kernels_tmpl.h's narrow_loop */
-    return k->fn && dt_narrow_setup(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
+    return k->fn && dt_narrow_setup_unsigned(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
 }
 
 /* ---- complex64 -> float32, complex128 -> float64: the real part kept in its type ------------

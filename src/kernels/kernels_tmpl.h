@@ -295,12 +295,26 @@ static FN DT_INLINE V NAME(narrow_bool)(V x)
 
 #endif
 
+/* A float target without a sign bit (n->no_sign; float8e5m3fnu): code c was computed for |x|
+ * (n->sign is 0); a negative nonzero input that is not NaN gives the rules' code of a negative
+ * finite value or of -Inf instead (integer sources: never infinite). */
+static FN DT_INLINE V NAME(unsigned_fix)(V x, V c, const dt_narrow *n, int sk)
+{
+    const V a = v_and(x, v_set1(L_ABS));
+    K neg = k_and(k_neg(x), k_gt(a, v_set1(0)));
+    if (sk >= S_I16)
+        return v_sel(neg, v_set1(n->neg_fin), c);
+    neg = k_and(neg, k_gt(v_set1(L_INF(sk) + 1), a)); /* not NaN */
+    return v_sel(neg, v_sel(k_eq(a, v_set1(L_INF(sk))), v_set1(n->neg_inf), v_set1(n->neg_fin)),
+                 c);
+}
+
 static FN DT_INLINE V NAME(narrow_any)(V x, const dt_narrow *n, int mode, int kind, int sk)
 {
-    if (kind == K_FLOAT)
-        return NAME(narrow_float)(x, n, mode, sk, 0);
-    if (kind == K_FLOAT_UP)
-        return NAME(narrow_float)(x, n, mode, sk, 1);
+    if (kind == K_FLOAT || kind == K_FLOAT_UP) {
+        const V c = NAME(narrow_float)(x, n, mode, sk, kind == K_FLOAT_UP);
+        return n->no_sign ? NAME(unsigned_fix)(x, c, n, sk) : c;
+    }
 #if defined(T_E8M0)
     if (kind == K_E8M0)
         return NAME(narrow_e8m0)(x, n, mode, sk);

@@ -958,7 +958,8 @@ SIMPLE_KERNEL(if_i32_f64, int32_t, double, (double)x)
 SIMPLE_KERNEL(if_u32_f64, uint32_t, uint64_t, dt_bits_of_f64((double)x) & DT_PMASK64(x != 0))
 
 /* ---- parameters of the narrowing template ---------------------------------------------------- */
-bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r)
+static bool narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane,
+                         const dt_rules *r, bool allow_unsigned)
 {
     memset(n, 0, sizeof *n);
     if (df->tc == DT_TC_BOOL)
@@ -975,17 +976,26 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
         n->maxc = (r->saturate_float || dt_mag_down(r->round, false)) ? 0xFE : 0xFF;
         return true;
     }
-    /* a float without a sign bit (float8e5m3fnu) takes a negative value to NaN or 0, which
-     * no narrowing template knows: its 16-bit sources use tables, wider ones a chain */
+    /* a float without a sign bit (float8e5m3fnu) takes a negative value to NaN or 0: only the
+     * template's callers know that step (dt_narrow_setup_unsigned) */
+    const bool no_sign = !dt_float_has_sign(df);
     if (df->tc != DT_TC_FLOAT || df->bits > 16 || df->man_bits >= lane->man_bits ||
-        !dt_float_has_sign(df))
+        (no_sign && !allow_unsigned))
         return false;
     n->ec_hi = (uint32_t)(df->bias <= lane->bias ? 1 + lane->bias - df->bias : 1);
     n->up = (uint32_t)(df->bias > lane->bias ? df->bias - lane->bias : 0);
     n->s1 = n->ec_hi + (uint32_t)(lane->man_bits - df->man_bits);
     n->maxc = (uint32_t)dt_float_max_code(df);
-    n->sign = 1u << (df->bits - 1);
+    n->sign = no_sign ? 0 : 1u << (df->bits - 1);
     n->keep_neg_zero = dt_float_has_neg_zero(df) ? ~0u : 0;
+    if (no_sign) { /* the codes of -1 and -Inf stand for every negative finite value and -Inf */
+        dt_value v;
+        n->no_sign = ~0u;
+        dt_decode(dt_format_of(DTCAST_FLOAT32), 0xBF800000u, &v);
+        n->neg_fin = (uint32_t)dt_encode(df, &v, r);
+        dt_decode(dt_format_of(DTCAST_FLOAT32), 0xFF800000u, &v);
+        n->neg_inf = (uint32_t)dt_encode(df, &v, r);
+    }
     for (int neg = 0; neg < 2; neg++) {
         /* fnuz NaN 0x80 is the sign bit alone: as a "magnitude" it survives the sign OR */
         const uint32_t nan_mag = dt_float_has_nan(df)
@@ -1005,6 +1015,17 @@ bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, c
             n->nan[neg] = neg ? 0 : n->sign; /* float4e2m1: +NaN -> 0x8, -NaN -> 0x0 */
     }
     return true;
+}
+
+bool dt_narrow_setup(dt_narrow *n, const dt_format *df, const dt_format *lane, const dt_rules *r)
+{
+    return narrow_setup(n, df, lane, r, false);
+}
+
+bool dt_narrow_setup_unsigned(dt_narrow *n, const dt_format *df, const dt_format *lane,
+                              const dt_rules *r)
+{
+    return narrow_setup(n, df, lane, r, true);
 }
 
 /* ---- the portable kernel of a pair --------------------------------------------------------- */
