@@ -1289,28 +1289,22 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
                                                               : infc_);
 #define EVEN64 _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14)
 #define EVEN32 _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
-/* the plain kernels' line: CPART_BODY_W, defined per function (the part's width) */
-#define CPART_PLAIN_BODY(in, out) CPART_BODY_W(in, out, _mm512_storeu_si512)
-static FN void cpart8_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                            size_t end)
-{
-#define CPART_BODY_W(in, out, STORE) CPART_LINE(8, epi64, in, out, STORE)
-    CPART_SETUP(8, epi64, uint64_t, EVEN64)
-    BLOCKS(8, 16, 8, CPART_PLAIN_BODY)
-#undef CPART_BODY_W
-}
-static FN void cpart4_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,
-                            size_t end)
-{
-#define CPART_BODY_W(in, out, STORE) CPART_LINE(4, epi32, in, out, STORE)
-    CPART_SETUP(4, epi32, uint32_t, EVEN32)
-    BLOCKS(16, 8, 4, CPART_PLAIN_BODY)
-#undef CPART_BODY_W
-}
-#define CPART8_NT(in, out) CPART_LINE(8, epi64, in, out, _mm512_stream_si512)
-#define CPART4_NT(in, out) CPART_LINE(4, epi32, in, out, _mm512_stream_si512)
-LINES_NT(cpart8, cpart8_plain, 8, 16, 8, CPART_SETUP(8, epi64, uint64_t, EVEN64), CPART8_NT)
-LINES_NT(cpart4, cpart4_plain, 16, 8, 4, CPART_SETUP(4, epi32, uint32_t, EVEN32), CPART4_NT)
+/* the kernel of W-byte parts: ordinary stores (name_plain; the tail through BLOCKS' zeroed
+ * blocks) and, through LINES_NT, its own streaming stores */
+#define CPART_KERNEL(name, W, EPI, T, EVEN)                                                     \
+    static FN void name##_plain(const dt_kernel *k, void *dst, const void *src, size_t begin,  \
+                                size_t end)                                                     \
+    {                                                                                           \
+        CPART_SETUP(W, EPI, T, EVEN)                                                            \
+        BLOCKS(64 / (W), 2 * (W), W, name##_BODY)                                               \
+    }                                                                                           \
+    LINES_NT(name, name##_plain, 64 / (W), 2 * (W), W, CPART_SETUP(W, EPI, T, EVEN), name##_NT)
+#define cpart8_BODY(in, out) CPART_LINE(8, epi64, in, out, _mm512_storeu_si512)
+#define cpart8_NT(in, out) CPART_LINE(8, epi64, in, out, _mm512_stream_si512)
+#define cpart4_BODY(in, out) CPART_LINE(4, epi32, in, out, _mm512_storeu_si512)
+#define cpart4_NT(in, out) CPART_LINE(4, epi32, in, out, _mm512_stream_si512)
+CPART_KERNEL(cpart8, 8, epi64, uint64_t, EVEN64)
+CPART_KERNEL(cpart4, 4, epi32, uint32_t, EVEN32)
 
 /* complex64 -> float32, complex128 -> float64 */
 static bool e_complex_part(dt_kernel *k, const dt_format *df, const dt_format *sf,
