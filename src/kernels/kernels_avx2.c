@@ -54,6 +54,9 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
     if (sf->type == DTCAST_FLOAT32 && ((df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD) ||
                                        df->type == DTCAST_BFLOAT16))
         return false; /* F16C's (dt_half_find_avx2), e_bf16's */
+    if ((sf->type == DTCAST_BFLOAT16 && df->type == DTCAST_FLOAT16 && m != M_RNA && m != M_ODD) ||
+        (sf->type == DTCAST_FLOAT16 && df->type == DTCAST_BFLOAT16))
+        return false; /* F16C's too (dt_half_find_avx2) */
     k->fn = narrow_pick_avx2(df, sf, r);
     k->compute_bound = true;
     return k->fn && dt_narrow_setup_unsigned(&k->n, df, dt_format_of(DTCAST_FLOAT32), r);
@@ -61,7 +64,8 @@ static bool e_narrow(dt_kernel *k, const dt_format *df, const dt_format *sf, con
 
 const dt_kernel_entry dt_entries_avx2[] = {
     {"avx2 table: <= 8-bit sources into every width", DT_ISA_AVX2, dt_table_find_avx2},
-    {"avx2 float32 <-> float16, bfloat16 -> float32, 8/16-bit ints -> float16/bfloat16", DT_ISA_AVX2, dt_half_find_avx2},
+    {"avx2 float32 <-> float16, bfloat16 <-> float16, bfloat16 -> float32, 8/16-bit ints -> float16/bfloat16",
+     DT_ISA_AVX2, dt_half_find_avx2},
     {"avx2 int64/uint64 -> float16/bfloat16 (F16C)", DT_ISA_AVX2, dt_i64_half_find_avx2},
     {"avx2 int32/uint32 -> float16/bfloat16 (F16C)", DT_ISA_AVX2, dt_i32_half_find_avx2},
     {"avx2 float16/bfloat16 -> 8/64-bit integers", DT_ISA_AVX2, dt_half_int_find_avx2},

@@ -3,10 +3,11 @@
  * -> float16 and 8-bit integers -> bfloat16 through their exact float32, 32- and 64-bit
  * integers -> float16 (clamped, exact in float32, then vcvtps2ph) and -> bfloat16 (rounded to
  * odd as float32 bits in registers, then rounded on the bits) in every mode, float16 -> float32
- * with vcvtph2ps and bfloat16 -> float32 by a shift (both exact). The fix-ups the reference
- * makes: NaN -> the canonical quiet NaN with its sign; saturation: an Inf result -> the largest
- * finite (the Inf code - 1). vcvtps2ph honours MXCSR's denormals-are-zero: the float32 -> float16
- * kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
+ * with vcvtph2ps and bfloat16 -> float32 by a shift (both exact), bfloat16 -> float16 (its exact
+ * float32, then vcvtps2ph) and float16 -> bfloat16 (its exact float32 rounded on the bits).
+ * The fix-ups the reference makes: NaN -> the canonical quiet NaN with its sign; saturation: an
+ * Inf result -> the largest finite (the Inf code - 1). vcvtps2ph honours MXCSR's
+ * denormals-are-zero: the float32 and bfloat16 -> float16 kernels clear it (and flush-to-zero) for the call and put the caller's word back. Compiled for
  * the target through function attributes only. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels.h"
@@ -530,6 +531,77 @@ static FN void bf16_f32(const dt_kernel *k, void *dst, const void *src, size_t b
     BLOCKS16(2, 4, B_BODY)
 }
 
+/* ---- bfloat16 <-> float16 -------------------------------------------------------------------- */
+/* bfloat16 -> float16: the bfloat16 bits moved up into float32 (exact), then vcvtps2ph in the
+ * mode as float32 -> float16 (one rounding: float16 holds every bfloat16 significand, so only
+ * the range rounds: below 2^-14 into float16's subnormals, above 65504 to Inf or max; MXCSR's
+ * DAZ cleared, as bfloat16 has float32's subnormals). */
+#define BF16_F16_BODY(IMM, in, out)                                                             \
+    do {                                                                                        \
+        const __m256 x0 = _mm256_castsi256_ps(load_bf16(in));                                   \
+        const __m256 x1 = _mm256_castsi256_ps(load_bf16((in) + 16));                            \
+        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
+        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
+    } while (0)
+#define BF16_F16(name, IMM)                                                                     \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const __m128i sat = _mm_set1_epi16(k->r.saturate_float ? -1 : 0);                       \
+        const unsigned csr = _mm_getcsr();                                                      \
+        _mm_setcsr(csr & ~0x8040u);                                                             \
+        BLOCKS16(2, 2, name##_BODY)                                                             \
+        _mm_setcsr(csr);                                                                        \
+    }
+#define bf16_f16_rne_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_NEAREST_INT, in, out)
+#define bf16_f16_floor_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_NEG_INF, in, out)
+#define bf16_f16_ceil_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_POS_INF, in, out)
+#define bf16_f16_trunc_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_ZERO, in, out)
+BF16_F16(bf16_f16_rne, 0)
+BF16_F16(bf16_f16_floor, 1)
+BF16_F16(bf16_f16_ceil, 2)
+BF16_F16(bf16_f16_trunc, 3)
+
+/* float16 -> bfloat16: the exact float32 (vcvtph2ps), rounded to its top half in the mode by
+ * bf16_top (finite: no overflow, float16's 65504 is far below bfloat16's range), NaN -> the
+ * canonical quiet NaN with its sign, saturation: Inf -> max. */
+static FN DT_INLINE __m256i f16_bf16_8(const uint8_t *p, int mode, __m256i sat)
+{
+    const __m256i x = load_f16(p), a = _mm256_and_si256(x, _mm256_set1_epi32(0x7FFFFFFF));
+    __m256i t = _mm256_srli_epi32(bf16_top(x, mode), 16);
+    const __m256i inf = _mm256_cmpeq_epi32(a, _mm256_set1_epi32(0x7F800000));
+    t = _mm256_add_epi32(t, _mm256_and_si256(inf, sat)); /* 0x7F80 - 1 */
+    const __m256i q = _mm256_or_si256(_mm256_srli_epi32(_mm256_and_si256(x, _mm256_set1_epi32((int)0x80000000)), 16),
+                                      _mm256_set1_epi32(0x7FC0));
+    return _mm256_blendv_epi8(t, q, _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7F800000)));
+}
+static FN DT_INLINE void f16_bf16_16(const uint8_t *in, uint8_t *out, int mode, __m256i sat)
+{
+    const __m256i b0 = f16_bf16_8(in, mode, sat), b1 = f16_bf16_8(in + 16, mode, sat);
+    /* packus interleaves the 128-bit halves: the permute puts them back in order */
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(b0, b1), 0xD8));
+}
+#define F16_BF16(name)                                                                          \
+    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
+                        size_t end)                                                             \
+    {                                                                                           \
+        const __m256i sat = _mm256_set1_epi32(k->r.saturate_float ? -1 : 0);                    \
+        BLOCKS16(2, 2, name##_BODY)                                                             \
+    }
+#define f16_bf16_rne_BODY(in, out) f16_bf16_16(in, out, M_RNE, sat)
+#define f16_bf16_rna_BODY(in, out) f16_bf16_16(in, out, M_RNA, sat)
+#define f16_bf16_floor_BODY(in, out) f16_bf16_16(in, out, M_FLOOR, sat)
+#define f16_bf16_ceil_BODY(in, out) f16_bf16_16(in, out, M_CEIL, sat)
+#define f16_bf16_trunc_BODY(in, out) f16_bf16_16(in, out, M_TRUNC, sat)
+#define f16_bf16_odd_BODY(in, out) f16_bf16_16(in, out, M_ODD, sat)
+F16_BF16(f16_bf16_rne)
+F16_BF16(f16_bf16_rna)
+F16_BF16(f16_bf16_floor)
+F16_BF16(f16_bf16_ceil)
+F16_BF16(f16_bf16_trunc)
+F16_BF16(f16_bf16_odd)
+
 /* ---- the entry ------------------------------------------------------------------------------- */
 bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, const dt_rules *r,
                        size_t count)
@@ -544,6 +616,21 @@ bool dt_half_find_avx2(dt_kernel *k, const dt_format *df, const dt_format *sf, c
         case M_TRUNC: k->fn = f32_f16_trunc; break;
         default: return false; /* rna, odd: the narrowing template */
         }
+    } else if (s == DTCAST_BFLOAT16 && d == DTCAST_FLOAT16) {
+        switch (dt_mode_of(r->round)) {
+        case M_RNE: k->fn = bf16_f16_rne; break;
+        case M_FLOOR: k->fn = bf16_f16_floor; break;
+        case M_CEIL: k->fn = bf16_f16_ceil; break;
+        case M_TRUNC: k->fn = bf16_f16_trunc; break;
+        default: return false; /* rna, odd: the narrowing template */
+        }
+    } else if (s == DTCAST_FLOAT16 && d == DTCAST_BFLOAT16) {
+        static const dt_kernel_fn fns[M_MODES] = {f16_bf16_rne,  f16_bf16_rna,   f16_bf16_floor,
+                                                  f16_bf16_ceil, f16_bf16_trunc, f16_bf16_odd};
+        const int m = dt_mode_of(r->round);
+        if (m < 0)
+            return false;
+        k->fn = fns[m];
     } else if (d == DTCAST_FLOAT32 && s == DTCAST_FLOAT16) {
         k->fn = f16_f32;
     } else if (d == DTCAST_FLOAT32 && s == DTCAST_BFLOAT16) {
