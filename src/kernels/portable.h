@@ -132,6 +132,10 @@ bool dt_pfloat_int_find(dt_kernel *k, const dt_format *df, const dt_format *sf, 
  * sf -> df (2, 4, 8 or 16), or 0 when there is no pair table (more bits, or a side above 8). */
 unsigned dt_table_pair_bits(const dt_format *df, const dt_format *sf);
 const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r);
+/* The same for a pair table that is only somewhat faster than the byte table (8-bit codes into 8
+ * bits, portable_pair.c): built while the pair tables fill at most half their budget, so that a
+ * process converting many pairs keeps room for the much faster ones (NULL beyond). */
+const void *dt_table_pair_get_some(const dt_format *df, const dt_format *sf, const dt_rules *r);
 bool dt_table_pair_ready(const dt_format *df, const dt_format *sf, const dt_rules *r);
 /* The pair-table kernel of a source of at most 8 bits whose 256-entry table is k->table (not in
  * k->local), for count elements (portable_pair.c): fills k (the pair table's address in

@@ -74,15 +74,16 @@ bool dt_ppair_find(dt_kernel *k, const dt_format *df, const dt_format *sf, const
 {
 #if defined(DT_LE)
     const unsigned eb = dt_table_pair_bits(df, sf);
-    /* bool data is 0 or 1; other 8-bit codes where the CPU's profile says (mempath.c) */
-    const bool few_codes = sf->stride_bits == 8 && (sf->tc == DT_TC_BOOL || sf->bits <= 6 ||
-                                                    (eb == 16 && dt_mempath_get()->pair8));
+    /* bool data is 0 or 1; other 8-bit codes where the CPU's profile says (mempath.c: some) */
+    const bool some = sf->stride_bits == 8 && eb == 16 && dt_mempath_get()->pair8 &&
+                      sf->tc != DT_TC_BOOL && sf->bits > 6;
+    const bool few_codes = sf->stride_bits == 8 && (sf->tc == DT_TC_BOOL || sf->bits <= 6 || some);
     const bool packed = sf->stride_bits < 8 && eb <= 8;
     /* a table costs ~50 us to build: worth it from about a million elements */
     if (!eb || !(few_codes || packed) || k->table == k->local ||
         (count < ((size_t)1 << 20) && !dt_table_pair_ready(df, sf, r)))
         return false;
-    const void *t = dt_table_pair_get(df, sf, r);
+    const void *t = some ? dt_table_pair_get_some(df, sf, r) : dt_table_pair_get(df, sf, r);
     if (!t)
         return false;
     memcpy(k->local, &t, sizeof t);

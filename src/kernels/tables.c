@@ -14,7 +14,8 @@
 #define SLOTS 2048      /* power of two */
 #define MAX_TABLES 1536 /* at most this many slots used: probes always end at an empty slot */
 #define MAX_BIG 128     /* at most 128 units of 64 KiB (8 MiB) in 65536-entry tables */
-#define MAX_PAIR 256    /* at most 256 pair tables' worth of 64 KiB (16 MiB) */
+#define MAX_PAIR 512    /* at most 512 units of 64 KiB (32 MiB) in pair tables, the upper half
+                         * for those much faster than the byte tables (dt_table_pair_get_some) */
 #define PAIR_KEY (1u << 23) /* key_of's flag of a pair table */
 
 typedef struct slot {
@@ -185,7 +186,8 @@ bool dt_table_pair_ready(const dt_format *df, const dt_format *sf, const dt_rule
     return t != NULL;
 }
 
-const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r)
+static const void *pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r,
+                            unsigned budget)
 {
     const unsigned eb = dt_table_pair_bits(df, sf) > 8 ? 2 : 1;
     const uint32_t key = key_of(df, sf, r) | PAIR_KEY;
@@ -198,7 +200,7 @@ const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt
         return NULL;
     pthread_mutex_lock(&lock);
     slot *s = probe(key, &t);
-    if (!t && used < MAX_TABLES && pair_used + eb <= MAX_PAIR) {
+    if (!t && used < MAX_TABLES && pair_used + eb <= budget) {
         uint8_t *made = aligned_alloc(64, (size_t)65536 * eb);
         if (made) {
             fill_pair(made, base, df, sf);
@@ -211,4 +213,14 @@ const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt
     }
     pthread_mutex_unlock(&lock);
     return t;
+}
+
+const void *dt_table_pair_get(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    return pair_get(df, sf, r, MAX_PAIR);
+}
+
+const void *dt_table_pair_get_some(const dt_format *df, const dt_format *sf, const dt_rules *r)
+{
+    return pair_get(df, sf, r, MAX_PAIR / 2);
 }
