@@ -8,7 +8,9 @@
  * ones 1.7-2.6x faster (their byte tables need a lookup per source byte and a byte store per
  * output byte); bool and float6 sources (1 and 6 bits a byte: 4 and 4096 entries in use)
  * 1.1-1.2x; uniformly random 8-bit codes 1.3x slower into 8 bits, and 4 -> 4 or 2 -> 2 bits
- * 1.3x slower: those keep the byte tables. 8-bit codes into packed 1/2/4-bit targets use the
+ * 1.3x slower: those keep the byte tables (on AMD Zen; on the Intel Xeon, 2 MiB of L2 per core,
+ * random 8-bit codes into 8 bits ran 1.1-1.25x faster through the pair table: the profile's
+ * pair8, mempath.c, within half the tables' budget, tables.c). 8-bit codes into packed 1/2/4-bit targets use the
  * pair tables through their own kernels (portable.c, table8_pair*: 1.3-1.5x faster than the
  * byte tables from 1 Mi elements on). */
 #include "kernels.h"
