@@ -55,31 +55,35 @@
         _mm_blendv_epi8(h_, q_, nan_);                                                          \
     })
 
-#define F32_F16(name, IMM)                                                                      \
+/* 16 elements as two vectors of 8 float32 lanes, LD8(in, 0) and LD8(in, 8), each to float16 in
+ * mode IMM (fixed up), one store: the body of every kernel below into float16 */
+#define F16_BODY(IMM, LD8, in, out)                                                             \
+    do {                                                                                        \
+        const __m256 x0 = LD8(in, 0), x1 = LD8(in, 8);                                          \
+        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
+        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
+    } while (0)
+/* The kernel of a float source of SB bytes an element (float32, bfloat16), body name_BODY:
+ * MXCSR's DAZ/FTZ cleared for the call (a subnormal input is no zero here) */
+#define FLOAT_F16(name, SB)                                                                     \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
                         size_t end)                                                             \
     {                                                                                           \
         const __m128i sat = _mm_set1_epi16(k->r.saturate_float ? -1 : 0);                       \
         const unsigned csr = _mm_getcsr();                                                      \
-        _mm_setcsr(csr & ~0x8040u); /* no DAZ/FTZ: a subnormal input is no zero here */        \
-        BLOCKS16(4, 2, F32_F16_BODY_##IMM)                                                      \
+        _mm_setcsr(csr & ~0x8040u);                                                             \
+        BLOCKS16(SB, 2, name##_BODY)                                                            \
         _mm_setcsr(csr);                                                                        \
     }
-#define F32_F16_BODY(IMM, in, out)                                                              \
-    do {                                                                                        \
-        const __m256 x0 = _mm256_loadu_ps((const float *)(const void *)(in));                   \
-        const __m256 x1 = _mm256_loadu_ps((const float *)(const void *)((in) + 32));            \
-        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
-        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
-    } while (0)
-#define F32_F16_BODY_0(in, out) F32_F16_BODY(_MM_FROUND_TO_NEAREST_INT, in, out)
-#define F32_F16_BODY_1(in, out) F32_F16_BODY(_MM_FROUND_TO_NEG_INF, in, out)
-#define F32_F16_BODY_2(in, out) F32_F16_BODY(_MM_FROUND_TO_POS_INF, in, out)
-#define F32_F16_BODY_3(in, out) F32_F16_BODY(_MM_FROUND_TO_ZERO, in, out)
-F32_F16(f32_f16_rne, 0)
-F32_F16(f32_f16_floor, 1)
-F32_F16(f32_f16_ceil, 2)
-F32_F16(f32_f16_trunc, 3)
+#define LD8_F32(p, j) _mm256_loadu_ps((const float *)(const void *)((p) + 4 * (j)))
+#define f32_f16_rne_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD8_F32, in, out)
+#define f32_f16_floor_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEG_INF, LD8_F32, in, out)
+#define f32_f16_ceil_BODY(in, out) F16_BODY(_MM_FROUND_TO_POS_INF, LD8_F32, in, out)
+#define f32_f16_trunc_BODY(in, out) F16_BODY(_MM_FROUND_TO_ZERO, LD8_F32, in, out)
+FLOAT_F16(f32_f16_rne, 4)
+FLOAT_F16(f32_f16_floor, 4)
+FLOAT_F16(f32_f16_ceil, 4)
+FLOAT_F16(f32_f16_trunc, 4)
 
 /* ---- 8- and 16-bit integers -> float16: the exact float32 of each (under 2^24), then vcvtps2ph
  * in the mode (one rounding; 8-bit integers are exact in float16). 16 elements a step. */
@@ -87,12 +91,8 @@ F32_F16(f32_f16_trunc, 3)
 #define LD_U8(p, j) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)((p) + (j))))
 #define LD_I16(p, j) _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((p) + 2 * (j))))
 #define LD_U16(p, j) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((p) + 2 * (j))))
-#define I_F16_BODY(IMM, LD, in, out)                                                            \
-    do {                                                                                        \
-        const __m256 x0 = _mm256_cvtepi32_ps(LD(in, 0)), x1 = _mm256_cvtepi32_ps(LD(in, 8));    \
-        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
-        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
-    } while (0)
+#define LD8_I16(p, j) _mm256_cvtepi32_ps(LD_I16(p, j))
+#define LD8_U16(p, j) _mm256_cvtepi32_ps(LD_U16(p, j))
 #define I_F16(name, SB)                                                                         \
     static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
                         size_t end)                                                             \
@@ -109,14 +109,14 @@ F32_F16(f32_f16_trunc, 3)
     } while (0)
 #define i8_f16_BODY(in, out) I8_F16_BODY(LD_I8, in, out)
 #define u8_f16_BODY(in, out) I8_F16_BODY(LD_U8, in, out)
-#define i16_f16_rne_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD_I16, in, out)
-#define i16_f16_floor_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEG_INF, LD_I16, in, out)
-#define i16_f16_ceil_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_POS_INF, LD_I16, in, out)
-#define i16_f16_trunc_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_ZERO, LD_I16, in, out)
-#define u16_f16_rne_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD_U16, in, out)
-#define u16_f16_floor_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_NEG_INF, LD_U16, in, out)
-#define u16_f16_ceil_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_POS_INF, LD_U16, in, out)
-#define u16_f16_trunc_BODY(in, out) I_F16_BODY(_MM_FROUND_TO_ZERO, LD_U16, in, out)
+#define i16_f16_rne_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD8_I16, in, out)
+#define i16_f16_floor_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEG_INF, LD8_I16, in, out)
+#define i16_f16_ceil_BODY(in, out) F16_BODY(_MM_FROUND_TO_POS_INF, LD8_I16, in, out)
+#define i16_f16_trunc_BODY(in, out) F16_BODY(_MM_FROUND_TO_ZERO, LD8_I16, in, out)
+#define u16_f16_rne_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD8_U16, in, out)
+#define u16_f16_floor_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEG_INF, LD8_U16, in, out)
+#define u16_f16_ceil_BODY(in, out) F16_BODY(_MM_FROUND_TO_POS_INF, LD8_U16, in, out)
+#define u16_f16_trunc_BODY(in, out) F16_BODY(_MM_FROUND_TO_ZERO, LD8_U16, in, out)
 I_F16(i16_f16_rne, 2)
 I_F16(i16_f16_floor, 2)
 I_F16(i16_f16_ceil, 2)
@@ -536,31 +536,15 @@ static FN void bf16_f32(const dt_kernel *k, void *dst, const void *src, size_t b
  * mode as float32 -> float16 (one rounding: float16 holds every bfloat16 significand, so only
  * the range rounds: below 2^-14 into float16's subnormals, above 65504 to Inf or max; MXCSR's
  * DAZ cleared, as bfloat16 has float32's subnormals). */
-#define BF16_F16_BODY(IMM, in, out)                                                             \
-    do {                                                                                        \
-        const __m256 x0 = _mm256_castsi256_ps(load_bf16(in));                                   \
-        const __m256 x1 = _mm256_castsi256_ps(load_bf16((in) + 16));                            \
-        const __m128i h0 = F32_F16_8(x0, IMM, sat), h1 = F32_F16_8(x1, IMM, sat);              \
-        _mm256_storeu_si256((__m256i *)(void *)(out), _mm256_set_m128i(h1, h0));                \
-    } while (0)
-#define BF16_F16(name, IMM)                                                                     \
-    static FN void name(const dt_kernel *k, void *dst, const void *src, size_t begin,          \
-                        size_t end)                                                             \
-    {                                                                                           \
-        const __m128i sat = _mm_set1_epi16(k->r.saturate_float ? -1 : 0);                       \
-        const unsigned csr = _mm_getcsr();                                                      \
-        _mm_setcsr(csr & ~0x8040u);                                                             \
-        BLOCKS16(2, 2, name##_BODY)                                                             \
-        _mm_setcsr(csr);                                                                        \
-    }
-#define bf16_f16_rne_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_NEAREST_INT, in, out)
-#define bf16_f16_floor_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_NEG_INF, in, out)
-#define bf16_f16_ceil_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_POS_INF, in, out)
-#define bf16_f16_trunc_BODY(in, out) BF16_F16_BODY(_MM_FROUND_TO_ZERO, in, out)
-BF16_F16(bf16_f16_rne, 0)
-BF16_F16(bf16_f16_floor, 1)
-BF16_F16(bf16_f16_ceil, 2)
-BF16_F16(bf16_f16_trunc, 3)
+#define LD8_BF16(p, j) _mm256_castsi256_ps(load_bf16((p) + 2 * (j)))
+#define bf16_f16_rne_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEAREST_INT, LD8_BF16, in, out)
+#define bf16_f16_floor_BODY(in, out) F16_BODY(_MM_FROUND_TO_NEG_INF, LD8_BF16, in, out)
+#define bf16_f16_ceil_BODY(in, out) F16_BODY(_MM_FROUND_TO_POS_INF, LD8_BF16, in, out)
+#define bf16_f16_trunc_BODY(in, out) F16_BODY(_MM_FROUND_TO_ZERO, LD8_BF16, in, out)
+FLOAT_F16(bf16_f16_rne, 2)
+FLOAT_F16(bf16_f16_floor, 2)
+FLOAT_F16(bf16_f16_ceil, 2)
+FLOAT_F16(bf16_f16_trunc, 2)
 
 /* float16 -> bfloat16: the exact float32 (vcvtph2ps), rounded to its top half in the mode by
  * bf16_top (finite: no overflow, float16's 65504 is far below bfloat16's range), NaN -> the
